@@ -1,0 +1,1 @@
+"""The SFM wire: routing keys, JSON Schemas, message dataclasses, error codes and the RabbitMQ runtime."""

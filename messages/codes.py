@@ -1,0 +1,31 @@
+"""Stable codes for the infos, warnings and errors of status messages (and dead-letter reasons).
+
+Consumers match on these strings; never rename one.
+"""
+
+# --- message intake (dead-letter reasons and failure statuses) ---
+NOT_JSON = "not_json"  # the body is not UTF-8 JSON
+SCHEMA_INVALID = "schema_invalid"  # the body does not validate against its JSON Schema
+UNKNOWN_TYPE = "unknown_type"  # no worker here handles this harvest/export type
+UNKNOWN_ROUTING_KEY = "unknown_routing_key"  # the routing key is not one swath understands
+BAD_REQUEST = "bad_request"  # the message is valid JSON but asks for something impossible
+PATH_OUTSIDE_DATA_ROOT = "path_outside_data_root"  # a path in the message escapes SWATH_DATA_ROOT
+
+# --- harvesting ---
+TOKEN_NOT_FOUND = "token_not_found"  # a seed's account/blog/endpoint does not exist
+TOKEN_SUSPENDED = "token_suspended"  # a seed's account is suspended
+TOKEN_UNAUTHORIZED = "token_unauthorized"  # a seed's account is protected/private
+UNAUTHORIZED = "unauthorized"  # the credentials were refused (401/403)
+RATE_LIMITED = "rate_limited"  # the platform asked us to wait (429); we waited and went on
+HARVEST_RESUMED = "harvest_resumed"  # a redelivered start resumed an interrupted harvest
+WARC_RECOVERED = "warc_recovered"  # a leftover .open WARC was cut at its last good record and closed
+REMOTE_ERROR = "remote_error"  # the remote kept failing (5xx, connection errors) after retries
+BAD_RESPONSE = "bad_response"  # a remote response could not be parsed or was refused
+RESPONSE_TOO_LARGE = "response_too_large"  # a remote response exceeded SWATH_MAX_RESPONSE_BYTES
+ITEM_FAILED = "item_failed"  # one remote item could not be processed; the harvest went on
+UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what
+
+# --- exporting ---
+UNSUPPORTED_EXPORT_FORMAT = "unsupported_export_format"  # export format not known
+WARC_MISSING = "warc_missing"  # an indexed WARC file is no longer on disk
+WARC_TRUNCATED = "warc_truncated"  # a WARC ends mid-record; the good records were exported

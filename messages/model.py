@@ -1,0 +1,261 @@
+"""Dataclasses for each SFM message, with builders (to_dict) and parsers (from_body) that validate."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from messages import codes
+from messages.validation import InvalidMessage, validate
+
+RUNNING = "running"
+COMPLETED_SUCCESS = "completed success"
+COMPLETED_FAILURE = "completed failure"
+
+
+def now_iso() -> str:
+    """UTC timestamp in the spec's ISO form, with an explicit offset."""
+    return dt.datetime.now(dt.timezone.utc).isoformat()
+
+
+def decode_body(body: bytes | str) -> Any:
+    """Parse a JSON message body or raise InvalidMessage(not_json)."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidMessage(codes.NOT_JSON, f"message body is not JSON: {exc}") from None
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    return orjson.dumps(body)
+
+
+@dataclass(frozen=True)
+class Note:
+    """One entry of infos/warnings/errors."""
+
+    code: str
+    message: str
+    seed_id: str | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"code": self.code, "message": self.message}
+        if self.seed_id is not None:
+            out["seed_id"] = self.seed_id
+        return out
+
+
+@dataclass(frozen=True)
+class Seed:
+    id: str
+    token: Any = None
+    uid: str | None = None
+
+
+@dataclass(kw_only=True)
+class HarvestStart:
+    id: str
+    type: str
+    path: str
+    seeds: list[Seed] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    credentials: dict[str, Any] = field(default_factory=dict, repr=False)  # never in logs
+    collection_set_id: str = ""
+    collection_id: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, body: Any) -> "HarvestStart":
+        validate("harvest_start", body)
+        return cls(
+            id=body["id"],
+            type=body["type"],
+            path=body["path"],
+            seeds=[Seed(s["id"], s.get("token"), s.get("uid")) for s in body.get("seeds", [])],
+            options=dict(body.get("options") or {}),
+            credentials=dict(body.get("credentials") or {}),
+            collection_set_id=(body.get("collection_set") or {}).get("id", ""),
+            collection_id=(body.get("collection") or {}).get("id", ""),
+            raw=body,
+        )
+
+
+@dataclass(kw_only=True)
+class HarvestStop:
+    id: str
+
+    @classmethod
+    def from_dict(cls, body: Any) -> "HarvestStop":
+        validate("harvest_stop", body)
+        return cls(id=body["id"])
+
+
+@dataclass(kw_only=True)
+class Origin:
+    """service/host/instance: what performed the work."""
+
+    service: str
+    host: str
+    instance: str = field(default_factory=lambda: str(os.getpid()))
+
+
+@dataclass(kw_only=True)
+class HarvestStatus:
+    id: str
+    status: str
+    origin: Origin
+    date_started: str
+    date_ended: str | None = None
+    infos: list[Note] = field(default_factory=list)
+    warnings: list[Note] = field(default_factory=list)
+    errors: list[Note] = field(default_factory=list)
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+    token_updates: dict[str, str] = field(default_factory=dict)
+    uids: dict[str, str] = field(default_factory=dict)
+    warcs_count: int = 0
+    warcs_bytes: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "id": self.id,
+            "status": self.status,
+            "date_started": self.date_started,
+            "infos": [n.to_dict() for n in self.infos],
+            "warnings": [n.to_dict() for n in self.warnings],
+            "errors": [n.to_dict() for n in self.errors],
+            "stats": self.stats,
+            "token_updates": self.token_updates,
+            "uids": self.uids,
+            "warcs": {"count": self.warcs_count, "bytes": self.warcs_bytes},
+            "service": self.origin.service,
+            "host": self.origin.host,
+            "instance": self.origin.instance,
+        }
+        if self.date_ended is not None:
+            body["date_ended"] = self.date_ended
+        validate("harvest_status", body)
+        return body
+
+
+@dataclass(kw_only=True)
+class WarcCreated:
+    path: str
+    sha1: str
+    bytes: int
+    warc_id: str
+    date_created: str
+    collection_set_id: str
+    collection_id: str
+    harvest_id: str
+    harvest_type: str
+
+    def to_dict(self) -> dict[str, Any]:
+        body = {
+            "warc": {
+                "path": self.path,
+                "sha1": self.sha1,
+                "bytes": self.bytes,
+                "id": self.warc_id,
+                "date_created": self.date_created,
+            },
+            "collection_set": {"id": self.collection_set_id},
+            "collection": {"id": self.collection_id},
+            "harvest": {"id": self.harvest_id, "type": self.harvest_type},
+        }
+        validate("warc_created", body)
+        return body
+
+    @classmethod
+    def from_dict(cls, body: Any) -> "WarcCreated":
+        validate("warc_created", body)
+        warc = body["warc"]
+        return cls(
+            path=warc["path"],
+            sha1=warc["sha1"],
+            bytes=warc["bytes"],
+            warc_id=warc["id"],
+            date_created=warc["date_created"],
+            collection_set_id=body["collection_set"]["id"],
+            collection_id=body["collection"]["id"],
+            harvest_id=body["harvest"]["id"],
+            harvest_type=body["harvest"]["type"],
+        )
+
+
+@dataclass(kw_only=True)
+class ExportStart:
+    id: str
+    type: str
+    path: str
+    format: str
+    seeds: list[Seed] = field(default_factory=list)
+    collection_id: str | None = None
+    dedupe: bool = False
+    segment_size: int | None = None
+    item_date_start: dt.datetime | None = None
+    item_date_end: dt.datetime | None = None
+    harvest_date_start: dt.datetime | None = None
+    harvest_date_end: dt.datetime | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_dict(cls, body: Any) -> "ExportStart":
+        validate("export_start", body)
+        return cls(
+            id=body["id"],
+            type=body["type"],
+            path=body["path"],
+            format=body["format"],
+            seeds=[Seed(s["id"], None, s["uid"]) for s in body.get("seeds", [])],
+            collection_id=(body.get("collection") or {}).get("id"),
+            dedupe=bool(body.get("dedupe", False)),
+            segment_size=body.get("segment_size"),
+            item_date_start=parse_datetime(body.get("item_date_start")),
+            item_date_end=parse_datetime(body.get("item_date_end")),
+            harvest_date_start=parse_datetime(body.get("harvest_date_start")),
+            harvest_date_end=parse_datetime(body.get("harvest_date_end")),
+            raw=body,
+        )
+
+
+@dataclass(kw_only=True)
+class ExportStatus:
+    id: str
+    status: str
+    origin: Origin
+    date_started: str
+    date_ended: str | None = None
+    infos: list[Note] = field(default_factory=list)
+    warnings: list[Note] = field(default_factory=list)
+    errors: list[Note] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. progress counts, files written
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            **self.extra,
+            "id": self.id,
+            "status": self.status,
+            "date_started": self.date_started,
+            "infos": [n.to_dict() for n in self.infos],
+            "warnings": [n.to_dict() for n in self.warnings],
+            "errors": [n.to_dict() for n in self.errors],
+            "service": self.origin.service,
+            "host": self.origin.host,
+            "instance": self.origin.instance,
+        }
+        if self.date_ended is not None:
+            body["date_ended"] = self.date_ended
+        validate("export_status", body)
+        return body
+
+
+def parse_datetime(value: str | None) -> dt.datetime | None:
+    """ISO 8601 -> aware datetime; naive values are taken as UTC (SFM sends naive UTC)."""
+    if value is None:
+        return None
+    parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)

@@ -1,0 +1,71 @@
+"""Load the JSON Schemas shipped in `schemas/` and validate message bodies against them."""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+import jsonschema
+from jsonschema.validators import Draft202012Validator
+from referencing import Registry, Resource
+
+SCHEMA_NAMES = (
+    "harvest_start",
+    "harvest_stop",
+    "harvest_status",
+    "warc_created",
+    "export_start",
+    "export_status",
+)
+
+
+class InvalidMessage(ValueError):
+    """A message body failed its schema; `code` is a stable error code, str() reads well."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@functools.cache
+def _registry() -> Registry:
+    registry = Registry()
+    for entry in resources.files("schemas").iterdir():
+        if entry.name.endswith(".json"):
+            doc = json.loads(entry.read_text("utf-8"))
+            registry = registry.with_resource(doc["$id"], Resource.from_contents(doc))
+    return registry
+
+
+@functools.cache
+def schema(name: str) -> dict[str, Any]:
+    if name not in SCHEMA_NAMES:
+        raise KeyError(f"no schema named {name!r}; known: {', '.join(SCHEMA_NAMES)}")
+    return json.loads(resources.files("schemas").joinpath(f"{name}.json").read_text("utf-8"))
+
+
+@functools.cache
+def validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(schema(name), registry=_registry())
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    if error.validator == "oneOf" and not error.absolute_path:
+        return f"at {where}: give exactly one of 'seeds' or 'collection'"
+    if error.validator == "else" or error.validator == "if":
+        return f"at {where}: {error.message}"
+    return f"at {where}: {error.message}"
+
+
+def validate(name: str, body: Any) -> None:
+    """Raise InvalidMessage naming every problem if `body` does not match schema `name`."""
+    from messages import codes
+
+    errors = sorted(validator(name).iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        detail = "; ".join(_describe(e) for e in errors[:5])
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise InvalidMessage(codes.SCHEMA_INVALID, f"{name} message is invalid {detail}{more}")

@@ -1,0 +1,79 @@
+"""Configuration from environment variables, read once in main() and passed down."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+DEFAULT_AMQP_URL = "amqp://guest:guest@localhost:5672/%2F"
+DEFAULT_EXCHANGE = "sfm_exchange"
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be an integer, got {raw!r}") from None
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise SystemExit(f"{name} must be a number, got {raw!r}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    """Every setting swath reads; see docs/configuration.md."""
+
+    amqp_url: str = DEFAULT_AMQP_URL
+    exchange: str = DEFAULT_EXCHANGE
+    dead_letter_exchange: str = "swath_dead_letter"
+    dead_letter_queue: str = "swath_dead_letter"
+    queue_prefix: str = ""
+    data_root: Path = field(default_factory=lambda: Path.cwd() / "swath-data")
+    confirm_window: int = 256
+    heartbeat: int = 60
+    reconnect_max_delay: float = 30.0
+    warc_max_bytes: int = 100 * 1024 * 1024
+    warc_max_seconds: float = 300.0
+    status_interval: float = 30.0
+    http_timeout: float = 60.0
+    http_retries: int = 5
+    max_response_bytes: int = 100 * 1024 * 1024
+    host: str = field(default_factory=socket.gethostname)
+    db_url: str = ""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
+        env = os.environ if env is None else env
+        data_root = Path(env.get("SWATH_DATA_ROOT") or (Path.cwd() / "swath-data")).absolute()
+        return cls(
+            amqp_url=env.get("SWATH_AMQP_URL") or DEFAULT_AMQP_URL,
+            exchange=env.get("SWATH_EXCHANGE") or DEFAULT_EXCHANGE,
+            dead_letter_exchange=env.get("SWATH_DEAD_LETTER_EXCHANGE") or "swath_dead_letter",
+            dead_letter_queue=env.get("SWATH_DEAD_LETTER_QUEUE") or "swath_dead_letter",
+            queue_prefix=env.get("SWATH_QUEUE_PREFIX") or "",
+            data_root=data_root,
+            confirm_window=_int(env, "SWATH_CONFIRM_WINDOW", 256),
+            heartbeat=_int(env, "SWATH_HEARTBEAT", 60),
+            reconnect_max_delay=_float(env, "SWATH_RECONNECT_MAX_DELAY", 30.0),
+            warc_max_bytes=_int(env, "SWATH_WARC_MAX_BYTES", 100 * 1024 * 1024),
+            warc_max_seconds=_float(env, "SWATH_WARC_MAX_SECONDS", 300.0),
+            status_interval=_float(env, "SWATH_STATUS_INTERVAL", 30.0),
+            http_timeout=_float(env, "SWATH_HTTP_TIMEOUT", 60.0),
+            http_retries=_int(env, "SWATH_HTTP_RETRIES", 5),
+            max_response_bytes=_int(env, "SWATH_MAX_RESPONSE_BYTES", 100 * 1024 * 1024),
+            host=env.get("SWATH_HOST") or socket.gethostname(),
+            db_url=env.get("SWATH_DB_URL") or f"sqlite:///{data_root / 'swath.sqlite'}",
+        )

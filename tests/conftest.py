@@ -1,0 +1,57 @@
+"""Shared fixtures: a data root per test and a Config whose exchange and queues are unique per test,
+so tests can share the one real RabbitMQ on this machine without seeing each other's messages."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from pathlib import Path
+
+import pytest
+
+from swath.config import Config
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", help="also run the long variants marked slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="long variant: run with --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def data_root(tmp_path: Path) -> Path:
+    root = tmp_path / "data"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def config(data_root: Path) -> Config:
+    """A Config on the real broker with a private exchange, dead-letter pair and queue prefix."""
+    tag = uuid.uuid4().hex[:10]
+    return dataclasses.replace(
+        Config.from_env({}),
+        data_root=data_root,
+        exchange=f"test_{tag}",
+        dead_letter_exchange=f"test_{tag}_dlx",
+        dead_letter_queue=f"test_{tag}_dead",
+        queue_prefix=f"test_{tag}_",
+        status_interval=1.0,
+        reconnect_max_delay=2.0,
+        db_url=f"sqlite:///{data_root / 'swath.sqlite'}",
+    )
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    assert FIXTURES.is_dir(), f"shared fixtures not found at {FIXTURES}"
+    return FIXTURES
