@@ -23,9 +23,21 @@ REMOTE_ERROR = "remote_error"  # the remote kept failing (5xx, connection errors
 BAD_RESPONSE = "bad_response"  # a remote response could not be parsed or was refused
 RESPONSE_TOO_LARGE = "response_too_large"  # a remote response exceeded SWATH_MAX_RESPONSE_BYTES
 ITEM_FAILED = "item_failed"  # one remote item could not be processed; the harvest went on
+PAGINATION_LOOP = "pagination_loop"  # a next page or resumptionToken pointed back to one already served; listing stopped
+OAI_ERROR = "oai_error"  # an OAI-PMH endpoint answered with an OAI error; its OAI code starts the message
 UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what
 
 # --- exporting ---
 UNSUPPORTED_EXPORT_FORMAT = "unsupported_export_format"  # export format not known
 WARC_MISSING = "warc_missing"  # an indexed WARC file is no longer on disk
 WARC_TRUNCATED = "warc_truncated"  # a WARC ends mid-record; the good records were exported
+
+# --- META-SHARE harvesting protocol ---
+SYNC_PROTOCOL_UNSUPPORTED = "sync_protocol_unsupported"  # the node answered 501 or without "Sync-Protocol: 1.0"
+BAD_INVENTORY_ENTRY = "bad_inventory_entry"  # an inventory key is not a 64-hex storage id or its value not a 32-hex MD5
+CHECKSUM_MISMATCH = "checksum_mismatch"  # an LR's recomputed MD5 differs from the node's inventory; LR not stored
+INVALID_LR = "invalid_lr"  # an LR's metadata.xml or storage-global.json is malformed; LR not stored
+BAD_ZIP = "bad_zip"  # a response that must be a ZIP file is not a readable one
+ZIP_UNSAFE_NAME = "zip_unsafe_name"  # a ZIP entry name is absolute or climbs with ".." (zip-slip); refused unread
+ZIP_TOO_LARGE = "zip_too_large"  # a ZIP inflates past the size limit (ZIP bomb); refused
+ZIP_UNEXPECTED_ENTRIES = "zip_unexpected_entries"  # a ZIP lacks a required entry, has extra ones or the wrong order

@@ -40,6 +40,9 @@ class Config:
     exchange: str = DEFAULT_EXCHANGE
     dead_letter_exchange: str = "swath_dead_letter"
     dead_letter_queue: str = "swath_dead_letter"
+    # Durable queue bound to every status and warc_created key, so none is lost before the monitor runs;
+    # empty to leave status routing to your own requester (e.g. an SFM UI queue).
+    status_queue: str = "swath_monitor"
     queue_prefix: str = ""
     data_root: Path = field(default_factory=lambda: Path.cwd() / "swath-data")
     confirm_window: int = 256
@@ -63,6 +66,7 @@ class Config:
             exchange=env.get("SWATH_EXCHANGE") or DEFAULT_EXCHANGE,
             dead_letter_exchange=env.get("SWATH_DEAD_LETTER_EXCHANGE") or "swath_dead_letter",
             dead_letter_queue=env.get("SWATH_DEAD_LETTER_QUEUE") or "swath_dead_letter",
+            status_queue=env.get("SWATH_STATUS_QUEUE", "swath_monitor"),
             queue_prefix=env.get("SWATH_QUEUE_PREFIX") or "",
             data_root=data_root,
             confirm_window=_int(env, "SWATH_CONFIRM_WINDOW", 256),

@@ -44,6 +44,7 @@ def config(data_root: Path) -> Config:
         exchange=f"test_{tag}",
         dead_letter_exchange=f"test_{tag}_dlx",
         dead_letter_queue=f"test_{tag}_dead",
+        status_queue=f"test_{tag}_status",
         queue_prefix=f"test_{tag}_",
         status_interval=1.0,
         reconnect_max_delay=2.0,
@@ -55,3 +56,24 @@ def config(data_root: Path) -> Config:
 def fixtures_dir() -> Path:
     assert FIXTURES.is_dir(), f"shared fixtures not found at {FIXTURES}"
     return FIXTURES
+
+
+@pytest.fixture
+def broker(config: Config):
+    """A BrokerProbe on the real RabbitMQ, with this test's private exchange and queues declared."""
+    from tests.brokerprobe import BrokerProbe
+
+    probe = BrokerProbe(config)
+    yield probe
+    probe.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_test_queues_at_end():
+    yield
+    try:
+        from tests.brokerprobe import delete_test_entities
+
+        delete_test_entities()
+    except Exception:  # cleanup only; a missing broker already failed the tests that needed it
+        pass

@@ -1,0 +1,326 @@
+"""RabbitMQ topology and a thread-safe publisher with asynchronous confirms.
+
+The publisher owns one pika SelectConnection on its own I/O thread. Any thread may call `publish()`;
+messages are sent persistent and `mandatory`, up to `confirm_window` of them unconfirmed at once, and each
+`publish()` returns a Future that resolves when the broker confirmed the message — or fails when the
+broker returned it (it routed nowhere) or nacked it. Unconfirmed messages are sent again after a reconnect
+(at-least-once; consumers are idempotent by message id).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+import uuid
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import pika
+from pika.adapters.select_connection import SelectConnection
+from pika.channel import Channel
+from pika.spec import Basic, BasicProperties
+
+from messages.model import encode_body
+from swath.config import Config
+
+log = logging.getLogger(__name__)
+
+# Headers carried by dead-lettered messages so an operator can see why.
+DEAD_REASON_CODE = "x-swath-error-code"
+DEAD_REASON_MESSAGE = "x-swath-error-message"
+DEAD_ROUTING_KEY = "x-swath-original-routing-key"
+DEAD_QUEUE = "x-swath-original-queue"
+
+
+class PublishError(Exception):
+    """A message was not accepted by the broker."""
+
+
+class Unroutable(PublishError):
+    """The broker returned a mandatory message: no queue is bound for its routing key."""
+
+
+class Nacked(PublishError):
+    """The broker refused responsibility for a message (basic.nack)."""
+
+
+class PublisherClosed(PublishError):
+    """publish() was called after close(), or close() ran before the message was confirmed."""
+
+
+def connection_parameters(config: Config, *, name: str) -> pika.URLParameters:
+    params = pika.URLParameters(config.amqp_url)
+    params.heartbeat = config.heartbeat
+    params.blocked_connection_timeout = 300
+    params.client_properties = {"connection_name": name, "product": "swath"}
+    return params
+
+
+def worker_queue_arguments(config: Config) -> dict[str, Any]:
+    """Arguments of every work queue; identical on every declare (RabbitMQ refuses a mismatch)."""
+    return {"x-dead-letter-exchange": config.dead_letter_exchange}
+
+
+def declare_topology(channel: Any, config: Config) -> None:
+    """Declare the exchange and the dead-letter pair. Works on Blocking channels (synchronous calls)."""
+    channel.exchange_declare(exchange=config.exchange, exchange_type="topic", durable=True)
+    channel.exchange_declare(exchange=config.dead_letter_exchange, exchange_type="topic", durable=True)
+    channel.queue_declare(queue=config.dead_letter_queue, durable=True)
+    channel.queue_bind(queue=config.dead_letter_queue, exchange=config.dead_letter_exchange, routing_key="#")
+    if config.status_queue:
+        declare_work_queue(channel, config, config.status_queue, STATUS_BINDINGS)
+
+
+# Everything a requester or the monitor needs to hear.
+STATUS_BINDINGS = ["harvest.status.#", "export.status.#", "warc_created"]
+
+
+def declare_work_queue(channel: Any, config: Config, queue: str, bindings: list[str]) -> None:
+    channel.queue_declare(queue=queue, durable=True, arguments=worker_queue_arguments(config))
+    for binding in bindings:
+        channel.queue_bind(queue=queue, exchange=config.exchange, routing_key=binding)
+
+
+@dataclass
+class _Pending:
+    exchange: str
+    routing_key: str
+    body: bytes
+    headers: dict[str, Any]
+    future: Future = field(default_factory=Future)
+    message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+class Publisher:
+    """Publish persistent, mandatory messages with asynchronous publisher confirms (see module doc)."""
+
+    def __init__(self, *, config: Config, name: str = "swath-publisher") -> None:
+        self.config = config
+        self.name = name
+        self._pending: collections.deque[_Pending] = collections.deque()
+        self._unconfirmed: dict[int, _Pending] = {}
+        self._by_message_id: dict[str, _Pending] = {}
+        self._lock = threading.Lock()
+        self._connection: SelectConnection | None = None
+        self._channel: Channel | None = None
+        self._next_tag = 0
+        self._closing = False
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    # ---- any thread ----
+
+    def start(self) -> "Publisher":
+        self._thread.start()
+        return self
+
+    def publish(
+        self,
+        routing_key: str,
+        body: dict[str, Any] | bytes,
+        *,
+        exchange: str | None = None,
+        headers: dict[str, Any] | None = None,
+    ) -> Future:
+        """Queue a message; the returned Future resolves once the broker confirmed it."""
+        item = _Pending(
+            exchange=self.config.exchange if exchange is None else exchange,
+            routing_key=routing_key,
+            body=body if isinstance(body, bytes) else encode_body(body),
+            headers=dict(headers or {}),
+        )
+        with self._lock:
+            if self._closing:
+                raise PublisherClosed("publisher is closed")
+            self._pending.append(item)
+        self._wake()
+        return item.future
+
+    def publish_and_wait(self, routing_key: str, body: dict[str, Any] | bytes, timeout: float | None = None,
+                         **kwargs: Any) -> None:
+        self.publish(routing_key, body, **kwargs).result(timeout)
+
+    def wait_ready(self, timeout: float = 30.0) -> bool:
+        return self._ready.wait(timeout)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Wait (up to `timeout`) for unconfirmed messages, then close; remaining futures fail."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not self._pending and not self._unconfirmed:
+                    break
+            time.sleep(0.02)
+        with self._lock:
+            self._closing = True
+        connection = self._connection
+        if connection is not None:
+            try:
+                connection.ioloop.add_callback_threadsafe(self._shutdown)
+            except Exception:  # the loop may already be gone
+                pass
+        self._thread.join(timeout=10)
+        self._fail_all(PublisherClosed("publisher closed before the broker confirmed the message"))
+
+    def __enter__(self) -> "Publisher":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _wake(self) -> None:
+        connection = self._connection
+        if connection is not None and self._ready.is_set():
+            try:
+                connection.ioloop.add_callback_threadsafe(self._drain)
+            except Exception:  # reconnecting: _on_channel_open drains
+                pass
+
+    # ---- I/O thread ----
+
+    def _run(self) -> None:
+        delay = 0.5
+        while not self._closing:
+            self._connection = SelectConnection(
+                connection_parameters(self.config, name=self.name),
+                on_open_callback=self._on_connection_open,
+                on_open_error_callback=self._on_open_error,
+                on_close_callback=self._on_connection_closed,
+            )
+            self._connection.ioloop.start()
+            if self._closing:
+                break
+            if self._ready.is_set():
+                delay = 0.5
+            self._ready.clear()
+            log.warning("publisher lost the broker; reconnecting in %.1fs", delay)
+            time.sleep(delay)
+            delay = min(delay * 2, self.config.reconnect_max_delay)
+
+    def _on_open_error(self, connection: SelectConnection, error: Exception) -> None:
+        log.warning("publisher cannot reach the broker at %s: %s", _safe_url(self.config.amqp_url), error)
+        connection.ioloop.stop()
+
+    def _on_connection_open(self, connection: SelectConnection) -> None:
+        connection.channel(on_open_callback=self._on_channel_open)
+
+    def _on_connection_closed(self, connection: SelectConnection, reason: Exception) -> None:
+        self._channel = None
+        self._requeue_unconfirmed()
+        connection.ioloop.stop()
+
+    def _on_channel_open(self, channel: Channel) -> None:
+        self._channel = channel
+        self._next_tag = 0
+        channel.add_on_return_callback(self._on_return)
+        channel.add_on_close_callback(self._on_channel_closed)
+        channel.confirm_delivery(self._on_confirm, callback=lambda _frame: self._declare(channel))
+
+    def _declare(self, channel: Channel) -> None:
+        config = self.config
+
+        def ready(_frame: Any) -> None:
+            self._ready.set()
+            self._drain()
+
+        channel.exchange_declare(
+            exchange=config.exchange, exchange_type="topic", durable=True,
+            callback=lambda _f: channel.exchange_declare(
+                exchange=config.dead_letter_exchange, exchange_type="topic", durable=True, callback=ready),
+        )
+
+    def _on_channel_closed(self, channel: Channel, reason: Exception) -> None:
+        log.warning("publisher channel closed: %s", reason)
+        self._channel = None
+        self._requeue_unconfirmed()
+        if self._connection is not None and self._connection.is_open:
+            self._connection.close()
+
+    def _drain(self) -> None:
+        channel = self._channel
+        if channel is None or not channel.is_open:
+            return
+        while True:
+            with self._lock:
+                if not self._pending or len(self._unconfirmed) >= self.config.confirm_window:
+                    return
+                item = self._pending.popleft()
+                self._next_tag += 1
+                self._unconfirmed[self._next_tag] = item
+                self._by_message_id[item.message_id] = item
+            channel.basic_publish(
+                exchange=item.exchange,
+                routing_key=item.routing_key,
+                body=item.body,
+                properties=BasicProperties(
+                    content_type="application/json",
+                    delivery_mode=pika.DeliveryMode.Persistent,
+                    message_id=item.message_id,
+                    headers=item.headers or None,
+                ),
+                mandatory=True,
+            )
+
+    def _on_return(self, channel: Channel, method: Basic.Return, props: BasicProperties, body: bytes) -> None:
+        # A return always precedes the confirm of the same message, so failing the future here wins.
+        with self._lock:
+            item = self._by_message_id.get(props.message_id or "")
+        if item is not None and not item.future.done():
+            item.future.set_exception(
+                Unroutable(f"no queue is bound for routing key {method.routing_key!r} on exchange "
+                           f"{method.exchange!r} ({method.reply_text}); is the worker for it running?")
+            )
+
+    def _on_confirm(self, frame: Any) -> None:
+        method = frame.method
+        nack = isinstance(method, Basic.Nack)
+        with self._lock:
+            if method.multiple:
+                tags = [t for t in self._unconfirmed if t <= method.delivery_tag]
+            else:
+                tags = [method.delivery_tag] if method.delivery_tag in self._unconfirmed else []
+            items = [self._unconfirmed.pop(t) for t in tags]
+            for item in items:
+                self._by_message_id.pop(item.message_id, None)
+        for item in items:
+            if item.future.done():
+                continue
+            if nack:
+                item.future.set_exception(Nacked(f"broker nacked message for {item.routing_key!r}"))
+            else:
+                item.future.set_result(None)
+        self._drain()
+
+    def _requeue_unconfirmed(self) -> None:
+        """After a lost channel: messages not yet confirmed go back to the front, in order."""
+        with self._lock:
+            items = [self._unconfirmed[t] for t in sorted(self._unconfirmed)]
+            self._unconfirmed.clear()
+            for item in reversed(items):
+                self._by_message_id.pop(item.message_id, None)
+                if not item.future.done():
+                    self._pending.appendleft(item)
+
+    def _shutdown(self) -> None:
+        if self._connection is not None and self._connection.is_open:
+            self._connection.close()
+        elif self._connection is not None:
+            self._connection.ioloop.stop()
+
+    def _fail_all(self, error: Exception) -> None:
+        with self._lock:
+            items = list(self._pending) + list(self._unconfirmed.values())
+            self._pending.clear()
+            self._unconfirmed.clear()
+        for item in items:
+            if not item.future.done():
+                item.future.set_exception(error)
+
+
+def _safe_url(url: str) -> str:
+    """The AMQP URL without its password, for log lines."""
+    params = pika.URLParameters(url)
+    return f"amqp://{params.host}:{params.port}/{params.virtual_host}"

@@ -1,0 +1,324 @@
+"""The worker runtime: consume start messages, run jobs off the I/O thread, ack after the work is done.
+
+One thread owns the consuming pika BlockingConnection and every ack (dramatiq's rule); jobs run in a
+thread pool and hand their acks back with `add_callback_threadsafe`. Heartbeats keep flowing while a job
+runs for hours because the I/O thread never blocks on work. Messages that cannot be handled (not JSON,
+schema-invalid, unknown type) are published to the dead-letter exchange with the reason in headers, and
+the original is acked only after that publish is confirmed, so nothing is dropped silently.
+
+Stops (harvest.stop.<platform>.<type>) arrive on a per-replica exclusive queue bound to the stop keys, so
+every replica hears every stop and the one running that harvest acts on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Callable
+
+import pika
+import pika.exceptions
+
+from messages import codes
+from messages import routing
+from messages.broker import (
+    DEAD_QUEUE,
+    DEAD_REASON_CODE,
+    DEAD_REASON_MESSAGE,
+    DEAD_ROUTING_KEY,
+    Publisher,
+    connection_parameters,
+    declare_topology,
+    declare_work_queue,
+)
+from messages.model import (
+    COMPLETED_FAILURE,
+    ExportStatus,
+    HarvestStatus,
+    HarvestStop,
+    Note,
+    Origin,
+    decode_body,
+    now_iso,
+)
+from messages.validation import InvalidMessage
+from swath.config import Config
+from swath.jobs import Job, JobContext, JobInterrupted
+
+log = logging.getLogger(__name__)
+
+# RabbitMQ closes a channel whose delivery stays unacked longer than consumer_timeout.
+_ACK_TIMEOUT_HINT = (
+    "the broker's consumer_timeout expired while a job held its message; raise it "
+    "(see docs/configuration.md, 'Long harvests and consumer_timeout')"
+)
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """What one worker service consumes and which job handles each message kind."""
+
+    name: str  # queue name (without prefix) and `swath worker NAME`
+    service: str  # human name for status messages
+    bindings: list[str]  # start routing keys, e.g. ["harvest.start.twitter.*"]
+    job: Job  # runs one start message
+    # Returns None if this service handles the body's type, else a readable refusal.
+    accepts: Callable[[dict[str, Any]], str | None]
+    stop_bindings: list[str] = field(default_factory=list)  # e.g. ["harvest.stop.twitter.*"]
+    concurrency: int = 1  # jobs at once (stream workers run several streams)
+
+
+@dataclass
+class _Running:
+    ctx: JobContext
+    channel: Any  # the channel the delivery came on; its tag is only valid there
+    delivery_tag: int
+
+
+class Worker:
+    """Run one ServiceSpec against the broker until SIGTERM/SIGINT or `request_shutdown()`."""
+
+    def __init__(self, *, config: Config, spec: ServiceSpec, publisher: Publisher | None = None) -> None:
+        self.config = config
+        self.spec = spec
+        self.queue = config.queue_prefix + spec.name
+        self.publisher = publisher or Publisher(config=config, name=f"{self.queue}-publisher")
+        self._owns_publisher = publisher is None
+        self._executor = ThreadPoolExecutor(max_workers=spec.concurrency, thread_name_prefix=spec.name)
+        self._running: dict[str, _Running] = {}  # harvest/export id -> running job
+        self._lock = threading.Lock()
+        self._shutdown = threading.Event()
+        self._connection: pika.BlockingConnection | None = None
+        self._channel: Any = None
+        self._in_flight = 0
+        self.consuming = threading.Event()  # set while the consumer is attached to its queue
+        self.replica = uuid.uuid4().hex[:8]
+        self.processed = 0  # messages finished (acked), for tests and the monitor
+
+    # ---- lifecycle ----
+
+    def install_signal_handlers(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.request_shutdown())
+
+    def request_shutdown(self) -> None:
+        self._shutdown.set()
+
+    def run(self) -> None:
+        if self._owns_publisher:
+            self.publisher.start()
+        delay = 0.5
+        try:
+            while not self._shutdown.is_set():
+                try:
+                    self._consume()
+                    delay = 0.5
+                except (pika.exceptions.AMQPConnectionError, pika.exceptions.AMQPChannelError,
+                        pika.exceptions.StreamLostError, ConnectionError) as exc:
+                    if self._shutdown.is_set():
+                        break
+                    hint = f" ({_ACK_TIMEOUT_HINT})" if "acknowledgement timed out" in str(exc) else ""
+                    log.warning("%s lost the broker: %r%s; reconnecting in %.1fs",
+                                self.spec.name, exc, hint, delay)
+                    self._shutdown.wait(delay)
+                    delay = min(delay * 2, self.config.reconnect_max_delay)
+        finally:
+            self._finish_running()
+            self._executor.shutdown(wait=True)
+            if self._owns_publisher:
+                self.publisher.close()
+
+    def _consume(self) -> None:
+        connection = pika.BlockingConnection(connection_parameters(self.config, name=f"{self.queue}-consumer"))
+        self._connection = connection
+        try:
+            channel = connection.channel()
+            self._channel = channel
+            declare_topology(channel, self.config)
+            declare_work_queue(channel, self.config, self.queue, self.spec.bindings)
+            channel.basic_qos(prefetch_count=self.spec.concurrency)
+            channel.basic_consume(self.queue, on_message_callback=self._on_message)
+            if self.spec.stop_bindings:
+                stop_queue = channel.queue_declare(queue="", exclusive=True, auto_delete=True).method.queue
+                for binding in self.spec.stop_bindings:
+                    channel.queue_bind(queue=stop_queue, exchange=self.config.exchange, routing_key=binding)
+                channel.basic_consume(stop_queue, on_message_callback=self._on_stop, auto_ack=True)
+            log.info("%s consuming %s (bindings %s)", self.spec.name, self.queue, ", ".join(self.spec.bindings))
+            self.consuming.set()
+            while not self._shutdown.is_set():
+                connection.process_data_events(time_limit=0.5)
+            # Shutdown: stop taking new work, let running jobs end (they requeue if interrupted).
+            channel.stop_consuming()
+            self._signal_running_to_stop()
+            while self._busy():
+                connection.process_data_events(time_limit=0.2)
+            connection.process_data_events(time_limit=0)
+        finally:
+            self.consuming.clear()
+            self._channel = None
+            self._connection = None
+            if connection.is_open:
+                try:
+                    connection.close()
+                except pika.exceptions.AMQPError:
+                    pass
+
+    def _busy(self) -> bool:
+        with self._lock:
+            return self._in_flight > 0
+
+    def _signal_running_to_stop(self) -> None:
+        with self._lock:
+            for running in self._running.values():
+                running.ctx.shutdown.set()
+                running.ctx.stop.set()
+
+    def _finish_running(self) -> None:
+        self._signal_running_to_stop()
+
+    # ---- I/O thread callbacks ----
+
+    def _on_message(self, channel: Any, method: Any, props: Any, body: bytes) -> None:
+        with self._lock:
+            self._in_flight += 1
+        self._executor.submit(self._handle, channel, method.delivery_tag, method.routing_key, body,
+                              bool(method.redelivered))
+
+    def _on_stop(self, channel: Any, method: Any, props: Any, body: bytes) -> None:
+        try:
+            stop = HarvestStop.from_dict(decode_body(body))
+        except InvalidMessage as exc:
+            self._executor_independent_dead_letter(method.routing_key, body, exc.code, str(exc))
+            return
+        with self._lock:
+            running = self._running.get(stop.id)
+        if running is None:
+            log.info("stop for harvest %s ignored: not running on this replica (%s)", stop.id, self.replica)
+            return
+        log.info("stopping harvest %s", stop.id)
+        running.ctx.stop.set()
+
+    def _settle(self, channel: Any, delivery_tag: int, *, requeue: bool | None) -> None:
+        """Ack (requeue=None) or nack; runs on the I/O thread. A tag from a lost channel is dropped:
+        the broker has already put that message back."""
+        if channel is not self._channel or not channel.is_open:
+            log.warning("delivery %s belongs to a closed channel; the broker will redeliver it", delivery_tag)
+        elif requeue is None:
+            channel.basic_ack(delivery_tag)
+        else:
+            channel.basic_nack(delivery_tag, requeue=requeue)
+        with self._lock:
+            self._in_flight -= 1
+            self.processed += 1
+
+    def _settle_threadsafe(self, channel: Any, delivery_tag: int, *, requeue: bool | None) -> None:
+        connection = self._connection
+        callback = partial(self._settle, channel, delivery_tag, requeue=requeue)
+        if connection is not None and connection.is_open:
+            try:
+                connection.add_callback_threadsafe(callback)
+                return
+            except Exception:  # connection went away between the check and the call
+                pass
+        with self._lock:
+            self._in_flight -= 1
+
+    # ---- worker threads ----
+
+    def _handle(self, channel: Any, delivery_tag: int, routing_key: str, body: bytes, redelivered: bool) -> None:
+        requeue: bool | None = None
+        message_id: str | None = None
+        try:
+            parsed = decode_body(body)
+            message_id = parsed.get("id") if isinstance(parsed, dict) and isinstance(parsed.get("id"), str) else None
+            if not isinstance(parsed, dict):
+                raise InvalidMessage(codes.SCHEMA_INVALID, "message body must be a JSON object")
+            refusal = self.spec.accepts(parsed)
+            if refusal:
+                raise InvalidMessage(codes.UNKNOWN_TYPE, refusal)
+            ctx = JobContext(config=self.config, publish=self._publish, service=self.spec.service,
+                             log=logging.getLogger(f"swath.{self.spec.name}"))
+            if message_id:
+                with self._lock:
+                    self._running[message_id] = _Running(ctx, channel, delivery_tag)
+            try:
+                if redelivered:
+                    log.info("message %s was redelivered; the job resumes it", message_id)
+                self.spec.job(parsed, routing_key=routing_key, ctx=ctx)
+            finally:
+                if message_id:
+                    with self._lock:
+                        self._running.pop(message_id, None)
+        except InvalidMessage as exc:
+            requeue = self._refuse(routing_key, body, message_id, exc.code, str(exc))
+        except JobInterrupted:
+            log.info("job %s interrupted by shutdown; its message goes back to the queue", message_id)
+            requeue = True
+        except Exception as exc:  # a bug in a job must not kill the worker or loop forever
+            log.exception("job %s failed unexpectedly", message_id)
+            requeue = self._refuse(routing_key, body, message_id, codes.UNKNOWN_ERROR,
+                                   f"unexpected {type(exc).__name__}: {exc}")
+        self._settle_threadsafe(channel, delivery_tag, requeue=requeue)
+
+    def _publish(self, routing_key: str, body: dict[str, Any]) -> None:
+        self.publisher.publish(routing_key, body).result()
+
+    def _refuse(self, routing_key: str, body: bytes, message_id: str | None, code: str, message: str) -> bool | None:
+        """Dead-letter the message and, where it has an id, publish a failure status. Returns how to settle."""
+        log.warning("refusing message on %s (id %s): %s: %s", routing_key, message_id, code, message)
+        try:
+            self._dead_letter(routing_key, body, code, message)
+        except Exception:
+            log.exception("could not dead-letter a refused message; it goes back to the queue")
+            return True
+        if message_id:
+            self._publish_failure(routing_key, message_id, code, message)
+        return None
+
+    def _dead_letter(self, routing_key: str, body: bytes, code: str, message: str) -> None:
+        self.publisher.publish(
+            routing_key, body, exchange=self.config.dead_letter_exchange,
+            headers={DEAD_REASON_CODE: code, DEAD_REASON_MESSAGE: message[:1000],
+                     DEAD_ROUTING_KEY: routing_key, DEAD_QUEUE: self.queue},
+        ).result()
+
+    def _executor_independent_dead_letter(self, routing_key: str, body: bytes, code: str, message: str) -> None:
+        # Called on the I/O thread: hand the (blocking) publish to a short-lived thread.
+        threading.Thread(target=self._dead_letter, args=(routing_key, body, code, message), daemon=True).start()
+
+    def _publish_failure(self, routing_key: str, message_id: str, code: str, message: str) -> None:
+        try:
+            key = routing.parse(routing_key)
+            status_key = str(key.status_key())
+        except (routing.BadRoutingKey, KeyError):
+            return
+        origin = Origin(service=self.spec.service, host=self.config.host)
+        notes = [Note(code, message)]
+        if key.kind == "harvest_start":
+            status: Any = HarvestStatus(id=message_id, status=COMPLETED_FAILURE, origin=origin,
+                                        date_started=now_iso(), date_ended=now_iso(), errors=notes)
+        elif key.kind == "export_start":
+            status = ExportStatus(id=message_id, status=COMPLETED_FAILURE, origin=origin,
+                                  date_started=now_iso(), date_ended=now_iso(), errors=notes)
+        else:
+            return
+        try:
+            self._publish(status_key, status.to_dict())
+        except Exception:
+            log.exception("could not publish the failure status for %s", message_id)
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
+    """Poll `predicate` until true or `timeout` seconds pass (used by tests and shutdown paths)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()

@@ -1,0 +1,97 @@
+"""A test-side view of the real broker: read queues, count messages, close connections server-side."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from typing import Any
+
+import orjson
+import pika
+
+from messages.broker import declare_topology, declare_work_queue
+from swath.config import Config
+
+
+class BrokerProbe:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+        self.channel = self.connection.channel()
+        declare_topology(self.channel, config)
+
+    def queue(self, name: str, bindings: list[str]) -> str:
+        """Declare a durable test queue bound on the suite's exchange (a stand-in requester)."""
+        declare_work_queue(self.channel, self.config, name, bindings)
+        return name
+
+    def depth(self, queue: str) -> int:
+        return self.channel.queue_declare(queue=queue, passive=True).method.message_count
+
+    def get(self, queue: str, timeout: float = 20.0) -> tuple[Any, dict[str, Any], Any]:
+        """Wait for one message; returns (method, headers, decoded body)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            method, props, body = self.channel.basic_get(queue, auto_ack=True)
+            if method is not None:
+                return method, dict(props.headers or {}), orjson.loads(body) if _is_json(body) else body
+            self.connection.process_data_events(time_limit=0.05)
+        raise AssertionError(f"no message on {queue} within {timeout}s")
+
+    def drain(self, queue: str) -> list[tuple[str, Any]]:
+        """Every message currently in `queue` as (routing key, body)."""
+        out = []
+        while True:
+            method, _props, body = self.channel.basic_get(queue, auto_ack=True)
+            if method is None:
+                return out
+            out.append((method.routing_key, orjson.loads(body) if _is_json(body) else body))
+
+    def publish(self, routing_key: str, body: bytes | dict) -> None:
+        data = body if isinstance(body, bytes) else orjson.dumps(body)
+        self.channel.basic_publish(self.config.exchange, routing_key, data,
+                                   pika.BasicProperties(delivery_mode=2))
+
+    def close(self) -> None:
+        if self.connection.is_open:
+            self.connection.close()
+
+
+def _is_json(body: bytes) -> bool:
+    try:
+        orjson.loads(body)
+        return True
+    except orjson.JSONDecodeError:
+        return False
+
+
+def close_connections_named(prefix: str) -> int:
+    """Close, from the server side, every connection whose client-given name starts with `prefix`."""
+    out = subprocess.run(
+        ["rabbitmqctl", "-q", "list_connections", "pid", "client_properties"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    closed = 0
+    for line in out.splitlines():
+        pid, _, props = line.partition("\t")
+        if f'{{"connection_name","{prefix}' in props:
+            subprocess.run(["rabbitmqctl", "-q", "close_connection", pid, "closed by test"], check=True,
+                           capture_output=True)
+            closed += 1
+    return closed
+
+
+def delete_test_entities() -> None:
+    """Remove every queue and exchange a test created (names start with test_)."""
+    conn = pika.BlockingConnection(pika.URLParameters(Config.from_env({}).amqp_url))
+    ch = conn.channel()
+    for kind in ("queues", "exchanges"):
+        names = subprocess.run(["rabbitmqctl", "-q", f"list_{kind}", "name"], capture_output=True,
+                               text=True).stdout.split()
+        for name in names:
+            if name.startswith("test_"):
+                if kind == "queues":
+                    ch.queue_delete(name)
+                else:
+                    ch.exchange_delete(name)
+    conn.close()

@@ -1,0 +1,187 @@
+"""The RabbitMQ runtime against the real broker on this machine: confirms, returns, ack-after-work,
+redelivery after kill -9, dead-lettering, reconnect after a server-side close, clean SIGTERM."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from messages.broker import DEAD_REASON_CODE, DEAD_ROUTING_KEY, Publisher, Unroutable
+from messages.worker import Worker, wait_for
+from tests.brokerprobe import close_connections_named
+from tests.dummyjob import dummy_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def start_message(harvest_id: str, **options) -> dict:
+    return {"id": harvest_id, "type": "dummy", "path": "c1", "options": options,
+            "collection_set": {"id": "cs"}, "collection": {"id": "c1"}}
+
+
+@pytest.fixture
+def worker(config, broker):
+    """A dummy worker running in a thread of this process."""
+    w = Worker(config=config, spec=dummy_spec())
+    thread = threading.Thread(target=w.run, daemon=True)
+    thread.start()
+    assert w.consuming.wait(30), "worker did not attach to its queue"
+    yield w
+    w.request_shutdown()
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "worker did not shut down"
+
+
+def done_ids(config) -> list[str]:
+    log = config.data_root / "done.log"
+    return log.read_text().split() if log.exists() else []
+
+
+def test_publisher_confirms_a_window_of_messages(config, broker):
+    queue = broker.queue(config.queue_prefix + "sink", ["bulk.#"])
+    with Publisher(config=config) as publisher:
+        futures = [publisher.publish("bulk.x", {"n": i}) for i in range(1000)]
+        for future in futures:
+            future.result(timeout=60)
+    assert broker.depth(queue) == len(futures)
+    bodies = [body["n"] for _key, body in broker.drain(queue)]
+    assert bodies == list(range(len(futures)))  # in order, none lost
+
+
+def test_unroutable_message_is_an_error_not_a_silent_confirm(config, broker):
+    with Publisher(config=config) as publisher:
+        future = publisher.publish("nobody.listens.here", {"id": "x"})
+        with pytest.raises(Unroutable, match="no queue is bound"):
+            future.result(timeout=30)
+        # the publisher keeps working after a return
+        status_key = "harvest.status.dummy.dummy"
+        publisher.publish(status_key, {"id": "y"}).result(timeout=30)
+    assert broker.depth(config.status_queue) == 1
+
+
+def test_start_is_consumed_worked_then_acked(config, broker, worker):
+    broker.publish("harvest.start.dummy.dummy", start_message("h1"))
+    _method, _headers, status = broker.get(config.status_queue)
+    assert status["id"] == "h1" and status["status"] == "completed success"
+    assert wait_for(lambda: worker.processed == 1, 10)
+    assert broker.depth(worker.queue) == 0
+    assert done_ids(config) == ["h1"]
+
+
+@pytest.mark.parametrize(
+    "body, code",
+    [
+        (b"{not json", "not_json"),
+        (b"[1, 2]", "schema_invalid"),
+        (json.dumps({"id": "bad-status", "type": "dummy"}).encode(), "schema_invalid"),  # no path
+        (json.dumps({"id": "bad-type", "type": "nonesuch", "path": "p"}).encode(), "unknown_type"),
+    ],
+)
+def test_bad_message_is_dead_lettered_with_reason_and_worker_keeps_serving(config, broker, worker, body, code):
+    broker.publish("harvest.start.dummy.dummy", body)
+    _method, headers, dead = broker.get(config.dead_letter_queue)
+    assert headers[DEAD_REASON_CODE] == code
+    assert headers[DEAD_ROUTING_KEY] == "harvest.start.dummy.dummy"
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        parsed = None
+    assert dead == (body if parsed is None else parsed)  # the message itself, unchanged
+    readable_id = parsed.get("id") if isinstance(parsed, dict) else None
+    if readable_id:
+        _m, _h, status = broker.get(config.status_queue)
+        assert status["id"] == readable_id
+        assert status["status"] == "completed failure"
+        assert status["errors"][0]["code"] == code
+    # still serving
+    broker.publish("harvest.start.dummy.dummy", start_message("after-bad"))
+    assert wait_for(lambda: "after-bad" in done_ids(config), 20)
+
+
+def subprocess_worker(config, broker) -> subprocess.Popen:
+    # declare the worker's queue first so nothing published before it attaches is dropped
+    broker.queue(config.queue_prefix + "dummy_harvester", ["harvest.start.dummy.*"])
+    raw = {f.name: (str(v) if isinstance(v, Path) else v)
+           for f in dataclasses.fields(config) for v in [getattr(config, f.name)]}
+    return subprocess.Popen([sys.executable, "-m", "tests.dummyjob", json.dumps(raw)], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_kill_9_mid_work_loses_nothing(config, broker):
+    first = subprocess_worker(config, broker)
+    try:
+        broker.publish("harvest.start.dummy.dummy", start_message("long", wait=True))
+        assert wait_for(lambda: (config.data_root / "started-long").exists(), 30)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert done_ids(config) == []
+    (config.data_root / "started-long").unlink()
+    (config.data_root / "release").touch()
+    second = subprocess_worker(config, broker)
+    try:
+        _m, _h, status = broker.get(config.status_queue, timeout=30)
+        assert status["id"] == "long" and status["status"] == "completed success"
+        assert done_ids(config) == ["long"]
+        assert (config.data_root / "started-long").exists()  # the second worker really ran it
+    finally:
+        second.terminate()
+        second.wait(timeout=30)
+    assert broker.depth(config.queue_prefix + "dummy_harvester") == 0
+
+
+def test_sigterm_puts_unfinished_work_back(config, broker):
+    proc = subprocess_worker(config, broker)
+    broker.publish("harvest.start.dummy.dummy", start_message("unfinished", wait=True))
+    assert wait_for(lambda: (config.data_root / "started-unfinished").exists(), 30)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+    assert (config.data_root / "interrupted-unfinished").exists()
+    assert broker.depth(config.queue_prefix + "dummy_harvester") == 1  # back in the queue, not lost
+
+
+def test_worker_reconnects_after_server_side_close(config, broker, worker):
+    broker.publish("harvest.start.dummy.dummy", start_message("before"))
+    assert wait_for(lambda: done_ids(config) == ["before"], 20)
+    assert close_connections_named(config.queue_prefix + "dummy_harvester") >= 1
+    broker.publish("harvest.start.dummy.dummy", start_message("after"))
+    assert wait_for(lambda: done_ids(config) == ["before", "after"], 30)
+    seen: list[str] = []
+    assert wait_for(lambda: seen.extend(b["id"] for _k, b in broker.drain(config.status_queue)) or
+                    sorted(seen) == ["after", "before"], 20), seen
+
+
+def test_stop_reaches_the_running_job(config, broker):
+    stopped = threading.Event()
+
+    def stream_job(body, *, routing_key, ctx):
+        ctx.stop.wait(30)
+        if ctx.stop.is_set() and not ctx.shutdown.is_set():
+            stopped.set()
+
+    spec = dummy_spec(job=stream_job, concurrency=2)
+    w = Worker(config=config, spec=spec)
+    thread = threading.Thread(target=w.run, daemon=True)
+    thread.start()
+    assert w.consuming.wait(30)
+    try:
+        broker.publish("harvest.start.dummy.dummy", start_message("stream-1"))
+        assert wait_for(lambda: "stream-1" in w._running, 20)
+        broker.publish("harvest.stop.dummy.dummy", {"id": "unknown-stream"})  # ignored, logged
+        broker.publish("harvest.stop.dummy.dummy", {"id": "stream-1"})
+        assert stopped.wait(20)
+        assert wait_for(lambda: w.processed == 1, 10)
+    finally:
+        w.request_shutdown()
+        thread.join(timeout=30)
+    assert broker.depth(w.queue) == 0
