@@ -32,6 +32,13 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
         raise SystemExit(f"{name} must be a number, got {raw!r}") from None
 
 
+def _url(env: Mapping[str, str], name: str, default: str) -> str:
+    raw = (env.get(name) or default).rstrip("/")
+    if not raw.startswith(("http://", "https://")):
+        raise SystemExit(f"{name} must be an http(s) URL, got {raw!r}")
+    return raw
+
+
 @dataclass(frozen=True, kw_only=True)
 class Config:
     """Every setting swath reads; see docs/configuration.md."""
@@ -56,6 +63,10 @@ class Config:
     max_response_bytes: int = 100 * 1024 * 1024
     host: str = field(default_factory=socket.gethostname)
     db_url: str = ""
+    # social platform API roots, replaceable for compatible services and tests
+    twitter_api_url: str = "https://api.twitter.com"
+    flickr_api_url: str = "https://api.flickr.com"
+    tumblr_api_url: str = "https://api.tumblr.com"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
@@ -80,4 +91,7 @@ class Config:
             max_response_bytes=_int(env, "SWATH_MAX_RESPONSE_BYTES", 100 * 1024 * 1024),
             host=env.get("SWATH_HOST") or socket.gethostname(),
             db_url=env.get("SWATH_DB_URL") or f"sqlite:///{data_root / 'swath.sqlite'}",
+            twitter_api_url=_url(env, "SWATH_TWITTER_API_URL", "https://api.twitter.com"),
+            flickr_api_url=_url(env, "SWATH_FLICKR_API_URL", "https://api.flickr.com"),
+            tumblr_api_url=_url(env, "SWATH_TUMBLR_API_URL", "https://api.tumblr.com"),
         )
