@@ -1,0 +1,51 @@
+"""Engine-level harvest errors, each carrying a stable code from messages/codes.py.
+
+They are plain Exceptions (not requests exceptions) so client libraries that retry on
+requests errors (twarc, flickrapi) let them through to the engine.
+"""
+
+from __future__ import annotations
+
+from messages import codes
+
+
+class HarvestError(Exception):
+    """Base of the errors a harvest can end with; `code` goes into the status's errors."""
+
+    code: str = codes.UNKNOWN_ERROR
+
+    def __init__(self, message: str, *, seed_id: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.seed_id = seed_id
+
+
+class Unauthorized(HarvestError):
+    code = codes.UNAUTHORIZED  # the platform refused the credentials (401/403)
+
+
+class NotFound(HarvestError):
+    code = codes.TOKEN_NOT_FOUND  # a seed's account/endpoint does not exist (404)
+
+
+class RateLimited(HarvestError):
+    code = codes.RATE_LIMITED  # still rate limited after waiting as long as allowed
+
+
+class RemoteError(HarvestError):
+    code = codes.REMOTE_ERROR  # connection errors or 5xx persisted after retries
+
+
+class BadResponse(HarvestError):
+    code = codes.BAD_RESPONSE  # a response could not be parsed or made no sense
+
+
+class ResponseTooLarge(HarvestError):
+    code = codes.RESPONSE_TOO_LARGE  # a response exceeded Config.max_response_bytes
+
+
+class HarvestStopped(Exception):
+    """Raised by the recording session for a request made after harvest.stop/shutdown.
+
+    Not an error: a stream loop that gets it simply ends; the engine finishes the harvest.
+    """

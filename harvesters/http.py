@@ -1,0 +1,361 @@
+"""Recording HTTP: a requests transport adapter that writes every exchange to the harvest's WARCs.
+
+Mount it on any requests.Session (the harvest's own, twarc's, flickrapi's). It:
+- records a request + response record pair per exchange, the request with secrets redacted,
+  the response byte-exact as received (Content-Encoding kept; chunked framing removed);
+- retries connection errors and 5xx with exponential backoff, waits out 429 using the
+  platform's reset headers, raises Unauthorized on 401/403 and ResponseTooLarge past the limit;
+- for `stream=True` 2xx responses, hands the client a tap that records what it reads in
+  segments of complete lines (see docs/harvesting.md).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import io
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable, Protocol
+from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
+
+import requests
+import urllib3
+from requests.adapters import HTTPAdapter
+
+from harvesters.errors import HarvestStopped, RateLimited, RemoteError, ResponseTooLarge, Unauthorized
+
+REDACTED = "REDACTED"
+# query/form parameters whose value is a credential whatever it is
+SECRET_PARAMS = frozenset({
+    "access_token", "access_token_secret", "api_key", "api_secret", "api_sig", "apikey", "auth_token",
+    "bearer_token", "client_secret", "consumer_key", "consumer_secret", "key", "password", "secret",
+})
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"})
+# hop-by-hop framing that no longer describes the recorded body; kept under the pywb-style prefix
+ORIG_PREFIX = "X-Archive-Orig-"
+MAX_RATE_WAIT = 15 * 60.0
+MAX_RATE_LIMITS = 50
+STREAM_FLUSH_BYTES = 1 << 20
+_TRANSIENT = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
+              urllib3.exceptions.ProtocolError, urllib3.exceptions.ReadTimeoutError)
+
+
+class Redactor:
+    """Removes credentials from recorded requests, URLs, log lines and messages."""
+
+    def __init__(self, secrets: Iterable[Any] = ()) -> None:
+        values = {str(s) for s in secrets if isinstance(s, (str, int, float)) and not isinstance(s, bool)}
+        values = {v for v in values if len(v) >= 4}  # shorter values would redact ordinary text
+        forms = set(values) | {quote(v, safe="") for v in values} | {quote_plus(v) for v in values}
+        self._forms = sorted(forms, key=len, reverse=True)
+        self._bytes = [f.encode("utf-8") for f in self._forms]
+
+    def text(self, text: str) -> str:
+        for form in self._forms:
+            text = text.replace(form, REDACTED)
+        return text
+
+    def data(self, data: bytes) -> bytes:
+        for form in self._bytes:
+            data = data.replace(form, REDACTED.encode())
+        return data
+
+    def params(self, encoded: str) -> str:
+        """Redact `a=b&c=d` keeping every other byte of the encoding as it was."""
+        parts = []
+        for part in encoded.split("&"):
+            name, sep, _ = part.partition("=")
+            plain = unquote_plus(name).lower()
+            if sep and (plain in SECRET_PARAMS or plain.startswith("oauth_")):
+                part = f"{name}={REDACTED}"
+            parts.append(part)
+        return self.text("&".join(parts))
+
+    def url(self, url: str) -> str:
+        split = urlsplit(url)
+        netloc = split.netloc.rpartition("@")[2] if "@" in split.netloc else split.netloc
+        return self.text(urlunsplit(split._replace(netloc=netloc, query=self.params(split.query))))
+
+    def headers(self, items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        out = []
+        for name, value in items:
+            if name.lower() in SECRET_HEADERS:
+                scheme = value.split(" ", 1)[0] if " " in value and name.lower().endswith("authorization") else ""
+                value = f"{scheme} {REDACTED}".strip()
+            out.append((name, self.text(value)))
+        return out
+
+    def body(self, body: bytes, content_type: str) -> bytes:
+        if "application/x-www-form-urlencoded" in content_type.lower():
+            body = self.params(body.decode("latin-1")).encode("latin-1")
+        return self.data(body)
+
+
+class Sink(Protocol):
+    """What the adapter needs from the harvest that owns it (harvesters.base.Harvest)."""
+
+    def write_records(self, records: list) -> None: ...
+    def rate_limited(self, wait: float, url: str) -> None: ...
+    def requests_refused(self) -> bool: ...  # True once no new request may start (stop/shutdown)
+    def sleep(self, seconds: float) -> bool: ...  # False if interrupted by stop/shutdown
+    def add_stream(self, stream: "StreamRecording") -> None: ...
+    def remove_stream(self, stream: "StreamRecording") -> None: ...
+    def debug(self, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Limits:
+    retries: int = 5
+    backoff: float = 0.5  # first retry delay in seconds; doubles per attempt, capped at 60
+    timeout: float = 60.0
+    max_response_bytes: int = 100 * 1024 * 1024
+
+
+def _http_version(raw: Any) -> str:
+    return {10: "HTTP/1.0", 11: "HTTP/1.1", 20: "HTTP/2"}.get(getattr(raw, "version", 11), "HTTP/1.1")
+
+
+def _recorded_response_headers(raw: Any, *, decoded: bool) -> list[tuple[str, str]]:
+    """The response's headers as received, renaming those that no longer describe the stored body."""
+    renamed = {"transfer-encoding"} | ({"content-encoding", "content-length"} if decoded else set())
+    return [((ORIG_PREFIX + name) if name.lower() in renamed else name, value) for name, value in raw.headers.items()]
+
+
+def rate_limit_wait(headers: Any, *, now: float | None = None) -> float | None:
+    """Seconds to wait according to x-rate-limit-reset (epoch) or Retry-After (seconds or date)."""
+    now = time.time() if now is None else now
+    reset = headers.get("x-rate-limit-reset") or headers.get("x-ratelimit-reset")
+    if reset:
+        try:
+            value = float(reset)
+            return max(0.0, (value - now if value > 1e9 else value) + 1.0)
+        except ValueError:
+            pass
+    retry_after = headers.get("retry-after")
+    if retry_after:
+        try:
+            return max(0.0, float(retry_after))
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(retry_after)
+            if parsed is not None:
+                return max(0.0, parsed.timestamp() - now)
+    return None
+
+
+class RecordingAdapter(HTTPAdapter):
+    """An HTTPAdapter that records, retries and enforces limits; see the module docstring."""
+
+    def __init__(self, *, sink: Sink, redactor: Redactor, limits: Limits, factory: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sink = sink
+        self.redactor = redactor
+        self.limits = limits
+        self.factory = factory  # harvesters.warc.RecordFactory
+
+    # --- recording ---
+    def _request_parts(self, request: requests.PreparedRequest) -> tuple[str, str, list[tuple[str, str]], bytes]:
+        uri = self.redactor.url(request.url or "")
+        split = urlsplit(uri)
+        target = (split.path or "/") + (f"?{split.query}" if split.query else "")
+        headers = list(request.headers.items())
+        if not any(name.lower() == "host" for name, _ in headers):
+            headers.insert(0, ("Host", urlsplit(request.url or "").netloc.rpartition("@")[2]))
+        body = request.body
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        elif body is not None and not isinstance(body, bytes):
+            headers.append(("X-Swath-Body-Not-Recorded", "streamed upload"))
+            body = b""
+        body = self.redactor.body(body or b"", request.headers.get("Content-Type", ""))
+        return uri, f"{request.method} {target} HTTP/1.1", self.redactor.headers(headers), body
+
+    def _record(self, request: requests.PreparedRequest, raw: Any, body: bytes, *, decoded: bool = False,
+                extra: dict[str, str] | None = None) -> None:
+        uri, request_line, request_headers, request_body = self._request_parts(request)
+        self.sink.write_records(self.factory.pair(
+            uri=uri,
+            request_line=request_line,
+            request_headers=request_headers,
+            request_body=request_body,
+            status_line=f"{raw.status} {raw.reason or ''}".strip(),
+            response_headers=_recorded_response_headers(raw, decoded=decoded),
+            response_body=body,
+            protocol=_http_version(raw),
+            extra=extra,
+        ))
+
+    def _read_body(self, raw: Any) -> bytes:
+        limit = self.limits.max_response_bytes
+        declared = raw.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            raw.close()
+            raise ResponseTooLarge(f"response declares {declared} bytes, over the limit of {limit}")
+        chunks, size = [], 0
+        for chunk in raw.stream(65536, decode_content=False):
+            size += len(chunk)
+            if size > limit:
+                raw.close()
+                raise ResponseTooLarge(f"response exceeded the limit of {limit} bytes")
+            chunks.append(chunk)
+        raw.release_conn()
+        return b"".join(chunks)
+
+    # --- sending ---
+    def _backoff(self, attempt: int, why: str, url: str) -> None:
+        delay = min(60.0, self.limits.backoff * 2 ** (attempt - 1)) * random.uniform(0.8, 1.2)
+        self.sink.debug(f"{why} from {url}; retry {attempt}/{self.limits.retries} in {delay:.1f}s")
+        if not self.sink.sleep(delay):
+            raise HarvestStopped("harvest stopping; retry abandoned")
+
+    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
+             verify: Any = True, cert: Any = None, proxies: Any = None) -> requests.Response:
+        url = self.redactor.url(request.url or "")
+        attempt = rate_limits = 0
+        while True:
+            if self.sink.requests_refused():
+                raise HarvestStopped(f"harvest stopping; not requesting {url}")
+            try:
+                response = super().send(request, stream=True, timeout=timeout or self.limits.timeout,
+                                        verify=verify, cert=cert, proxies=proxies)
+                raw = response.raw
+                if stream and 200 <= raw.status < 300:
+                    return self._stream_response(request, response)
+                body = self._read_body(raw)
+            except _TRANSIENT as exc:
+                attempt += 1
+                if attempt > self.limits.retries:
+                    raise RemoteError(f"{type(exc).__name__} from {url} after {self.limits.retries} retries: "
+                                      f"{self.redactor.text(str(exc))}") from None
+                self._backoff(attempt, type(exc).__name__, url)
+                continue
+            self._record(request, raw, body)
+            self.sink.debug(f"{request.method} {url} -> {raw.status} ({len(body)} bytes)")
+            if raw.status == 429:
+                rate_limits += 1
+                wait = rate_limit_wait(raw.headers)
+                if wait is None:
+                    wait = min(MAX_RATE_WAIT, max(self.limits.backoff, 1.0) * 2 ** min(rate_limits, 10))
+                if rate_limits > MAX_RATE_LIMITS or wait > MAX_RATE_WAIT:
+                    raise RateLimited(f"{url} still rate limited after {rate_limits} waits (next wait {wait:.0f}s)")
+                self.sink.rate_limited(wait, url)
+                if not self.sink.sleep(wait):
+                    raise HarvestStopped("harvest stopping during a rate-limit wait")
+                continue
+            if raw.status >= 500:
+                attempt += 1
+                if attempt > self.limits.retries:
+                    raise RemoteError(f"{url} answered {raw.status} after {self.limits.retries} retries")
+                self._backoff(attempt, f"HTTP {raw.status}", url)
+                continue
+            if raw.status in (401, 403):
+                raise Unauthorized(f"{url} answered {raw.status} {raw.reason}: credentials refused")
+            return self.build_response(request, self._replay(request, raw, body))
+
+    @staticmethod
+    def _replay(request: requests.PreparedRequest, raw: Any, body: bytes) -> urllib3.HTTPResponse:
+        """A fresh urllib3 response over the bytes already read, so requests decodes it as usual."""
+        replay = urllib3.HTTPResponse(
+            body=io.BytesIO(body), headers=raw.headers, status=raw.status, version=raw.version,
+            reason=raw.reason, preload_content=False, decode_content=True,
+            original_response=getattr(raw, "_original_response", None),
+            request_method=request.method, request_url=request.url, enforce_content_length=False,
+        )
+        return replay
+
+    def _stream_response(self, request: requests.PreparedRequest, response: requests.Response) -> requests.Response:
+        raw = response.raw
+        uri, request_line, request_headers, request_body = self._request_parts(request)
+        recording = StreamRecording(
+            sink=self.sink, factory=self.factory, upstream=raw,
+            pair=dict(uri=uri, request_line=request_line, request_headers=request_headers,
+                      request_body=request_body, status_line=f"{raw.status} {raw.reason or ''}".strip(),
+                      response_headers=_recorded_response_headers(raw, decoded=True),
+                      protocol=_http_version(raw)),
+        )
+        headers = raw.headers.copy()
+        for name in ("Content-Encoding", "Content-Length"):
+            headers.discard(name)  # the tap hands out decoded bytes of unknown length
+        tap = urllib3.HTTPResponse(
+            body=recording, headers=headers, status=raw.status, version=raw.version, reason=raw.reason,
+            preload_content=False, decode_content=False, request_method=request.method,
+            request_url=request.url, enforce_content_length=False,
+        )
+        self.sink.add_stream(recording)
+        self.sink.debug(f"{request.method} {uri} -> {raw.status} (stream)")
+        return self.build_response(request, tap)
+
+
+class StreamRecording(io.RawIOBase):
+    """A streamed response body: the client reads decoded bytes through it; what it read is written
+    as response records, each holding the original headers and the complete lines of one segment."""
+
+    def __init__(self, *, sink: Sink, factory: Any, upstream: Any, pair: dict[str, Any]) -> None:
+        super().__init__()
+        self.sink = sink
+        self.factory = factory
+        self.upstream = upstream
+        self.pair = pair
+        self.segment = 0
+        self._buffer = bytearray()
+        self._lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._finished = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: Any) -> int:
+        if self._finished:
+            return 0
+        try:
+            data = self.upstream.read1(len(target), decode_content=True)
+        except Exception:
+            self.finish()
+            raise
+        if not data:
+            self.finish()
+            return 0
+        target[: len(data)] = data
+        with self._lock:
+            self._buffer += data
+            full = len(self._buffer) >= STREAM_FLUSH_BYTES
+        if full:
+            self.flush_segment()
+        return len(data)
+
+    def flush_segment(self, *, final: bool = False) -> None:
+        """Write the complete lines received so far (everything when final) as one response record."""
+        with self._flush_lock:  # held while writing, so segments reach the WARC in order
+            with self._lock:
+                cut = len(self._buffer) if final else self._buffer.rfind(b"\n") + 1
+                if cut == 0:
+                    return
+                body = bytes(self._buffer[:cut])
+                del self._buffer[:cut]
+                self.segment += 1
+            self.sink.write_records(self.factory.pair(**self.pair, response_body=body,
+                                                      extra={"WARC-Swath-Stream-Segment": str(self.segment)}))
+
+    def finish(self) -> None:
+        """End of the stream (EOF, error or close): record the rest and give the connection back."""
+        if self._finished:
+            return
+        self._finished = True
+        try:
+            self.flush_segment(final=True)
+        finally:
+            self.sink.remove_stream(self)
+            self.upstream.close()
+
+    def interrupt(self) -> None:
+        """Called from another thread on harvest.stop: wake a read blocked on the socket."""
+        try:
+            self.upstream.shutdown()
+        except Exception:  # already closed or released: nothing is blocked on it
+            pass
+
+    def close(self) -> None:
+        self.finish()
+        super().close()

@@ -1,0 +1,92 @@
+"""Per-collection state (e.g. since_id per seed) that only advances once the data is safe on disk.
+
+`set()` stages a value; the engine calls `commit()` after the WARC holding the data was closed,
+fsynced and renamed. The file is rewritten whole: temp file, fsync, rename, fsync the directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+STATE_FILE = "swath-state.json"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write `data` as JSON so a crash leaves either the old or the new file, never half of one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(json.dumps(data, sort_keys=True, indent=1).encode("utf-8"))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class StateStore:
+    """Key -> JSON value for one collection; `get` sees this harvest's staged values too."""
+
+    def __init__(self, *, directory: Path) -> None:
+        self.path = directory / STATE_FILE
+        self._lock_path = directory / f".{STATE_FILE}.lock"
+        self._pending: dict[str, Any] = {}
+        self._mutex = threading.Lock()
+        self._committed = self._read()
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.path.read_text("utf-8"))
+        except FileNotFoundError:
+            return {}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        with self._mutex:
+            value = self._pending[key] if key in self._pending else self._committed.get(key)
+            return default if value is None else value
+
+    def set(self, key: str, value: Any) -> None:
+        json.dumps(value)  # fail now, in the platform's code, on a value that cannot be stored
+        with self._mutex:
+            self._pending[key] = value
+
+    def delete(self, key: str) -> None:
+        self.set(key, None)
+
+    def take_pending(self) -> dict[str, Any]:
+        """Hand over the staged values (the engine commits them once their WARC is closed)."""
+        with self._mutex:
+            pending, self._pending = self._pending, {}
+            return pending
+
+    def commit(self, updates: dict[str, Any] | None = None) -> None:
+        """Write `updates` (default: everything staged) to disk; None deletes a key.
+        Keys written meanwhile by other harvests of the collection are re-read and kept."""
+        if updates is None:
+            updates = self.take_pending()
+        if not updates:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # a file lock, because two harvests of one collection may commit at the same time
+        with open(self._lock_path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            current = self._read()
+            for key, value in updates.items():
+                if value is None:
+                    current.pop(key, None)
+                else:
+                    current[key] = value
+            write_json_atomic(self.path, current)
+        with self._mutex:
+            self._committed = current

@@ -1,0 +1,268 @@
+"""WARC files of one harvest: naming, gzip-per-record writing, rotation, close-fsync-rename, recovery.
+
+A file is written as `<name>.warc.gz.open` and renamed to `<name>.warc.gz` only after it was
+flushed and fsynced, so a finished-looking file is always complete. Each record is flushed as it
+is written, so a killed process leaves whole gzip members followed by at most one partial one;
+`recover()` cuts the partial tail off.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+import threading
+import uuid
+import zlib
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+from typing import Iterable
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from harvesters.state import fsync_dir
+
+SOFTWARE = "swath/0.1 (warcio)"
+OPEN_SUFFIX = ".open"
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+_STAMP = "%Y%m%dT%H%M%SZ"
+
+
+def safe_id(harvest_id: str) -> str:
+    """A filename-safe form of a harvest id; ids that needed changing get a hash so they stay unique."""
+    cleaned = _SAFE.sub("_", harvest_id)[:80]
+    if cleaned == harvest_id and not cleaned.startswith("."):
+        return cleaned
+    return f"{cleaned.lstrip('.') or 'h'}~{hashlib.sha1(harvest_id.encode('utf-8')).hexdigest()[:10]}"
+
+
+def file_sha1(path: Path) -> str:
+    digest = hashlib.sha1()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class ClosedWarc:
+    """A complete WARC on disk, as reported in warc_created."""
+
+    path: Path
+    sha1: str
+    bytes: int
+    warc_id: str
+    date_created: str
+
+    @classmethod
+    def of(cls, path: Path, harvest_id: str, date_created: str | None = None) -> "ClosedWarc":
+        if date_created is None:
+            mtime = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)
+            date_created = mtime.isoformat()
+        return cls(path, file_sha1(path), path.stat().st_size, warc_id(harvest_id, path.name), date_created)
+
+
+def warc_id(harvest_id: str, filename: str) -> str:
+    """Stable per file, so a WARC reported again after a resume carries the same id."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"swath:{harvest_id}:{filename}").hex
+
+
+def name_pattern(harvest_id: str) -> re.Pattern[str]:
+    return re.compile(rf"^{re.escape(safe_id(harvest_id))}-(\d{{8}}T\d{{6}}Z)-(\d{{5}})\.warc\.gz(\.open)?$")
+
+
+def find_harvest_warcs(directory: Path, harvest_id: str) -> tuple[list[Path], list[Path]]:
+    """(completed, leftover .open) WARC files of this harvest under `directory`, by serial."""
+    pattern = name_pattern(harvest_id)
+    done: list[tuple[int, Path]] = []
+    leftovers: list[tuple[int, Path]] = []
+    for path in directory.glob(f"[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]/[0-9][0-9]/{safe_id(harvest_id)}-*"):
+        match = pattern.match(path.name)
+        if match:
+            (leftovers if match.group(3) else done).append((int(match.group(2)), path))
+    return [p for _, p in sorted(done)], [p for _, p in sorted(leftovers)]
+
+
+def _complete_members(data: bytes) -> Iterable[tuple[int, bytes]]:
+    """Yield (end offset, decompressed bytes) for each complete gzip member, stopping at a broken one."""
+    offset = 0
+    while offset < len(data):
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        try:
+            block = inflater.decompress(data[offset:])
+        except zlib.error:
+            return
+        if not inflater.eof:
+            return
+        offset = len(data) - len(inflater.unused_data)
+        yield offset, block
+
+
+def _is_whole_record(block: bytes) -> bool:
+    head, sep, rest = block.partition(b"\r\n\r\n")
+    if not sep or not head.startswith(b"WARC/"):
+        return False
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return rest == rest[: int(value)] + b"\r\n\r\n" and len(rest) == int(value) + 4
+    return False
+
+
+def recover(open_path: Path) -> Path | None:
+    """Cut a leftover `.open` WARC after its last complete record, fsync and rename it.
+
+    Returns the finished path, or None (file removed) when not even one complete record survived.
+    """
+    data = open_path.read_bytes()
+    good_end = 0
+    content_records = 0  # complete records other than the warcinfo
+    for end, block in _complete_members(data):
+        if not _is_whole_record(block):
+            break
+        good_end = end
+        if b"\r\nWARC-Type: warcinfo\r\n" not in block.partition(b"\r\n\r\n")[0] + b"\r\n":
+            content_records += 1
+    if content_records == 0:
+        open_path.unlink()
+        return None
+    with open(open_path, "r+b") as fh:
+        fh.truncate(good_end)
+        fh.flush()
+        os.fsync(fh.fileno())
+    final = open_path.with_name(open_path.name[: -len(OPEN_SUFFIX)])
+    os.replace(open_path, final)
+    fsync_dir(final.parent)
+    return final
+
+
+class WarcFile:
+    """One WARC being written: `.open` until `close()` fsyncs and renames it."""
+
+    def __init__(self, *, directory: Path, harvest_id: str, serial: int, info: dict[str, str]) -> None:
+        now = dt.datetime.now(dt.timezone.utc)
+        self.date_created = now.isoformat()
+        self.opened_at = now
+        self.harvest_id = harvest_id
+        folder = directory / now.strftime("%Y/%m/%d/%H")
+        folder.mkdir(parents=True, exist_ok=True)
+        self.final_path = folder / f"{safe_id(harvest_id)}-{now.strftime(_STAMP)}-{serial:05d}.warc.gz"
+        self.open_path = self.final_path.with_name(self.final_path.name + OPEN_SUFFIX)
+        self._fh = open(self.open_path, "xb")
+        self.writer = WARCWriter(self._fh, gzip=True)
+        self.records = 0  # records after the warcinfo
+        self.write(self.writer.create_warcinfo_record(self.final_path.name, info), counts=False)
+
+    @property
+    def size(self) -> int:
+        return self._fh.tell()
+
+    def write(self, record, *, counts: bool = True) -> None:
+        self.writer.write_record(record)
+        self._fh.flush()  # a whole gzip member reaches the OS, so kill -9 loses at most this record
+        if counts:
+            self.records += 1
+
+    def close(self) -> ClosedWarc:
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+        os.replace(self.open_path, self.final_path)
+        fsync_dir(self.final_path.parent)
+        return ClosedWarc.of(self.final_path, self.harvest_id, self.date_created)
+
+    def discard(self) -> None:
+        """Remove a WARC that holds nothing but its warcinfo."""
+        self._fh.close()
+        self.open_path.unlink()
+
+
+class RecordFactory:
+    """Builds WARC records (request/response pairs, resource/metadata) with warcio's builder."""
+
+    def __init__(self) -> None:
+        self._builder = WARCWriter(BytesIO(), gzip=True)
+
+    def pair(
+        self,
+        *,
+        uri: str,
+        request_line: str,
+        request_headers: list[tuple[str, str]],
+        request_body: bytes,
+        status_line: str,
+        response_headers: list[tuple[str, str]],
+        response_body: bytes,
+        protocol: str = "HTTP/1.1",
+        extra: dict[str, str] | None = None,
+    ) -> list:
+        response = self._builder.create_warc_record(
+            uri,
+            "response",
+            payload=BytesIO(response_body),
+            length=len(response_body),
+            http_headers=StatusAndHeaders(status_line, response_headers, protocol=protocol),
+            warc_headers_dict=dict(extra or {}),
+        )
+        request = self._builder.create_warc_record(
+            uri,
+            "request",
+            payload=BytesIO(request_body),
+            length=len(request_body),
+            http_headers=StatusAndHeaders(request_line, request_headers, is_http_request=True),
+            warc_headers_dict={
+                "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
+                "WARC-Date": response.rec_headers.get_header("WARC-Date"),
+                **(extra or {}),
+            },
+        )
+        return [request, response]
+
+    def plain(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
+              headers: dict[str, str] | None = None):
+        return self._builder.create_warc_record(
+            uri,
+            record_type,
+            payload=BytesIO(payload),
+            length=len(payload),
+            warc_content_type=content_type,
+            warc_headers_dict=dict(headers or {}),
+        )
+
+
+class WarcSeries:
+    """The rotating sequence of WARCs of one harvest. Thread-safe: the platform thread writes,
+    the engine's control thread may rotate on time."""
+
+    def __init__(self, *, directory: Path, harvest_id: str, info: dict[str, str], first_serial: int = 1) -> None:
+        self.directory = directory
+        self.harvest_id = harvest_id
+        self.info = info
+        self.serial = first_serial
+        self.current: WarcFile | None = None
+        self.lock = threading.RLock()
+
+    def write(self, records: list) -> WarcFile:
+        """Write records to the current WARC (opening one lazily); returns it."""
+        with self.lock:
+            if self.current is None:
+                self.current = WarcFile(directory=self.directory, harvest_id=self.harvest_id,
+                                        serial=self.serial, info=self.info)
+                self.serial += 1
+            for record in records:
+                self.current.write(record)
+            return self.current
+
+    def close_current(self) -> ClosedWarc | None:
+        """Finish the current WARC; an empty one (warcinfo only) is removed and None returned."""
+        with self.lock:
+            current, self.current = self.current, None
+            if current is None:
+                return None
+            if current.records == 0:
+                current.discard()
+                return None
+            return current.close()
