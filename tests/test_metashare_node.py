@@ -1,0 +1,152 @@
+"""The node server over real HTTP: login with CSRF, inventory and LR ZIPs, 403/501, storage-global.json format."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+import requests
+
+from harvesters.metashare.protocol import StorageGlobal, lr_checksum
+from harvesters.metashare.server import NodeServer
+from harvesters.metashare.storage import LRStorage
+from tests.test_metashare_support import USERS, fixture_xml, node_storage
+
+
+@pytest.fixture
+def node(tmp_path: Path, fixtures_dir: Path):
+    storage = node_storage(tmp_path / "node", fixture_xml(fixtures_dir))
+    with NodeServer(storage=storage, users=USERS) as server:
+        yield server
+
+
+def login(node: NodeServer, password: str = USERS["harvester"]) -> tuple[requests.Session, requests.Response]:
+    session = requests.Session()
+    form = session.get(f"{node.url}/login/", timeout=10)
+    assert form.status_code == 200
+    token = session.cookies.get("csrftoken")
+    assert token and token in form.text
+    reply = session.post(
+        f"{node.url}/login/",
+        data={"username": "harvester", "password": password, "this_is_the_login_form": "1", "csrfmiddlewaretoken": token},
+        timeout=10,
+    )
+    return session, reply
+
+
+def unzip(body: bytes) -> list[tuple[str, bytes]]:
+    with zipfile.ZipFile(io.BytesIO(body)) as archive:
+        return [(info.filename, archive.read(info)) for info in archive.infolist()]
+
+
+def test_login_sets_sessionid_and_says_logout(node: NodeServer) -> None:
+    session, reply = login(node)
+    assert reply.status_code == 200
+    assert session.cookies.get("sessionid")
+    assert "Logout" in reply.text
+
+
+def test_wrong_password_or_missing_csrf_is_403(node: NodeServer) -> None:
+    session, reply = login(node, password="wrong")
+    assert reply.status_code == 403
+    assert session.cookies.get("sessionid") is None
+    bare = requests.post(
+        f"{node.url}/login/",
+        data={"username": "harvester", "password": USERS["harvester"], "this_is_the_login_form": "1",
+              "csrfmiddlewaretoken": "forged"},
+        timeout=10,
+    )
+    assert bare.status_code == 403
+
+
+def test_sync_needs_a_session_then_the_protocol_version(node: NodeServer) -> None:
+    assert requests.get(f"{node.url}/sync/?sync_protocol=1.0", timeout=10).status_code == 403
+    session, _ = login(node)
+    assert session.get(f"{node.url}/sync/", timeout=10).status_code == 501
+    assert session.get(f"{node.url}/sync/?sync_protocol=2.0", timeout=10).status_code == 501
+    some_id = next(node.storage.ids())
+    assert requests.get(f"{node.url}/sync/{some_id}/metadata/", timeout=10).status_code == 403
+
+
+def test_inventory_lists_every_lr_with_its_checksum(node: NodeServer) -> None:
+    session, _ = login(node)
+    reply = session.get(f"{node.url}/sync/?sync_protocol=1.0", timeout=10)
+    assert reply.status_code == 200
+    assert reply.headers["Sync-Protocol"] == "1.0"
+    assert "attachment" in reply.headers["Content-Disposition"]
+    entries = unzip(reply.content)
+    assert [name for name, _ in entries] == ["inventory.json"]
+    inventory = json.loads(entries[0][1])
+    expected = {}
+    for identifier in node.storage.ids():
+        lr = node.storage.get(identifier)
+        expected[identifier] = lr_checksum(lr.metadata_xml, lr.storage_json)
+    assert inventory == expected and len(inventory) == len(list(Path(node.storage.root).iterdir()))
+
+
+def test_lr_zip_has_two_files_in_order_and_canonical_storage_json(node: NodeServer) -> None:
+    session, _ = login(node)
+    identifier = next(node.storage.ids())
+    reply = session.get(f"{node.url}/sync/{identifier}/metadata/", timeout=10)
+    assert reply.status_code == 200
+    entries = unzip(reply.content)
+    assert [name for name, _ in entries] == ["metadata.xml", "storage-global.json"]
+    raw = entries[1][1]
+    parsed = json.loads(raw, object_pairs_hook=list)
+    keys = [key for key, _ in parsed]
+    assert keys == sorted(keys) and len(keys) == 8
+    assert raw == json.dumps(dict(parsed), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    assert dict(parsed)["identifier"] == identifier
+    assert entries[0][1] == (node.storage.root / identifier / "metadata.xml").read_bytes()
+
+
+def test_unknown_or_malformed_lr_id_is_404(node: NodeServer) -> None:
+    session, _ = login(node)
+    assert session.get(f"{node.url}/sync/{'0' * 64}/metadata/", timeout=10).status_code == 404
+    assert session.get(f"{node.url}/sync/..%2F..%2Fetc/metadata/", timeout=10).status_code == 404
+
+
+def test_edit_increments_revision_once(node: NodeServer) -> None:
+    session, _ = login(node)
+    identifier = next(node.storage.ids())
+    before = StorageGlobal.from_json(node.storage.get(identifier).storage_json)
+    inventory_url = f"{node.url}/sync/?sync_protocol=1.0"
+    first = json.loads(unzip(session.get(inventory_url, timeout=10).content)[0][1])
+    path = node.storage.root / identifier / "metadata.xml"
+    path.write_bytes(path.read_bytes() + b"<!-- edited -->")
+    second = json.loads(unzip(session.get(inventory_url, timeout=10).content)[0][1])
+    third = json.loads(unzip(session.get(inventory_url, timeout=10).content)[0][1])
+    after = StorageGlobal.from_json(node.storage.get(identifier).storage_json)
+    assert after.revision == before.revision + 1
+    assert after.created == before.created
+    assert second[identifier] != first[identifier] and third == second
+    assert {k: v for k, v in second.items() if k != identifier} == {k: v for k, v in first.items() if k != identifier}
+
+
+def test_internal_lrs_are_not_served(tmp_path: Path, fixtures_dir: Path) -> None:
+    storage = node_storage(tmp_path / "node", fixture_xml(fixtures_dir)[:2])
+    hidden = next(storage.ids())
+    lr = storage.get(hidden)
+    internal = StorageGlobal.from_json(lr.storage_json).__dict__ | {"publication_status": "i"}
+    (storage.root / hidden / "storage-global.json").write_bytes(StorageGlobal(**internal).to_json())
+    with NodeServer(storage=storage, users=USERS) as node:
+        session, _ = login(node)
+        inventory = json.loads(unzip(session.get(f"{node.url}/sync/?sync_protocol=1.0", timeout=10).content)[0][1])
+        assert hidden not in inventory and len(inventory) == 1
+        assert session.get(f"{node.url}/sync/{hidden}/metadata/", timeout=10).status_code == 404
+
+
+def test_new_metadata_file_gets_a_first_revision(tmp_path: Path, fixtures_dir: Path) -> None:
+    storage = LRStorage(root=tmp_path / "node")
+    identifier = "ab" * 32
+    (storage.root / identifier).mkdir(parents=True)
+    (storage.root / identifier / "metadata.xml").write_bytes(fixture_xml(fixtures_dir)[0])
+    with NodeServer(storage=storage, users=USERS, public_url="http://node.example/") as node:
+        session, _ = login(node)
+        reply = session.get(f"{node.url}/sync/{identifier}/metadata/", timeout=10)
+        made = StorageGlobal.from_json(unzip(reply.content)[1][1])
+    assert made.revision == 1 and made.identifier == identifier and made.source_url == "http://node.example"
+    assert made.publication_status == "p" and made.deleted is False and made.created == made.modified
