@@ -1,0 +1,219 @@
+"""Shared pieces of the fake social platforms (Twitter, Flickr, Tumblr): failure switches and a log of
+every body sent, so tests can compare the WARC's responses with the exact bytes that went out."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Callable
+
+from tests.fakes.httpserver import FakeServer, Request, Response, Route
+
+
+@dataclass
+class Faults:
+    """Failure switches: the next `rate_limited` requests get 429, then the next `server_errors` get 5xx;
+    `unauthorized` answers every request with 401. `path` limits the switches to paths starting with it."""
+
+    rate_limited: int = 0
+    server_errors: int = 0
+    unauthorized: bool = False
+    reset_seconds: int = 1  # how far in the future the rate-limit window resets
+    path: str = ""
+    served: list[tuple[int, str]] = field(default_factory=list)  # (status, path) of each fault served
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def next_status(self, path: str) -> int | None:
+        if not path.startswith(self.path):
+            return None
+        with self._lock:
+            status = None
+            if self.unauthorized:
+                status = 401
+            elif self.rate_limited > 0:
+                self.rate_limited -= 1
+                status = 429
+            elif self.server_errors > 0:
+                self.server_errors -= 1
+                status = 503
+            if status is not None:
+                self.served.append((status, path))
+            return status
+
+
+@dataclass(frozen=True)
+class Sent:
+    """One response body as it went out on the wire (streams: everything written, keep-alives included)."""
+
+    path: str
+    status: int
+    body: bytes
+
+
+class FakePlatform:
+    """A FakeServer whose routes pass through the fault switches and log what they sent."""
+
+    def __init__(self) -> None:
+        self.server = FakeServer()
+        self.faults = Faults()
+        self.sent: list[Sent] = []
+        self.closed = threading.Event()  # set on exit so endless stream bodies end
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def fault_response(self, status: int, req: Request) -> Response:
+        """The platform's own body and headers for a 401, 429 or 5xx."""
+        raise NotImplementedError
+
+    def add_route(self, path: str, fn: Route, method: str | None = None) -> None:
+        def routed(req: Request) -> Response:
+            status = self.faults.next_status(req.path)
+            resp = self.fault_response(status, req) if status else fn(req)
+            if callable(resp.body):
+                resp.body = self._logged_stream(req.path, resp.status, resp.body)
+            else:
+                self.log_sent(Sent(req.path, resp.status, resp.body))
+            return resp
+
+        self.server.routes[(method, path) if method else path] = routed
+
+    def log_sent(self, sent: Sent) -> None:
+        with self._lock:
+            self.sent.append(sent)
+
+    def _logged_stream(self, path: str, status: int, write: Callable) -> Callable:
+        def logged(wfile: object) -> None:
+            chunks: list[bytes] = []
+            try:
+                write(_Tee(wfile, chunks))
+            finally:
+                self.log_sent(Sent(path, status, b"".join(chunks)))
+
+        return logged
+
+    def bodies(self, path_prefix: str = "", status: int | None = 200) -> list[bytes]:
+        with self._lock:
+            return [
+                s.body
+                for s in self.sent
+                if s.path.startswith(path_prefix) and (status is None or s.status == status)
+            ]
+
+    def __enter__(self) -> "FakePlatform":
+        self.server.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.closed.set()
+        self.server.__exit__(*exc)
+
+
+class _Tee:
+    """Records the payload of every chunk written through `write_chunk` (not the chunk framing)."""
+
+    def __init__(self, wfile, chunks: list[bytes]) -> None:
+        self._wfile = wfile
+        self._chunks = chunks
+
+    def write_payload(self, data: bytes) -> None:
+        self._wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self._wfile.flush()
+        self._chunks.append(data)
+
+    def end(self) -> None:
+        self._wfile.write(b"0\r\n\r\n")
+        self._wfile.flush()
+
+
+# --- running a harvest against a fake, and reading back what it wrote --------------------------------------
+
+
+@dataclass
+class Outcome:
+    """Everything one harvest published, and the response records of the WARCs it reported."""
+
+    sent: list[tuple[str, dict]]
+
+    @property
+    def status(self) -> dict:
+        return [body for key, body in self.sent if key.startswith("harvest.status.")][-1]
+
+    @property
+    def warcs(self) -> list[dict]:
+        return [body["warc"] for key, body in self.sent if key == "warc_created"]
+
+    def count(self, label: str) -> int:
+        return sum(day.get(label, 0) for day in self.status["stats"].values())
+
+    def codes(self, kind: str) -> list[tuple[str, str | None]]:
+        return [(n["code"], n.get("seed_id")) for n in self.status[kind]]
+
+    def records(self, record_type: str = "response") -> list[tuple[str, int, bytes]]:
+        """(target URI, HTTP status, payload exactly as stored) of each record of that type."""
+        from warcio.archiveiterator import ArchiveIterator
+
+        out = []
+        for warc in self.warcs:
+            with open(warc["path"], "rb") as fh:
+                for rec in ArchiveIterator(fh):
+                    if rec.rec_type == record_type:
+                        status = int(rec.http_headers.get_statuscode()) if rec.http_headers else 0
+                        out.append((rec.rec_headers.get_header("WARC-Target-URI"), status, rec.raw_stream.read()))
+        return out
+
+    def raw_warc_bytes(self) -> bytes:
+        import gzip
+
+        data = b""
+        for warc in self.warcs:
+            with open(warc["path"], "rb") as fh:
+                raw = fh.read()
+            data += gzip.decompress(raw) if warc["path"].endswith(".gz") else raw
+        return data
+
+
+def start_body(harvest_type: str, seeds: list[dict], *, credentials: dict, options: dict | None = None,
+               harvest_id: str | None = None, path: str = "collections/cs1/c1") -> dict:
+    import uuid
+
+    return {
+        "id": harvest_id or f"test:{uuid.uuid4().hex[:8]}",
+        "type": harvest_type,
+        "path": path,
+        "seeds": seeds,
+        "options": options or {},
+        "credentials": credentials,
+        "collection_set": {"id": "cs1"},
+        "collection": {"id": "c1"},
+    }
+
+
+def run_harvest_job(config, body: dict, *, stop_when: threading.Event | None = None,
+                    stop_delay: float = 0.3) -> Outcome:
+    """Run the engine's job for one start message, collecting what it publishes; for streams, set
+    harvest.stop once `stop_when` is set."""
+    from harvesters import registry
+    from harvesters.base import run_harvest
+    from messages.routing import key
+    from swath.jobs import JobContext
+
+    sent: list[tuple[str, dict]] = []
+    lock = threading.Lock()
+
+    def publish(routing_key: str, message: dict) -> None:
+        with lock:
+            sent.append((routing_key, message))
+
+    ctx = JobContext(config=config, publish=publish, service="test")
+    if stop_when is not None:
+        def stopper() -> None:
+            if stop_when.wait(30):
+                ctx.stop.wait(stop_delay)  # let a few keep-alives through first
+            ctx.stop.set()
+        threading.Thread(target=stopper, daemon=True).start()
+    htype = registry.lookup(body["type"])
+    run_harvest(body, routing_key=key("harvest_start", htype.platform, body["type"]), ctx=ctx)
+    return Outcome(sent)
