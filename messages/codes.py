@@ -41,3 +41,5 @@ BAD_ZIP = "bad_zip"  # a response that must be a ZIP file is not a readable one
 ZIP_UNSAFE_NAME = "zip_unsafe_name"  # a ZIP entry name is absolute or climbs with ".." (zip-slip); refused unread
 ZIP_TOO_LARGE = "zip_too_large"  # a ZIP inflates past the size limit (ZIP bomb); refused
 ZIP_UNEXPECTED_ENTRIES = "zip_unexpected_entries"  # a ZIP lacks a required entry, has extra ones or the wrong order
+EXPORT_TABLES = "export_tables"  # which table(s) and files an export wrote, with item counts
+ITEM_UNREADABLE = "item_unreadable"  # a response body or stream line was not JSON; skipped, the export went on

@@ -1,0 +1,1 @@
+"""Exporters: read harvested WARCs and write CSV/TSV/XLSX/JSON/full JSON/dehydrated ids (issue 5)."""

@@ -1,0 +1,269 @@
+"""The export job: export.start.<platform>.<type> in, files and export.status messages out.
+
+Three separate pieces, as in Scrapy's feed exports: which items (WARC index, sources, filters,
+dedupe), which format (writers.py) and where (output.py, atomic segment files).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from exporters import registry
+from exporters.dedupe import SeenIds
+from exporters.items import Item, Source
+from exporters.output import SegmentedOutput
+from exporters.warc_index import ScanIndex, WarcIndex
+from exporters.warc_reader import RecordRef, Response, iter_responses, read_at, scan_refs
+from exporters.writers import FORMATS, Writer
+from messages import codes
+from messages.model import COMPLETED_FAILURE, COMPLETED_SUCCESS, RUNNING, ExportStart, ExportStatus, Note, Origin, now_iso
+from messages.routing import parse
+from swath.jobs import JobContext, JobInterrupted
+from swath.paths import PathOutsideDataRoot, resolve_inside
+
+_CHECK_EVERY = 1000  # items between looks at the clock and the stop flag
+
+
+class ExportFailed(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class _Notes:
+    infos: list[Note] = field(default_factory=list)
+    warnings: list[Note] = field(default_factory=list)
+    errors: list[Note] = field(default_factory=list)
+
+
+def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index: WarcIndex | None = None) -> None:
+    """swath.jobs.Job for every export type (see exporters.registry)."""
+    Export(body=body, routing_key=routing_key, ctx=ctx, index=index).run()
+
+
+class Export:
+    def __init__(self, *, body: dict[str, Any], routing_key: str, ctx: JobContext,
+                 index: WarcIndex | None = None) -> None:
+        self.body = body
+        self.ctx = ctx
+        self.status_key = str(parse(routing_key).status_key())
+        self.origin = Origin(service=ctx.service, host=ctx.config.host, instance=ctx.instance)
+        self.date_started = now_iso()
+        self.notes = _Notes()
+        self.index = index
+        self.items_done = 0
+        self.warcs_done = 0
+        self.warcs_total = 0
+        self._last_status = time.monotonic()
+        self._outputs: dict[str, SegmentedOutput] = {}
+
+    # --- status ---
+    def _publish(self, status: str, **extra: Any) -> None:
+        msg = ExportStatus(
+            id=self.body["id"], status=status, origin=self.origin, date_started=self.date_started,
+            date_ended=None if status == RUNNING else now_iso(), infos=list(self.notes.infos),
+            warnings=list(self.notes.warnings), errors=list(self.notes.errors), extra=extra,
+        )
+        self.ctx.publish(self.status_key, msg.to_dict())
+
+    def _progress(self) -> dict[str, Any]:
+        return {"progress": {"items": self.items_done, "warcs_done": self.warcs_done, "warcs_total": self.warcs_total}}
+
+    def _tick(self) -> None:
+        if self.ctx.stop.is_set():
+            raise JobInterrupted(f"export {self.body['id']} interrupted")
+        now = time.monotonic()
+        if now - self._last_status >= self.ctx.config.status_interval:
+            self._last_status = now
+            self._publish(RUNNING, **self._progress())
+            self.ctx.progress(f"{self.items_done} items, {self.warcs_done}/{self.warcs_total} WARCs")
+
+    def warn(self, code: str, message: str) -> None:
+        self.notes.warnings.append(Note(code, message))
+        self.ctx.log.warning("%s: %s", code, message)
+
+    # --- the job ---
+    def run(self) -> None:
+        body = self.body
+        # SFM asks for exactly one of seeds/collection: a failure status, not a dead letter.
+        if isinstance(body, dict) and isinstance(body.get("id"), str) and body["id"]:
+            if ("seeds" in body) == ("collection" in body):
+                self.notes.errors.append(Note(codes.BAD_REQUEST, "an export needs exactly one of seeds or collection"))
+                self._publish(COMPLETED_FAILURE)
+                return
+        start = ExportStart.from_dict(body)  # InvalidMessage: the runtime dead-letters it
+        try:
+            self._publish(RUNNING, **self._progress())
+            files = self._export(start)
+        except ExportFailed as exc:
+            self._abort()
+            self.notes.errors.append(Note(exc.code, str(exc)))
+            self._publish(COMPLETED_FAILURE)
+            return
+        except JobInterrupted:
+            self._abort()
+            if self.ctx.shutdown.is_set():
+                raise  # redelivered and redone from the start after the restart
+            self.notes.errors.append(Note(codes.UNKNOWN_ERROR, "export stopped before it finished; no files kept"))
+            self._publish(COMPLETED_FAILURE)
+            return
+        except Exception as exc:  # noqa: BLE001 - every failure must end in a status
+            self._abort()
+            self.ctx.log.exception("export %s failed", start.id)
+            self.notes.errors.append(Note(codes.UNKNOWN_ERROR, f"{type(exc).__name__}: {exc}"))
+            self._publish(COMPLETED_FAILURE)
+            return
+        self._publish(COMPLETED_SUCCESS, files=[str(f) for f in files], items=self.items_done)
+
+    def _abort(self) -> None:
+        for out in self._outputs.values():
+            out.abort()
+
+    def _export(self, start: ExportStart) -> list[Path]:
+        try:
+            export_type = registry.lookup(start.type)
+        except registry.UnknownExportType:
+            raise ExportFailed(codes.UNKNOWN_TYPE, f"no exporter for type {start.type!r}; "
+                               f"known: {', '.join(registry.export_types())}") from None
+        writer_cls = FORMATS.get(start.format)
+        if writer_cls is None:
+            raise ExportFailed(codes.UNSUPPORTED_EXPORT_FORMAT,
+                               f"format {start.format!r} is not one of {', '.join(FORMATS)}")
+        data_root = self.ctx.config.data_root
+        try:
+            directory = resolve_inside(data_root, start.path)
+        except PathOutsideDataRoot as exc:
+            raise ExportFailed(codes.PATH_OUTSIDE_DATA_ROOT, str(exc)) from None
+        directory.mkdir(parents=True, exist_ok=True)
+
+        index = self.index or ScanIndex(data_root=data_root)
+        warcs = index.warcs_for(start.collection_id) if start.collection_id else index.all_warcs()
+        present = []
+        for warc in warcs:
+            if warc.is_file():
+                present.append(warc)
+            else:
+                self.warn(codes.WARC_MISSING, f"{warc} is indexed but not on disk; exported the others")
+        self.warcs_total = len(present)
+
+        sources = [cls() for cls in export_type.sources]
+        seen = SeenIds(spill_dir=directory) if start.dedupe else None
+        try:
+            for item in self._items(start, present, sources, writer_cls.needs_raw):
+                if seen is not None and not seen.add(item.type, item.id):
+                    continue
+                out = self._output(item.type, export_type, sources, start, directory, writer_cls)
+                out.write(item, self._table(item.type, sources).row(item) if writer_cls.needs_row else None)
+                self.items_done += 1
+                if self.items_done % _CHECK_EVERY == 0:
+                    self._tick()
+        finally:
+            if seen is not None:
+                seen.close()
+        # The primary table always gets its file, even when nothing matched.
+        self._output(export_type.primary_table, export_type, sources, start, directory, writer_cls)
+        files: list[Path] = []
+        for name, out in self._outputs.items():
+            out.finish()
+        for name, out in self._outputs.items():
+            written = out.commit()
+            files.extend(written)
+            self.notes.infos.append(Note(codes.EXPORT_TABLES, f"table {name}: {out.count} items in "
+                                         + ", ".join(p.name for p in written)))
+        if len(self._outputs) > 1:
+            self.notes.infos.append(Note(codes.EXPORT_TABLES, "the WARCs hold more than one kind of item "
+                                         f"({', '.join(self._outputs)}): one table each, {export_type.primary_table} "
+                                         "in the files without a table name"))
+        return files
+
+    @staticmethod
+    def _table(name: str, sources: list[Source]):
+        for s in sources:
+            if s.table.name == name:
+                return s.table
+        raise KeyError(name)
+
+    def _output(self, table: str, export_type, sources, start: ExportStart, directory: Path,
+                writer_cls: type[Writer]) -> SegmentedOutput:
+        out = self._outputs.get(table)
+        if out is None:
+            out = SegmentedOutput(
+                directory=directory, export_id=start.id,
+                table=None if table == export_type.primary_table else table, writer_cls=writer_cls,
+                headers=self._table(table, sources).headers, segment_size=start.segment_size,
+            )
+            self._outputs[table] = out
+        return out
+
+    # --- which items ---
+    def _items(self, start: ExportStart, warcs: list[Path], sources: list[Source], want_raw: bool) -> Iterator[Item]:
+        uids = {s.uid for s in start.seeds if s.uid} if start.seeds else None
+        ids, ide = start.item_date_start, start.item_date_end
+        bad_lines: dict[str, int] = {}
+        responses = self._newest_first(start, warcs) if start.dedupe else self._in_file_order(start, warcs)
+        for resp in responses:
+            source = next((s for s in sources if s.accepts(resp.url)), None)
+            if source is None:
+                continue
+
+            def on_bad(n: int, warc: str = resp.warc) -> None:
+                bad_lines[warc] = bad_lines.get(warc, 0) + n
+
+            items = source.items(resp, want_raw=want_raw, on_bad=on_bad)
+            if start.dedupe:
+                items = reversed(list(items))  # newest first, so the first copy seen is the latest
+            for item in items:
+                if uids is not None and item.uid not in uids:
+                    continue
+                if ids is not None or ide is not None:
+                    date = item.date
+                    if date is None or (ids is not None and date < ids) or (ide is not None and date > ide):
+                        continue
+                yield item
+            if self.ctx.stop.is_set():
+                raise JobInterrupted(f"export {start.id} interrupted")
+        for warc, n in bad_lines.items():
+            self.warn(codes.ITEM_UNREADABLE, f"{warc}: {n} stream line(s) or bodies were not JSON (e.g. a stream "
+                      "cut mid-line); skipped")
+
+    def _harvest_date_ok(self, start: ExportStart, date) -> bool:
+        return not ((start.harvest_date_start and date < start.harvest_date_start)
+                    or (start.harvest_date_end and date > start.harvest_date_end))
+
+    def _on_truncated(self, warc: str, message: str) -> None:
+        self.warn(codes.WARC_TRUNCATED, message)
+
+    def _in_file_order(self, start: ExportStart, warcs: list[Path]) -> Iterator[Response]:
+        for warc in warcs:
+            for resp in iter_responses(warc, on_truncated=self._on_truncated):
+                if self._harvest_date_ok(start, resp.date):
+                    yield resp
+            self.warcs_done += 1
+
+    def _newest_first(self, start: ExportStart, warcs: list[Path]) -> Iterator[Response]:
+        """Responses by harvest date, newest first: dedupe keeps the first copy it meets, which is
+        then the latest harvested one, without remembering anything but ids."""
+        refs: list[RecordRef] = []
+        for warc in warcs:
+            refs.extend(r for r in scan_refs(warc, on_truncated=self._on_truncated)
+                        if self._harvest_date_ok(start, r.date))
+        refs.sort(key=lambda r: (r.date, r.warc, r.offset), reverse=True)
+        handles: dict[str, Any] = {}
+        try:
+            for ref in refs:
+                fh = handles.get(ref.warc)
+                if fh is None:
+                    if len(handles) >= 16:  # bound open files; records of one WARC are mostly adjacent
+                        handles.pop(next(iter(handles))).close()
+                    fh = handles[ref.warc] = open(ref.warc, "rb")
+                resp = read_at(fh, ref, on_truncated=lambda w, m: None)  # the scan already reported cuts
+                if resp is not None:
+                    yield resp
+            self.warcs_done = len(warcs)
+        finally:
+            for fh in handles.values():
+                fh.close()

@@ -1,0 +1,105 @@
+"""The narrow contract between reading WARCs and writing exports (after sfm-utils' warc_iter).
+
+A platform's Source turns one response record into Items: type, id, date, url, item, plus the
+harvest date, the author/owner uid (for seed exports) and, when asked for, the raw JSON bytes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Iterator
+
+import orjson
+
+from exporters.jsonspan import value_spans
+from exporters.table import Table
+from exporters.warc_reader import Response
+
+_UNSET: Any = object()
+
+
+@dataclass(slots=True)
+class Item:
+    type: str  # the table it belongs to, e.g. "twitter_v2"
+    id: str
+    url: str  # the API URL it came from
+    item: Any  # the parsed JSON object
+    harvest_date: dt.datetime
+    uid: str | None  # author / owner / blog: what a seed's uid matches
+    date_text: Any  # the item's own date as the API wrote it; parsed on demand (only filters need it)
+    parse_date: Callable[[Any], dt.datetime | None]
+    raw: bytes | None = None  # byte-exact JSON as returned (only when the format needs it)
+    context: Any = None  # page-level lookups shared by the items of one response (v2 includes)
+    scratch: Any = None  # per-item values a table's prepare() computes once for several columns
+    _date: Any = _UNSET
+
+    @property
+    def date(self) -> dt.datetime | None:
+        if self._date is _UNSET:
+            try:
+                self._date = self.parse_date(self.date_text) if self.date_text not in (None, "") else None
+            except (ValueError, TypeError, KeyError):
+                self._date = None
+        return self._date
+
+
+@dataclass(slots=True)
+class Doc:
+    """One JSON document of a body: the whole body, or one line of a newline-delimited stream."""
+
+    value: Any
+    body: bytes  # the bytes `value` was parsed from
+    whole: bool  # True if it was the whole body (page), False for one NDJSON line
+
+
+class Source:
+    """One platform's response shapes -> Items. Subclasses fill the hooks."""
+
+    table: ClassVar[Table]
+    # Substrings of the URL that mark a response this source reads (checked in order, any matches).
+    url_markers: ClassVar[tuple[str, ...]] = ()
+
+    def accepts(self, url: str) -> bool:
+        return any(marker in url for marker in self.url_markers)
+
+    def items(self, resp: Response, *, want_raw: bool, on_bad: Callable[[int], None]) -> Iterator[Item]:
+        for doc in docs(resp.body, on_bad):
+            yield from self.doc_items(doc, resp, want_raw)
+
+    def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
+        raise NotImplementedError
+
+    # helpers for subclasses
+    @staticmethod
+    def raws(doc: Doc, path: tuple[str, ...], count: int, want_raw: bool) -> list[bytes | None]:
+        """Raw bytes of the `count` values at `path` of the doc (Nones when not wanted)."""
+        if not want_raw:
+            return [None] * count
+        spans = value_spans(doc.body, path)
+        if len(spans) != count:  # should not happen; never write something that is not the item
+            raise ValueError(f"found {len(spans)} JSON values at {path}, parsed {count}")
+        return [doc.body[s:e] for s, e in spans]
+
+
+def docs(body: bytes, on_bad: Callable[[int], None]) -> Iterator[Doc]:
+    """The JSON documents of a body: one (a page) or many (NDJSON stream segments)."""
+    stripped = body.strip()
+    if not stripped:
+        return
+    try:
+        yield Doc(orjson.loads(stripped), stripped, True)
+        return
+    except orjson.JSONDecodeError:
+        pass
+    bad = 0
+    for line in stripped.split(b"\n"):
+        line = line.strip()
+        if not line:
+            continue  # keep-alive newlines of a stream
+        try:
+            yield Doc(orjson.loads(line), line, False)
+        except orjson.JSONDecodeError:
+            bad += 1  # e.g. the last line of a stream cut by a WARC rotation or shutdown
+    if bad:
+        on_bad(bad)

@@ -1,0 +1,73 @@
+"""Export type -> platform, item sources (the first one is the primary table) and service name.
+
+The worker runtime and the CLI look export types up here; the routing key is
+export.start.<platform>.<type>. Type names are SFM's harvest type names, so SFM requesters work unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from exporters.flickr import Flickr
+from exporters.items import Source
+from exporters.tumblr import Tumblr
+from exporters.twitter_v1 import TwitterV1
+from exporters.twitter_v2 import TwitterV2
+from exporters.weibo import Weibo
+from messages import routing
+
+
+@dataclass(frozen=True)
+class ExportType:
+    name: str
+    platform: str
+    service: str
+    # Item sources read for this type; a response is read by the first whose URL markers match.
+    # Twitter types read both API versions, so a collection holding both exports one table per version.
+    sources: tuple[type[Source], ...]
+
+    @property
+    def primary_table(self) -> str:
+        return self.sources[0].table.name
+
+
+class UnknownExportType(KeyError):
+    """No exporter here handles this export type."""
+
+
+_V1 = (TwitterV1, TwitterV2)
+_V2 = (TwitterV2, TwitterV1)
+_TYPES = [
+    ExportType(name="twitter_search", platform="twitter", service="Twitter Exporter", sources=_V1),
+    ExportType(name="twitter_filter", platform="twitter", service="Twitter Exporter", sources=_V1),
+    ExportType(name="twitter_sample", platform="twitter", service="Twitter Exporter", sources=_V1),
+    ExportType(name="twitter_user_timeline", platform="twitter", service="Twitter Exporter", sources=_V1),
+    ExportType(name="twitter_search_2", platform="twitter", service="Twitter Exporter", sources=_V2),
+    ExportType(name="twitter_academic_search", platform="twitter", service="Twitter Exporter", sources=_V2),
+    ExportType(name="twitter_user_timeline_2", platform="twitter", service="Twitter Exporter", sources=_V2),
+    ExportType(name="twitter_filter_stream", platform="twitter", service="Twitter Exporter", sources=_V2),
+    ExportType(name="flickr_user", platform="flickr", service="Flickr Exporter", sources=(Flickr,)),
+    ExportType(name="tumblr_blog_posts", platform="tumblr", service="Tumblr Exporter", sources=(Tumblr,)),
+    ExportType(name="weibo_timeline", platform="weibo", service="Weibo Exporter", sources=(Weibo,)),
+    ExportType(name="weibo_search", platform="weibo", service="Weibo Exporter", sources=(Weibo,)),
+]
+TYPES: dict[str, ExportType] = {t.name: t for t in _TYPES}
+
+
+def export_types() -> list[str]:
+    return list(TYPES)
+
+
+def lookup(name: str) -> ExportType:
+    try:
+        return TYPES[name]
+    except KeyError:
+        raise UnknownExportType(name) from None
+
+
+def platform_of(name: str) -> str:
+    return lookup(name).platform
+
+
+def start_routing_key(name: str) -> str:
+    return routing.key("export_start", platform_of(name), name)

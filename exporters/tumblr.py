@@ -1,0 +1,65 @@
+"""Tumblr (v2 /blog/<blog>/posts responses): posts table. A seed's uid is the blog name."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from exporters.dates import unix_date
+from exporters.items import Doc, Item, Source
+from exporters.jsonspan import ANY
+from exporters.table import Col, Table, json_list, no_newlines
+from exporters.warc_reader import Response
+
+
+def _text(item: Item) -> Any:
+    post = item.item
+    # The text a reader sees depends on the post type (text body, photo caption, quote, link...).
+    for key in ("body", "caption", "text", "description", "question"):
+        if post.get(key):
+            return post[key]
+    return None
+
+
+TABLE = Table(
+    name="tumblr_post",
+    columns=(
+        Col("created_at", "timestamp", lambda v: unix_date(v).isoformat() if v else None),
+        Col("tumblr_id", "id_string", None),
+        Col("blog_name", "blog_name"),
+        Col("post_type", "type"),
+        Col("post_slug", "slug"),
+        Col("post_summary", "summary", no_newlines),
+        Col("post_text", _text, no_newlines),
+        Col("tags", "tags", json_list),
+        Col("note_count", "note_count"),
+        Col("tumblr_url", "post_url"),
+        Col("tumblr_short_url", "short_url"),
+    ),
+)
+
+
+def _id(post: dict[str, Any]) -> str:
+    return post.get("id_string") or str(post["id"])
+
+
+class Tumblr(Source):
+    table = TABLE
+    url_markers = ("api.tumblr.com/v2/blog/",)
+
+    def accepts(self, url: str) -> bool:
+        return super().accepts(url) and "/posts" in url
+
+    def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
+        value = doc.value
+        posts = ((value.get("response") or {}).get("posts")) if isinstance(value, dict) else None
+        if not isinstance(posts, list):
+            return
+        raws = self.raws(doc, ("response", "posts", ANY), len(posts), want_raw)
+        for post, raw in zip(posts, raws):
+            if not isinstance(post, dict) or "id" not in post:
+                continue
+            post.setdefault("id_string", _id(post))
+            yield Item(
+                type="tumblr_post", id=_id(post), url=resp.url, item=post, harvest_date=resp.date,
+                uid=post.get("blog_name"), date_text=post.get("timestamp"), parse_date=unix_date, raw=raw,
+            )

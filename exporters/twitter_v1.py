@@ -1,0 +1,181 @@
+"""Twitter API v1.1 (search, user timelines, filter/sample streams): items and the twarc json2csv table."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from exporters.dates import twitter_date
+from exporters.items import Doc, Item, Source
+from exporters.jsonspan import ANY
+from exporters.table import Col, Table
+from exporters.warc_reader import Response
+
+
+def _t(item: Item) -> dict[str, Any]:
+    return item.item
+
+
+def _user(key: str):
+    return lambda item: (item.item.get("user") or {}).get(key)
+
+
+def _text(item: Item) -> str:
+    t = item.item.get("retweeted_status") or item.item  # a retweet's own text is truncated
+    if "extended_tweet" in t:
+        return t["extended_tweet"]["full_text"]
+    return t.get("full_text") or t.get("text")
+
+
+def _coordinates(item: Item) -> str | None:
+    c = item.item.get("coordinates")
+    return "%f %f" % tuple(c["coordinates"]) if c else None
+
+
+def _hashtags(item: Item) -> str:
+    t = item.item.get("retweeted_status") or item.item
+    return " ".join(h["text"] for h in (t.get("entities") or {}).get("hashtags", []))
+
+
+def _media(item: Item) -> str | None:
+    t = item.item
+    for holder in (t.get("extended_entities") or {}, t.get("entities") or {}):
+        if "media" in holder:
+            return " ".join(m["media_url_https"] for m in holder["media"])
+    return None
+
+
+def _urls(item: Item) -> str:
+    return " ".join(u.get("expanded_url") or "" for u in (item.item.get("entities") or {}).get("urls", []))
+
+
+def _tweet_type(item: Item) -> str:
+    t = item.item
+    if t.get("retweeted_status"):
+        return "retweet"
+    if t.get("quoted_status"):
+        return "quote"
+    if t.get("in_reply_to_status_id"):
+        return "reply"
+    return "original"
+
+
+def _referenced(key: str, user_key: str | None = None):
+    def get(item: Item) -> Any:
+        t = item.item
+        ref = t.get("retweeted_status") or t.get("quoted_status")
+        if not ref:
+            return None
+        return ref["user"][user_key] if user_key else ref[key]
+
+    return get
+
+
+def _favorite_count(item: Item) -> Any:
+    return (item.item.get("retweeted_status") or item.item).get("favorite_count")
+
+
+def _place(item: Item) -> str | None:
+    p = item.item.get("place")
+    return p["full_name"] if p else None
+
+
+def _tweet_url(item: Item) -> str:
+    return "https://twitter.com/%s/status/%s" % (item.item["user"]["screen_name"], item.item["id_str"])
+
+
+def _user_urls(item: Item) -> str | None:
+    u = item.item.get("user")
+    if not u:
+        return None
+    urls = ((u.get("entities") or {}).get("url") or {}).get("urls") or []
+    return " ".join(x["expanded_url"] for x in urls if x.get("expanded_url"))
+
+
+def _parsed_created_at(item: Item) -> str | None:
+    return str(item.date) if item.date else None
+
+
+# The column set of twarc's json2csv (twarc/json2csv.py get_headings/get_row), in its order.
+TABLE = Table(
+    name="twitter_v1",
+    columns=(
+        Col("id", "id_str"),
+        Col("tweet_url", _tweet_url),
+        Col("created_at", "created_at"),
+        Col("parsed_created_at", _parsed_created_at),
+        Col("user_screen_name", _user("screen_name")),
+        Col("text", _text),
+        Col("tweet_type", _tweet_type),
+        Col("coordinates", _coordinates),
+        Col("hashtags", _hashtags),
+        Col("media", _media),
+        Col("urls", _urls),
+        Col("favorite_count", _favorite_count),
+        Col("in_reply_to_screen_name", "in_reply_to_screen_name"),
+        Col("in_reply_to_status_id", "in_reply_to_status_id"),
+        Col("in_reply_to_user_id", "in_reply_to_user_id"),
+        Col("lang", "lang"),
+        Col("place", _place),
+        Col("possibly_sensitive", "possibly_sensitive"),
+        Col("retweet_count", "retweet_count"),
+        Col("retweet_or_quote_id", _referenced("id_str")),
+        Col("retweet_or_quote_screen_name", _referenced("", "screen_name")),
+        Col("retweet_or_quote_user_id", _referenced("", "id_str")),
+        Col("source", "source"),
+        Col("user_id", _user("id_str")),
+        Col("user_created_at", _user("created_at")),
+        Col("user_default_profile_image", _user("default_profile_image")),
+        Col("user_description", _user("description")),
+        Col("user_favourites_count", _user("favourites_count")),
+        Col("user_followers_count", _user("followers_count")),
+        Col("user_friends_count", _user("friends_count")),
+        Col("user_listed_count", _user("listed_count")),
+        Col("user_location", _user("location")),
+        Col("user_name", _user("name")),
+        Col("user_statuses_count", _user("statuses_count")),
+        Col("user_time_zone", _user("time_zone")),
+        Col("user_urls", _user_urls),
+        Col("user_verified", _user("verified")),
+    ),
+)
+
+
+def _is_tweet(obj: Any) -> bool:
+    # Streams interleave delete/limit/warning notices with tweets.
+    return isinstance(obj, dict) and "id_str" in obj and "user" in obj and ("text" in obj or "full_text" in obj)
+
+
+class TwitterV1(Source):
+    table = TABLE
+    # v1.1 REST and stream endpoints that return tweets (users/lookup etc. are not items).
+    url_markers = (
+        "/1.1/search/tweets.json",
+        "/1.1/statuses/user_timeline.json",
+        "/1.1/statuses/filter.json",
+        "/1.1/statuses/sample.json",
+        "/1.1/statuses/lookup.json",
+        "/1.1/statuses/home_timeline.json",
+    )
+
+    def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
+        value = doc.value
+        if isinstance(value, list):
+            tweets, path = value, (ANY,)
+        elif isinstance(value, dict) and isinstance(value.get("statuses"), list):
+            tweets, path = value["statuses"], ("statuses", ANY)
+        elif _is_tweet(value):
+            tweets, path = [value], ()
+        else:
+            return
+        if path:
+            raws = self.raws(doc, path, len(tweets), want_raw)
+        else:
+            raws = [doc.body if want_raw else None]
+        for tweet, raw in zip(tweets, raws):
+            if not _is_tweet(tweet):
+                continue
+            yield Item(
+                type="twitter_v1", id=tweet["id_str"], url=resp.url, item=tweet, harvest_date=resp.date,
+                uid=tweet["user"].get("id_str"), date_text=tweet.get("created_at"), parse_date=twitter_date,
+                raw=raw,
+            )

@@ -1,0 +1,116 @@
+"""Which WARC files belong to a collection, without opening any of them.
+
+The index is built by scanning the data root and cached in `<data_root>/.swath/warc-index.json`,
+keyed by directory and refreshed by directory mtime, so a repeat export only re-lists changed
+directories. A WARC belongs to a collection when one of the directories above it is named by the
+collection id: SFM's `collections/<set>/<collection>/YYYY/MM/DD/HH/` and swath's harvest `path`
+(which ends in the collection id) both fit. `add()` is the hook for recording warc_created messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Protocol
+
+WARC_SUFFIXES = (".warc.gz", ".warc", ".warc.zst", ".warc.lz4")
+CACHE_NAME = ".swath/warc-index.json"
+
+
+class WarcIndex(Protocol):
+    def warcs_for(self, collection_id: str) -> list[Path]:
+        """WARCs of one collection, in path order (SFM paths run by harvest hour)."""
+
+    def all_warcs(self) -> list[Path]:
+        """Every WARC under the data root (seed exports, which name no collection)."""
+
+    def add(self, collection_id: str, path: Path) -> None:
+        """Record a WARC announced by a warc_created message."""
+
+
+def is_warc(name: str) -> bool:
+    return name.endswith(WARC_SUFFIXES) and not name.startswith(".")
+
+
+class ScanIndex:
+    def __init__(self, *, data_root: Path) -> None:
+        self.root = Path(os.path.realpath(data_root))
+        self.cache_path = self.root / CACHE_NAME
+        self._dirs: dict[str, dict] = {}  # relative dir -> {"mtime": ns, "warcs": [...], "subdirs": [...]}
+        self._added: dict[str, list[str]] = {}
+        self._load()
+        self._refresh()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.cache_path.read_text())
+            self._dirs = data.get("dirs", {})
+            self._added = data.get("added", {})
+        except (OSError, ValueError):
+            self._dirs, self._added = {}, {}
+
+    def _save(self) -> None:
+        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+        temp = self.cache_path.with_name(f".{self.cache_path.name}.{os.getpid()}.tmp")
+        temp.write_text(json.dumps({"dirs": self._dirs, "added": self._added}))
+        os.replace(temp, self.cache_path)
+
+    def _refresh(self) -> None:
+        fresh: dict[str, dict] = {}
+        changed = False
+        stack = [""]
+        while stack:
+            rel = stack.pop()
+            full = self.root / rel if rel else self.root
+            try:
+                mtime = os.stat(full).st_mtime_ns
+            except OSError:
+                continue
+            entry = self._dirs.get(rel)
+            if entry is None or entry["mtime"] != mtime:
+                changed = True
+                warcs, subdirs = [], []
+                try:
+                    with os.scandir(full) as it:
+                        for e in it:
+                            if e.name == ".swath":
+                                continue
+                            if e.is_dir(follow_symlinks=False):
+                                subdirs.append(e.name)
+                            elif is_warc(e.name):
+                                warcs.append(e.name)
+                except OSError:
+                    continue
+                entry = {"mtime": mtime, "warcs": sorted(warcs), "subdirs": sorted(subdirs)}
+            fresh[rel] = entry
+            stack.extend(f"{rel}/{d}" if rel else d for d in entry["subdirs"])
+        if changed or fresh.keys() != self._dirs.keys():
+            self._dirs = fresh
+            try:
+                self._save()
+            except OSError:
+                pass  # a read-only data root still exports; it just rescans next time
+
+    def _iter(self) -> Iterable[tuple[tuple[str, ...], Path]]:
+        for rel, entry in self._dirs.items():
+            parts = tuple(rel.split("/")) if rel else ()
+            for name in entry["warcs"]:
+                yield parts, self.root / rel / name if rel else self.root / name
+
+    def warcs_for(self, collection_id: str) -> list[Path]:
+        found = {p for parts, p in self._iter() if collection_id in parts}
+        found.update(Path(p) for p in self._added.get(collection_id, ()))
+        return sorted(found, key=str)
+
+    def all_warcs(self) -> list[Path]:
+        found = {p for _, p in self._iter()}
+        for paths in self._added.values():
+            found.update(Path(p) for p in paths)
+        return sorted(found, key=str)
+
+    def add(self, collection_id: str, path: Path) -> None:
+        paths = self._added.setdefault(collection_id, [])
+        if str(path) not in paths:
+            paths.append(str(path))
+            self._save()
