@@ -27,6 +27,10 @@ HARVEST_TYPES: dict[str, tuple[str, str, bool]] = {
     "twitter_sample": ("twitter", "harvesters.twitter:TwitterHarvester", True),
     "flickr_user": ("flickr", "harvesters.flickr:FlickrHarvester", False),
     "tumblr_blog_posts": ("tumblr", "harvesters.tumblr:TumblrHarvester", False),
+    "oai_pmh": ("oai_pmh", "harvesters.oai_pmh:OAIPMHHarvester", False),
+    "dcat": ("dcat", "harvesters.dcat:DCATHarvester", False),
+    "ckan": ("ckan", "harvesters.ckan:CKANHarvester", False),
+    "opendatasoft": ("opendatasoft", "harvesters.opendatasoft:OpenDataSoftHarvester", False),
 }
 
 

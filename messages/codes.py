@@ -25,6 +25,7 @@ RESPONSE_TOO_LARGE = "response_too_large"  # a remote response exceeded SWATH_MA
 ITEM_FAILED = "item_failed"  # one remote item could not be processed; the harvest went on
 PAGINATION_LOOP = "pagination_loop"  # a next page or resumptionToken pointed back to one already served; listing stopped
 OAI_ERROR = "oai_error"  # an OAI-PMH endpoint answered with an OAI error; its OAI code starts the message
+DRY_RUN = "dry_run"  # a dry run (options.dryrun): what would have been harvested; nothing was written
 UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what
 
 # --- exporting ---

@@ -1,0 +1,363 @@
+"""Pluggable metadata backends (udata's BaseBackend): list the remote items, process one item.
+
+A backend knows one protocol. This module runs it for one seed the way udata's process_dataset does:
+every item ends `done`, `skipped` or `failed` (with its own error), one bad item never stops the job,
+harvest metadata is filled in, and each mapped dataset (or deletion) is written to the WARC as a
+`resource` record (see docs/metadata-harvesting.md). Third-party backends join through the
+`swath.backends` entry point group.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Callable, ClassVar, Iterator
+from urllib.parse import urlsplit
+
+import orjson
+import requests
+
+from harvesters.base import Harvester
+from harvesters.errors import HarvestError, HarvestStopped
+from harvesters.mapping.dataset import Dataset
+from harvesters.mapping.errors import MetadataError, TooLarge
+from messages import codes
+
+ENTRY_POINT_GROUP = "swath.backends"
+BUILTIN: dict[str, str] = {
+    "oai_pmh": "harvesters.oai_pmh:OAIPMHBackend",
+    "dcat": "harvesters.dcat:DCATBackend",
+    "ckan": "harvesters.ckan:CKANBackend",
+    "opendatasoft": "harvesters.opendatasoft:OpenDataSoftBackend",
+}
+RECORD_CONTENT_TYPE = "application/json"
+MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is treated as a failure
+RETRY_AFTER_ATTEMPTS = 5
+DONE, SKIPPED, FAILED, DELETED = "done", "skipped", "failed", "deleted"
+
+
+@dataclass(kw_only=True)
+class Source:
+    """One harvest source: a seed's endpoint URL (its token) and id (harvest:source_id)."""
+
+    id: str
+    url: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def domain(self) -> str:
+        return urlsplit(self.url).hostname or ""
+
+
+@dataclass(kw_only=True)
+class Item:
+    """A remote item found while listing (udata's HarvestItem before processing)."""
+
+    remote_id: str
+    uri: str | None = None  # identifies the remote item; the record's WARC-Target-URI
+    deleted: bool = False  # the source marked it deleted
+    data: Any = None  # what the listing already fetched, for process()
+    error: str | None = None  # a listing-time problem: the item fails with this message
+    anonymous: bool = False  # remote_id is only a placeholder (the source gave none): not tracked
+
+
+@dataclass(kw_only=True)
+class Fetched:
+    url: str
+    content: bytes
+    content_type: str
+    headers: dict[str, str]
+
+
+class Backend:
+    """Base class: override `list_items` and `process`; set `full_listing` when the listing was complete."""
+
+    name: ClassVar[str] = ""
+    display_name: ClassVar[str] = ""
+
+    def __init__(self, *, source: Source, http: requests.Session, max_bytes: int,
+                 state: Any, stopping: Callable[[], bool] = lambda: False, timeout: float = 60.0) -> None:
+        self.source = source
+        self.http = http
+        self.max_bytes = max_bytes
+        self.state = state
+        self.stopping = stopping
+        self.timeout = timeout
+        # True when list_items walked the whole source (not incremental): absent items are then deletions
+        self.full_listing = True
+
+    # --- hooks ---
+    def list_items(self) -> Iterator[Item]:
+        raise NotImplementedError
+
+    def process(self, item: Item) -> Dataset | None:
+        """Map one item; None means skipped (nothing to harvest); raise to fail this item only."""
+        raise NotImplementedError
+
+    def item_uri(self, item: Item) -> str:
+        return item.uri or f"{self.source.url}#{item.remote_id}"
+
+    def commit(self) -> None:
+        """Stage backend state (e.g. the next `from` date) after a listing that ended without error."""
+
+    # --- helpers ---
+    def state_key(self, name: str) -> str:
+        return f"{self.name}:{name}:{self.source.id}"
+
+    def fetch(self, url: str, *, params: dict[str, Any] | None = None, accept: str | None = None) -> Fetched:
+        """GET `url`; waits out 503 + Retry-After; MetadataError for other errors and oversize bodies."""
+        headers = {"Accept": accept} if accept else {}
+        for attempt in range(RETRY_AFTER_ATTEMPTS + 1):
+            resp = self.http.get(url, params=params, headers=headers, timeout=self.timeout)
+            wait = retry_after(resp)
+            if resp.status_code == 503 and wait is not None and attempt < RETRY_AFTER_ATTEMPTS:
+                if wait > MAX_RETRY_AFTER or not self._sleep(wait):
+                    break
+                continue
+            break
+        if resp.status_code >= 400:
+            code = codes.TOKEN_NOT_FOUND if resp.status_code == 404 else codes.REMOTE_ERROR
+            raise MetadataError(f"{resp.url} answered HTTP {resp.status_code}", code=code)
+        if len(resp.content) > self.max_bytes:  # the engine's session refuses earlier; this guards others
+            raise TooLarge(f"{resp.url}: {len(resp.content)} bytes, over the limit of {self.max_bytes}")
+        return Fetched(url=resp.url, content=resp.content, content_type=resp.headers.get("Content-Type", ""),
+                       headers=dict(resp.headers))
+
+    def fetch_json(self, url: str, *, params: dict[str, Any] | None = None) -> Any:
+        fetched = self.fetch(url, params=params, accept="application/json")
+        try:
+            return orjson.loads(fetched.content)
+        except orjson.JSONDecodeError as exc:
+            raise MetadataError(f"{fetched.url}: malformed JSON: {exc}") from None
+
+    def _sleep(self, seconds: float) -> bool:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if self.stopping():
+                return False
+            time.sleep(min(0.2, max(0.0, end - time.monotonic())))
+        return True
+
+
+def retry_after(resp: requests.Response) -> float | None:
+    value = resp.headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def load_backend(name: str) -> type[Backend]:
+    """The backend class registered under `name` (built-in or entry point); LookupError if none."""
+    target = installed_backends().get(name)
+    if target is None:
+        raise LookupError(f"no metadata backend named {name!r}; installed: {', '.join(installed_backends())}")
+    module_name, _, attr = target.partition(":")
+    module = __import__(module_name, fromlist=[attr])
+    cls = getattr(module, attr)
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise LookupError(f"{target} is not a harvesters.backends.Backend subclass")
+    return cls
+
+
+def installed_backends() -> dict[str, str]:
+    """Backend name -> "module:Class": the built-in four plus every `swath.backends` entry point."""
+    found = dict(BUILTIN)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep.value)
+    return dict(sorted(found.items()))
+
+
+# --- running one source -------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    """What one source's run did, by item status; errors are (remote_id, message)."""
+
+    counts: dict[str, int] = field(default_factory=lambda: {DONE: 0, SKIPPED: 0, FAILED: 0, DELETED: 0})
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    listing_error: MetadataError | Exception | None = None
+
+
+def harvest_metadata(source: Source, backend: Backend, remote_id: str) -> dict[str, str]:
+    """udata's HarvestDatasetMetadata: harvest:domain, harvest:remote_id, harvest:source_id, harvest:last_update."""
+    return {
+        "domain": source.domain,
+        "remote_id": remote_id,
+        "source_id": source.id,
+        "last_update": dt.datetime.now(dt.timezone.utc).isoformat(),
+        "backend": backend.name,
+        "source_url": source.url,
+    }
+
+
+def record_payload(backend: Backend, remote_id: str, *, dataset: Dataset | None, status: str,
+                   reason: str | None = None) -> bytes:
+    body = {
+        "type": "dataset",
+        "id": remote_id,
+        "status": status,
+        "deleted": status == DELETED,
+        "deletion_reason": reason,
+        "dataset": dataset.to_dict() if dataset else None,
+        "harvest": harvest_metadata(backend.source, backend, remote_id),
+    }
+    return orjson.dumps(body)
+
+
+def record_headers(backend: Backend, remote_id: str, status: str) -> dict[str, str]:
+    return {
+        "WARC-Swath-Item-Type": "dataset",
+        "WARC-Swath-Backend": backend.name,
+        "WARC-Swath-Remote-Id": remote_id,
+        "WARC-Swath-Source-Id": backend.source.id,
+        "WARC-Swath-Item-Status": status,
+    }
+
+
+class _Run:
+    """One source's run: per-item outcomes, records, deletions and state (udata's process_dataset)."""
+
+    def __init__(self, harvest: Any, backend: Backend, *, dry_run: bool) -> None:
+        self.harvest, self.backend, self.dry_run = harvest, backend, dry_run
+        self.outcome = Outcome()
+        self.present: set[str] = set()  # listed and not deleted
+        self.gone: set[str] = set()  # marked deleted by the source
+
+    def item(self, item: Item) -> None:
+        rid = item.remote_id
+        if rid in self.present or rid in self.gone:
+            self._count(SKIPPED)  # listed twice (e.g. modified while we paged): harvested once
+            return
+        if item.deleted:
+            self.gone.add(rid)
+            self._emit(item, None, DELETED, reason="marked")
+            return
+        if not item.anonymous:
+            self.present.add(rid)
+        if item.error:
+            self._fail(rid, item.error)
+            return
+        try:
+            dataset = self.backend.process(item)
+        except HarvestStopped:
+            raise
+        except Exception as exc:  # one bad item never stops the job
+            self._fail(rid, f"{type(exc).__name__}: {exc}" if not isinstance(exc, MetadataError) else str(exc))
+            return
+        if dataset is None:
+            self._count(SKIPPED)
+            return
+        self._emit(item, dataset, DONE)
+
+    def _emit(self, item: Item, dataset: Dataset | None, status: str, *, reason: str | None = None) -> None:
+        self._count(status)
+        if self.dry_run:
+            return
+        self.harvest.write_record(
+            uri=self.backend.item_uri(item),
+            record_type="resource",
+            payload=record_payload(self.backend, item.remote_id, dataset=dataset, status=status, reason=reason),
+            content_type=RECORD_CONTENT_TYPE,
+            headers=record_headers(self.backend, item.remote_id, status),
+        )
+
+    def _fail(self, rid: str, message: str) -> None:
+        self._count(FAILED)
+        self.outcome.errors.append((rid, message))
+        if len(self.outcome.errors) <= MAX_ITEM_ERRORS:
+            self.harvest.error(codes.ITEM_FAILED, f"{rid}: {message}", self.backend.source.id)
+
+    def _count(self, status: str) -> None:
+        self.outcome.counts[status] += 1
+        self.harvest.count(status)
+
+    def finish(self, previous: set[str]) -> None:
+        backend, complete = self.backend, self.outcome.listing_error is None and not self.harvest.stopping
+        if complete and backend.full_listing:
+            for rid in sorted(previous - self.present - self.gone):  # disappeared from the source
+                self.gone.add(rid)
+                self._emit(Item(remote_id=rid), None, DELETED, reason="disappeared")
+            current = set(self.present)
+        else:
+            current = (previous | self.present) - self.gone
+        extra = len(self.outcome.errors) - MAX_ITEM_ERRORS
+        if extra > 0:
+            self.harvest.error(codes.ITEM_FAILED, f"... and {extra} more failed items", backend.source.id)
+        if self.dry_run:
+            counts = self.outcome.counts
+            self.harvest.info(codes.DRY_RUN, f"dry run of {backend.source.url}: {counts[DONE]} would be harvested, "
+                              f"{counts[DELETED]} deleted, {counts[SKIPPED]} skipped, {counts[FAILED]} failed; "
+                              "nothing written", backend.source.id)
+            return
+        self.harvest.state.set(backend.state_key("ids"), sorted(current))
+        if complete:
+            backend.commit()
+
+
+MAX_ITEM_ERRORS = 100  # per source; the rest are summed up in one line
+
+
+def run_source(harvest: Any, backend: Backend, *, dry_run: bool = False) -> Outcome:
+    """List and process every item of one source; a listing error ends the listing, never the job."""
+    run = _Run(harvest, backend, dry_run=dry_run)
+    previous = set(harvest.state.get(backend.state_key("ids"), None) or [])
+    try:
+        for item in backend.list_items():
+            if harvest.stopping:
+                break
+            run.item(item)
+    except HarvestStopped:
+        pass
+    except (MetadataError, HarvestError) as exc:
+        run.outcome.listing_error = exc
+        harvest.error(exc.code, f"{backend.source.url}: {exc}", backend.source.id)
+    except requests.RequestException as exc:
+        run.outcome.listing_error = exc
+        harvest.error(codes.REMOTE_ERROR, f"{backend.source.url}: {type(exc).__name__}", backend.source.id)
+    run.finish(previous)
+    return run.outcome
+
+
+class BackendHarvester(Harvester):
+    """A Harvester running one Backend over every seed (token = endpoint base URL)."""
+
+    backend: ClassVar[type[Backend]]
+
+    def harvest_sources(self) -> None:
+        start, config = self.harvest.start, self.harvest.config
+        for seed in start.seeds:
+            if self.harvest.stopping:
+                return
+            url = str(seed.token or "").strip()
+            if urlsplit(url).scheme not in {"http", "https"}:
+                self.harvest.error(codes.BAD_REQUEST, f"seed token {url!r} is not an http(s) URL", seed.id)
+                continue
+            backend = self.backend(
+                source=Source(id=seed.id, url=url, options=dict(start.options)),
+                http=self.harvest.http,
+                max_bytes=config.max_response_bytes,
+                state=self.harvest.state,
+                stopping=lambda: self.harvest.stopping,
+                timeout=config.http_timeout,
+            )
+            run_source(self.harvest, backend, dry_run=bool(start.options.get("dryrun")))
+
+
+def harvester_for(backend: type[Backend], *, service: str | None = None) -> type[BackendHarvester]:
+    """A Harvester class for a backend (type = platform = backend name), e.g. for an entry-point backend."""
+    return type(f"{backend.__name__}Harvester", (BackendHarvester,), {
+        "platform": backend.name,
+        "service": service or f"{backend.display_name or backend.name} Harvester",
+        "types": {backend.name: "harvest_sources"},
+        "backend": backend,
+    })

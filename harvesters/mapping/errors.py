@@ -1,0 +1,42 @@
+"""Errors raised while listing or mapping remote metadata; each carries a stable code from messages/codes.py."""
+
+from __future__ import annotations
+
+from messages import codes
+
+
+class MetadataError(Exception):
+    """A response or item that cannot be used; `code` goes into the status message."""
+
+    code: str = codes.BAD_RESPONSE
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+
+class BadDocument(MetadataError):
+    """Malformed, unsafe (DTD, entities) or unrecognised XML/JSON/RDF."""
+
+    code = codes.BAD_RESPONSE
+
+
+class PaginationLoop(MetadataError):
+    """A next page or resumptionToken that was already served: following it would never end."""
+
+    code = codes.PAGINATION_LOOP
+
+
+class TooLarge(MetadataError):
+    code = codes.RESPONSE_TOO_LARGE
+
+
+class OAIError(MetadataError):
+    """An OAI-PMH <error code="..."> answer (other than noRecordsMatch)."""
+
+    code = codes.OAI_ERROR
+
+    def __init__(self, oai_code: str, text: str) -> None:
+        super().__init__(f"{oai_code}: {text}" if text else oai_code)
+        self.oai_code = oai_code

@@ -1,0 +1,129 @@
+"""OAI-PMH 2.0 responses read into plain values: records with their deleted status, tokens, errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+from harvesters.mapping.dataset import Dataset, add_tags
+from harvesters.mapping.errors import BadDocument, OAIError
+from harvesters.mapping.safexml import parse_xml
+
+OAI = "http://www.openarchives.org/OAI/2.0/"
+DC = "http://purl.org/dc/elements/1.1/"
+NS = {"oai": OAI}
+NO_RECORDS = "noRecordsMatch"  # an empty result, not a failure
+
+
+@dataclass(kw_only=True)
+class OAIRecord:
+    identifier: str | None  # None when the header lacks one (a broken record: its item fails)
+    datestamp: str | None
+    deleted: bool
+    sets: list[str] = field(default_factory=list)
+    metadata: etree._Element | None = None
+
+
+@dataclass(kw_only=True)
+class Page:
+    response_date: str | None
+    records: list[OAIRecord]
+    token: str | None  # None or "" ends the list
+    complete_list_size: int | None = None
+
+
+def parse_response(data: bytes, verb: str) -> tuple[etree._Element, str | None]:
+    """Root element and responseDate; OAIError for <error>, an empty Page signalled by NO_RECORDS."""
+    root = parse_xml(data)
+    if root.tag != f"{{{OAI}}}OAI-PMH":
+        raise BadDocument(f"not an OAI-PMH response (root element {root.tag!r})")
+    errors = root.findall("oai:error", NS)
+    if errors:
+        first = errors[0]
+        raise OAIError(first.get("code") or "undefined", " ".join((first.text or "").split()))
+    if root.find(f"oai:{verb}", NS) is None:
+        raise BadDocument(f"OAI-PMH response has no <{verb}> element")
+    return root, root.findtext("oai:responseDate", namespaces=NS)
+
+
+def _text(el: etree._Element | None, path: str) -> str | None:
+    value = el.findtext(path, namespaces=NS) if el is not None else None
+    return value.strip() if value and value.strip() else None
+
+
+def parse_list_records(data: bytes, verb: str = "ListRecords") -> Page:
+    """One ListRecords (or ListIdentifiers) page; noRecordsMatch gives an empty last page."""
+    try:
+        root, response_date = parse_response(data, verb)
+    except OAIError as exc:
+        if exc.oai_code == NO_RECORDS:
+            return Page(response_date=None, records=[], token=None)
+        raise
+    container = root.find(f"oai:{verb}", NS)
+    headers = [(r.find("oai:header", NS), r) for r in container.findall("oai:record", NS)]
+    if verb == "ListIdentifiers":
+        headers = [(h, None) for h in container.findall("oai:header", NS)]
+    records = []
+    for header, record in headers:
+        metadata = record.find("oai:metadata", NS) if record is not None else None
+        records.append(OAIRecord(
+            identifier=_text(header, "oai:identifier"),
+            datestamp=_text(header, "oai:datestamp"),
+            deleted=header is not None and header.get("status") == "deleted",
+            sets=[s.text.strip() for s in (header.findall("oai:setSpec", NS) if header is not None else []) if s.text],
+            metadata=metadata[0] if metadata is not None and len(metadata) else None,
+        ))
+    token_el = container.find("oai:resumptionToken", NS)
+    size = token_el.get("completeListSize") if token_el is not None else None
+    return Page(
+        response_date=response_date,
+        records=records,
+        token=(token_el.text or "").strip() if token_el is not None else None,
+        complete_list_size=int(size) if size and size.isdigit() else None,
+    )
+
+
+def parse_identify(data: bytes) -> dict[str, str | None]:
+    root, response_date = parse_response(data, "Identify")
+    ident = root.find("oai:Identify", NS)
+    fields = ("repositoryName", "baseURL", "protocolVersion", "earliestDatestamp", "deletedRecord", "granularity")
+    out = {name: _text(ident, f"oai:{name}") for name in fields}
+    out["responseDate"] = response_date
+    return out
+
+
+def parse_metadata_formats(data: bytes) -> list[dict[str, str | None]]:
+    root, _ = parse_response(data, "ListMetadataFormats")
+    return [{name: _text(fmt, f"oai:{name}") for name in ("metadataPrefix", "schema", "metadataNamespace")}
+            for fmt in root.find("oai:ListMetadataFormats", NS).findall("oai:metadataFormat", NS)]
+
+
+def parse_sets(data: bytes) -> tuple[list[dict[str, str | None]], str | None]:
+    root, _ = parse_response(data, "ListSets")
+    container = root.find("oai:ListSets", NS)
+    sets = [{"setSpec": _text(s, "oai:setSpec"), "setName": _text(s, "oai:setName")}
+            for s in container.findall("oai:set", NS)]
+    return sets, _text(container, "oai:resumptionToken")
+
+
+def map_record(record: OAIRecord, prefix: str) -> Dataset:
+    """oai_dc to the dataset fields; any other format keeps its metadata XML in extras["metadata_xml"]."""
+    dataset = Dataset(remote_id=record.identifier or "", last_modified=record.datestamp)
+    dataset.extras = {"oai:identifier": record.identifier, "oai:datestamp": record.datestamp,
+                      "oai:sets": record.sets, "oai:metadataPrefix": prefix}
+    meta = record.metadata
+    if meta is None:
+        return dataset
+    if meta.tag != "{http://www.openarchives.org/OAI/2.0/oai_dc/}dc":
+        dataset.extras["metadata_xml"] = etree.tostring(meta, encoding="unicode")
+        return dataset
+    values: dict[str, list[str]] = {}
+    for child in meta:
+        if isinstance(child.tag, str) and child.tag.startswith(f"{{{DC}}}") and child.text and child.text.strip():
+            values.setdefault(child.tag[len(DC) + 2:], []).append(" ".join(child.text.split()))
+    dataset.title = (values.get("title") or [None])[0]
+    dataset.description = "\n\n".join(dict.fromkeys(values.get("description", []))) or None
+    add_tags(dataset.tags, values.get("subject", []))
+    dataset.extras["dc"] = {name: list(dict.fromkeys(items)) for name, items in values.items()}
+    return dataset

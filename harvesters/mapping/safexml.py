@@ -1,0 +1,46 @@
+"""XML parsing that refuses what a metadata endpoint never needs: DTDs, entities, network and disk access."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from harvesters.mapping.errors import BadDocument
+
+# A DOCTYPE is the only way to declare entities (bombs, XXE); no OAI-PMH or RDF/XML response needs one.
+_DOCTYPE = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
+
+
+def _parser() -> etree.XMLParser:
+    # A fresh parser per document: lxml parsers are not thread-safe.
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        remove_comments=True,
+        remove_pis=True,
+    )
+
+
+def refuse_dtd(data: bytes) -> None:
+    """Raise BadDocument if the document declares a DTD or entities (checked before any parser sees it)."""
+    if _DOCTYPE.search(data):
+        raise BadDocument("XML with a DOCTYPE or ENTITY declaration refused (entity expansion / external entities)")
+
+
+def parse_xml(data: bytes) -> etree._Element:
+    """Parse `data` into its root element, or raise BadDocument (malformed, or declares a DTD)."""
+    refuse_dtd(data)
+    try:
+        root = etree.fromstring(data, parser=_parser())
+    except etree.XMLSyntaxError as exc:
+        raise BadDocument(f"malformed XML: {exc}") from None
+    if root is None:
+        raise BadDocument("empty XML document")
+    docinfo = root.getroottree().docinfo
+    if docinfo.doctype or docinfo.internalDTD is not None:  # belt and braces after the byte scan
+        raise BadDocument("XML with a DOCTYPE refused")
+    return root

@@ -1,0 +1,213 @@
+"""OAI-PMH against real repositories' responses (sickle, pyoai fixtures) served on 127.0.0.1."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from harvesters.mapping import oai
+from harvesters.mapping.errors import BadDocument, OAIError
+from messages import codes
+from tests.fakes.httpserver import FakeServer, Response
+from tests.fakes.oai import XML, PyoaiEndpoint, SickleEndpoint
+from tests.test_backends_support import backend_types, harvest  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.usefixtures("backend_types")
+NS = {"o": oai.OAI}
+
+
+def _chain(directory: Path) -> list[Path]:
+    """sickle's ListRecords files in resumptionToken order, read from the files themselves."""
+    files, name = [], "ListRecords.xml"
+    while name:
+        files.append(directory / name)
+        token = etree.parse(str(directory / name)).findtext(".//o:resumptionToken", namespaces=NS)
+        name = (token or "").strip()
+    return files
+
+
+def _expected(files: list[Path]) -> dict[str, list[str]]:
+    """Each record's outcome: no identifier fails, a repeat is skipped, status=deleted is a deletion."""
+    out: dict[str, list[str]] = {"done": [], "deleted": [], "skipped": [], "failed": []}
+    seen: set[str] = set()
+    for path in files:
+        for header in etree.parse(str(path)).iterfind(".//o:record/o:header", NS):
+            ident = (header.findtext("o:identifier", namespaces=NS) or "").strip()
+            if not ident:
+                out["failed"].append(path.name)
+            elif ident in seen:
+                out["skipped"].append(ident)
+            else:
+                seen.add(ident)
+                out["deleted" if header.get("status") == "deleted" else "done"].append(ident)
+    return out
+
+
+def test_sickle_chain_is_followed_to_the_end(config, fixtures_dir):
+    files = _chain(fixtures_dir / "oai-pmh" / "sickle")
+    expected = _expected(files)
+    assert len(files) > 2 and expected["failed"], "the chain ends with a record lacking its identifier"
+    with SickleEndpoint(fixtures_dir).server as server:
+        result = harvest(config, "oai_pmh", f"{server.url}/oai")
+        list_requests = [r for r in server.requests_to("/oai") if r.arg("verb") == "ListRecords"]
+    assert len(list_requests) == len(files)
+    assert [r.arg("resumptionToken") for r in list_requests[1:]] == [f.name for f in files[1:]]
+    assert sorted(result.by_status("done")) == sorted(expected["done"])
+    assert sorted(result.by_status("deleted")) == sorted(expected["deleted"])
+    totals = result.totals()
+    for status in ("done", "deleted", "skipped", "failed"):
+        assert totals.get(status, 0) == len(expected[status]), status
+    # the bad record failed on its own, with its place as remote id; the rest was harvested
+    assert result.codes() == [codes.ITEM_FAILED] * len(expected["failed"])
+    assert "no identifier" in result.final["errors"][0]["message"]
+    assert result.final["errors"][0]["seed_id"] == "seed-1"
+    done = next(iter(result.by_status("done").values()))
+    assert done["dataset"]["title"] == "Sample Title"
+    assert done["harvest"]["remote_id"] == done["id"] and done["harvest"]["source_id"] == "seed-1"
+    assert done["harvest"]["domain"] == "127.0.0.1" and done["harvest"]["last_update"]
+    deleted = next(iter(result.by_status("deleted").values()))
+    assert deleted["deleted"] is True and deleted["dataset"] is None and deleted["deletion_reason"] == "marked"
+    assert any("verb=ListRecords" in uri for uri in result.responses)  # raw responses are in the WARC too
+
+
+def test_pyoai_listrecords_by_mapping(config, fixtures_dir):
+    page = etree.parse(str(fixtures_dir / "oai-pmh" / "pyoai-fake2" / "00002.xml"))
+    headers = page.findall(".//o:record/o:header", NS)
+    deleted = {h.findtext("o:identifier", namespaces=NS) for h in headers if h.get("status") == "deleted"}
+    live = {h.findtext("o:identifier", namespaces=NS) for h in headers} - deleted
+    first = page.find(".//o:record", NS)
+    first_id = first.findtext("o:header/o:identifier", namespaces=NS)
+    first_title = first.findtext(".//{http://purl.org/dc/elements/1.1/}title")
+    endpoint = PyoaiEndpoint(fixtures_dir)
+    with endpoint.server as server:
+        result = harvest(config, "oai_pmh", f"{server.url}/oai/", options={"from": "2004-01-01T00:00:00Z"})
+    assert len(headers) == 81
+    assert set(result.by_status("done")) == live
+    assert set(result.by_status("deleted")) == deleted and deleted
+    assert result.by_status("done")[first_id]["dataset"]["title"] == first_title
+    assert result.final["status"] == "completed success" and result.final["errors"] == []
+
+
+def test_fixtures_claiming_validity_validate_and_parse(fixtures_dir):
+    schema = etree.XMLSchema(etree.parse(str(fixtures_dir / "oai-pmh" / "OAI-PMH.xsd")))
+    checked = 0
+    for path in sorted((fixtures_dir / "oai-pmh").glob("*/*.xml")):
+        try:
+            doc = etree.parse(str(path))
+        except etree.XMLSyntaxError:
+            with pytest.raises(BadDocument):
+                oai.parse_list_records(path.read_bytes())
+            continue
+        if not schema.validate(doc):
+            continue  # deliberately broken fixtures (missing identifier, undefined error code)
+        checked += 1
+        root = doc.getroot()
+        verb = next(etree.QName(el).localname for el in root if etree.QName(el).localname not in {"responseDate", "request"})
+        data = path.read_bytes()
+        if verb == "error":
+            code = root.find("o:error", NS).get("code")
+            if code == oai.NO_RECORDS:
+                assert oai.parse_list_records(data).records == []
+            else:
+                with pytest.raises(OAIError) as err:
+                    oai.parse_list_records(data)
+                assert err.value.oai_code == code and err.value.code == codes.OAI_ERROR
+        elif verb in {"ListRecords", "GetRecord", "ListIdentifiers"}:
+            page = oai.parse_list_records(data, verb)
+            assert len(page.records) == len(root.findall(f"o:{verb}/o:record", NS) or root.findall(f"o:{verb}/o:header", NS))
+            ids = [r.identifier for r in page.records]
+            assert ids == [h.findtext("o:identifier", namespaces=NS) for h in root.iterfind(".//o:header", NS)]
+        elif verb == "Identify":
+            assert oai.parse_identify(data)["granularity"] == root.findtext(".//o:granularity", namespaces=NS)
+        elif verb == "ListSets":
+            sets, _ = oai.parse_sets(data)
+            assert len(sets) == len(root.findall(".//o:set", NS))
+        elif verb == "ListMetadataFormats":
+            assert len(oai.parse_metadata_formats(data)) == len(root.findall(".//o:metadataFormat", NS))
+    assert checked >= 15
+
+
+def test_incremental_from_uses_identify_granularity(config, fixtures_dir):
+    sickle = fixtures_dir / "oai-pmh" / "sickle"
+    granularity = etree.parse(str(sickle / "Identify.xml")).findtext(".//o:granularity", namespaces=NS)
+    response_date = etree.parse(str(sickle / "ListRecords.xml")).findtext("o:responseDate", namespaces=NS)
+    assert granularity == "YYYY-MM-DD"
+    endpoint = SickleEndpoint(fixtures_dir, overrides={"from": "noRecordsMatch.xml"})
+    with endpoint.server as server:
+        first = harvest(config, "oai_pmh", f"{server.url}/oai")
+        second = harvest(config, "oai_pmh", f"{server.url}/oai")
+        lists = [r for r in server.requests_to("/oai") if r.arg("verb") == "ListRecords" and not r.arg("resumptionToken")]
+    assert lists[0].arg("from") is None
+    assert lists[1].arg("from") == response_date[:10]  # day granularity: the date part only
+    assert first.by_status("done") and second.records == []  # nothing changed; nothing reported deleted
+    assert second.final["status"] == "completed success"
+
+
+def test_disappeared_records_are_deletions_on_a_full_harvest(config, fixtures_dir):
+    endpoint = SickleEndpoint(fixtures_dir)
+    with endpoint.server as server:
+        first = harvest(config, "oai_pmh", f"{server.url}/oai")
+        endpoint.overrides["ListRecords"] = "noRecordsMatch.xml"
+        second = harvest(config, "oai_pmh", f"{server.url}/oai", options={"incremental": False})
+    gone = second.by_status("deleted")
+    assert set(gone) == set(first.by_status("done")) and gone
+    assert {r["deletion_reason"] for r in gone.values()} == {"disappeared"}
+
+
+@pytest.mark.parametrize("fixture", ["badResumptionToken.xml", "cannotDisseminateFormat.xml", "badArgument.xml"])
+def test_oai_errors_end_the_listing_with_a_code(config, fixtures_dir, fixture):
+    oai_code = etree.parse(str(fixtures_dir / "oai-pmh" / "sickle" / fixture)).find("o:error", NS).get("code")
+    with SickleEndpoint(fixtures_dir, overrides={"ListRecords": fixture}).server as server:
+        result = harvest(config, "oai_pmh", f"{server.url}/oai")
+    assert result.codes() == [codes.OAI_ERROR]
+    assert oai_code in result.final["errors"][0]["message"]
+    assert result.final["status"] == "completed failure"
+
+
+def test_no_records_match_is_an_empty_harvest(config, fixtures_dir):
+    with SickleEndpoint(fixtures_dir, overrides={"ListRecords": "noRecordsMatch.xml"}).server as server:
+        result = harvest(config, "oai_pmh", f"{server.url}/oai")
+    assert result.final["status"] == "completed success" and result.records == []
+
+
+def test_broken_response_is_a_bad_response(config, fixtures_dir):
+    with SickleEndpoint(fixtures_dir, overrides={"ListRecords": "ListRecordsBroken.xml"}).server as server:
+        result = harvest(config, "oai_pmh", f"{server.url}/oai")
+    assert result.codes() == [codes.BAD_RESPONSE]
+
+
+def test_repeated_resumption_token_is_stopped(config, fixtures_dir):
+    sickle = fixtures_dir / "oai-pmh" / "sickle"
+    page = (sickle / "ListRecords.xml").read_bytes().replace(b">ListRecords2.xml<", b">same-token<")
+    identify = (sickle / "Identify.xml").read_bytes()
+    with FakeServer({"/oai": lambda req: Response(200, identify if req.arg("verb") == "Identify" else page,
+                                                  content_type=XML)}) as server:
+        result = harvest(config, "oai_pmh", f"{server.url}/oai")
+        served = len([r for r in server.requests_to("/oai") if r.arg("verb") == "ListRecords"])
+    assert served == 2  # the first page, then the token once; its second appearance stops the loop
+    assert result.codes() == [codes.PAGINATION_LOOP]
+    assert result.by_status("done")  # what came before the loop is kept
+
+
+def test_503_with_retry_after_is_waited_out(config, fixtures_dir):
+    config = dataclasses.replace(config, http_retries=2)
+    endpoint = SickleEndpoint(fixtures_dir, failures=[(503, {"Retry-After": "1"})])
+    with endpoint.server as server:
+        result = harvest(config, "oai_pmh", f"{server.url}/oai")
+        identify = [r for r in server.requests_to("/oai") if r.arg("verb") == "Identify"]
+    assert len(identify) == 2  # refused once with 503, asked again
+    assert result.by_status("done") and codes.REMOTE_ERROR not in result.codes()
+
+
+def test_dry_run_writes_no_records_and_no_state(config, fixtures_dir):
+    endpoint = SickleEndpoint(fixtures_dir, overrides={"from": "noRecordsMatch.xml"})
+    with endpoint.server as server:
+        dry = harvest(config, "oai_pmh", f"{server.url}/oai", options={"dryrun": True})
+        real = harvest(config, "oai_pmh", f"{server.url}/oai")
+        lists = [r for r in server.requests_to("/oai") if r.arg("verb") == "ListRecords" and not r.arg("resumptionToken")]
+    assert dry.records == [] and dry.totals()["done"] == len(real.by_status("done")) > 0
+    assert codes.DRY_RUN in dry.codes("infos")
+    assert lists[1].arg("from") is None  # the dry run left no `from` behind
