@@ -27,6 +27,7 @@ HARVEST_TYPES: dict[str, tuple[str, str, bool]] = {
     "twitter_sample": ("twitter", "harvesters.twitter:TwitterHarvester", True),
     "flickr_user": ("flickr", "harvesters.flickr:FlickrHarvester", False),
     "tumblr_blog_posts": ("tumblr", "harvesters.tumblr:TumblrHarvester", False),
+    "metashare_sync": ("metashare", "harvesters.metashare.harvester:MetashareHarvester", False),
     "oai_pmh": ("oai_pmh", "harvesters.oai_pmh:OAIPMHHarvester", False),
     "dcat": ("dcat", "harvesters.dcat:DCATHarvester", False),
     "ckan": ("ckan", "harvesters.ckan:CKANHarvester", False),

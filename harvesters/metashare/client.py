@@ -8,6 +8,7 @@ from typing import Iterator
 
 import requests
 from messages import codes
+from harvesters.errors import HarvestError
 from harvesters.metashare.errors import MetashareError
 from harvesters.metashare.protocol import (
     INVENTORY_JSON,
@@ -53,8 +54,12 @@ class MetashareClient:
         base_url: str,
         timeout: float = 60.0,
         max_zip_bytes: int = DEFAULT_MAX_ZIP_BYTES,
+        login_session: requests.Session | None = None,
     ) -> None:
         self.session = session
+        # Login may run on its own session (whose exchanges the caller records redacted); its cookies
+        # are copied to `session` once logged in.
+        self.login_session = login_session or session
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.max_zip_bytes = max_zip_bytes
@@ -62,9 +67,10 @@ class MetashareClient:
     def login(self, username: str, password: str) -> None:
         """GET /login/ for the csrftoken cookie, then POST the form; raises MetashareError(unauthorized)."""
         url = f"{self.base_url}/login/"
-        first = self.session.get(url, timeout=self.timeout)
+        http = self.login_session
+        first = http.get(url, timeout=self.timeout)
         self._refuse_auth_failure(first, "GET /login/")
-        token = self.session.cookies.get("csrftoken")
+        token = http.cookies.get("csrftoken")
         if first.status_code != 200 or not token:
             raise MetashareError(codes.UNAUTHORIZED, f"GET /login/ answered {first.status_code} without a csrftoken cookie")
         form = {
@@ -73,21 +79,29 @@ class MetashareClient:
             "this_is_the_login_form": "1",
             "csrfmiddlewaretoken": token,
         }
-        reply = self.session.post(url, data=form, headers={"Referer": url}, timeout=self.timeout)
+        reply = http.post(url, data=form, headers={"Referer": url}, timeout=self.timeout)
         self._refuse_auth_failure(reply, "POST /login/")
-        if reply.status_code != 200 or not self.session.cookies.get("sessionid") or "Logout" not in reply.text:
+        if reply.status_code != 200 or not http.cookies.get("sessionid") or "Logout" not in reply.text:
             raise MetashareError(
                 codes.UNAUTHORIZED, f"POST /login/ answered {reply.status_code} without a sessionid cookie and Logout"
             )
+        if http is not self.session:
+            self.session.cookies.update(http.cookies)
 
     def inventory(self) -> dict[str, str]:
         """{storage id: checksum} from GET /sync/?sync_protocol=1.0, as the node sent it (sync checks each entry)."""
-        reply = self.session.get(f"{self.base_url}/sync/", params={"sync_protocol": SYNC_PROTOCOL}, timeout=self.timeout)
+        try:
+            reply = self.session.get(
+                f"{self.base_url}/sync/", params={"sync_protocol": SYNC_PROTOCOL}, timeout=self.timeout
+            )
+        except HarvestError as exc:
+            # The engine's session retries every 5xx and then raises; 501 is this protocol's "wrong version".
+            if " answered 501" in exc.message:
+                raise MetashareError(codes.SYNC_PROTOCOL_UNSUPPORTED, _unsupported()) from None
+            raise
         self._refuse_auth_failure(reply, "GET /sync/")
         if reply.status_code == 501:
-            raise MetashareError(
-                codes.SYNC_PROTOCOL_UNSUPPORTED, f"the node does not speak sync_protocol {SYNC_PROTOCOL} (501 on /sync/)"
-            )
+            raise MetashareError(codes.SYNC_PROTOCOL_UNSUPPORTED, _unsupported())
         self._require_ok(reply, "GET /sync/")
         if reply.headers.get("Sync-Protocol") != SYNC_PROTOCOL:
             raise MetashareError(
@@ -123,6 +137,10 @@ class MetashareClient:
         if reply.status_code != 200:
             code = codes.REMOTE_ERROR if reply.status_code >= 500 else codes.BAD_RESPONSE
             raise MetashareError(code, f"{what} answered {reply.status_code}")
+
+
+def _unsupported() -> str:
+    return f"the node does not speak sync_protocol {SYNC_PROTOCOL} (501 on /sync/)"
 
 
 def check_lr(identifier: str, files: LRFiles, expected_checksum: str) -> None:
@@ -166,6 +184,11 @@ def sync(client: MetashareClient, storage: LRStorage) -> Iterator[Outcome]:
             if exc.code == codes.UNAUTHORIZED:
                 raise  # the session is gone: no later LR will fare better
             yield Outcome(identifier, "rejected", exc.code, exc.message)
+            continue
+        except HarvestError as exc:  # the engine's session: retries exhausted, too large, refused
+            if exc.code == codes.UNAUTHORIZED:
+                raise
+            yield Outcome(identifier, "rejected", exc.code, f"LR {identifier}: {exc.message}")
             continue
         except requests.RequestException as exc:
             yield Outcome(identifier, "rejected", codes.REMOTE_ERROR, f"LR {identifier}: {type(exc).__name__}: {exc}")
