@@ -123,7 +123,7 @@ class Worker:
                         pika.exceptions.StreamLostError, ConnectionError) as exc:
                     if self._shutdown.is_set():
                         break
-                    hint = f" ({_ACK_TIMEOUT_HINT})" if "acknowledgement timed out" in str(exc) else ""
+                    hint = f" ({_ACK_TIMEOUT_HINT})" if "acknowledgement" in str(exc) and "timed out" in str(exc) else ""
                     log.warning("%s lost the broker: %r%s; reconnecting in %.1fs",
                                 self.spec.name, exc, hint, delay)
                     self._shutdown.wait(delay)
@@ -185,10 +185,27 @@ class Worker:
     # ---- I/O thread callbacks ----
 
     def _on_message(self, channel: Any, method: Any, props: Any, body: bytes) -> None:
+        if self._adopt_redelivery(channel, method.delivery_tag, body):
+            return
         with self._lock:
             self._in_flight += 1
         self._executor.submit(self._handle, channel, method.delivery_tag, method.routing_key, body,
                               bool(method.redelivered))
+
+    def _adopt_redelivery(self, channel: Any, delivery_tag: int, body: bytes) -> bool:
+        """After a reconnect the broker redelivers messages whose jobs are still running here: the running
+        job takes over the new delivery (its ack goes there) instead of a second copy starting."""
+        try:
+            message_id = decode_body(body).get("id")
+        except (InvalidMessage, AttributeError):
+            return False
+        with self._lock:
+            running = self._running.get(message_id) if isinstance(message_id, str) else None
+            if running is None:
+                return False
+            running.channel, running.delivery_tag = channel, delivery_tag
+        log.info("redelivered message %s is still running here; it will be acked when the job ends", message_id)
+        return True
 
     def _on_stop(self, channel: Any, method: Any, props: Any, body: bytes) -> None:
         try:
@@ -246,7 +263,11 @@ class Worker:
                              log=logging.getLogger(f"swath.{self.spec.name}"))
             if message_id:
                 with self._lock:
-                    self._running[message_id] = _Running(ctx, channel, delivery_tag)
+                    running = self._running.setdefault(message_id, _Running(ctx, channel, delivery_tag))
+                if running.ctx is not ctx:  # the same id is already running here: do not run it twice
+                    log.warning("message %s is already running on this worker; dropping the duplicate", message_id)
+                    self._settle_threadsafe(channel, delivery_tag, requeue=None)
+                    return
             try:
                 if redelivered:
                     log.info("message %s was redelivered; the job resumes it", message_id)
@@ -254,7 +275,8 @@ class Worker:
             finally:
                 if message_id:
                     with self._lock:
-                        self._running.pop(message_id, None)
+                        running = self._running.pop(message_id)
+                    channel, delivery_tag = running.channel, running.delivery_tag
         except InvalidMessage as exc:
             requeue = self._refuse(routing_key, body, message_id, exc.code, str(exc))
         except JobInterrupted:

@@ -119,7 +119,7 @@ def test_kill_9_mid_work_loses_nothing(config, broker):
     first = subprocess_worker(config, broker)
     try:
         broker.publish("harvest.start.dummy.dummy", start_message("long", wait=True))
-        assert wait_for(lambda: (config.data_root / "started-long").exists(), 30)
+        assert wait_for(lambda: (config.data_root / "started-long").exists(), 60)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)
     finally:
@@ -130,7 +130,7 @@ def test_kill_9_mid_work_loses_nothing(config, broker):
     (config.data_root / "release").touch()
     second = subprocess_worker(config, broker)
     try:
-        _m, _h, status = broker.get(config.status_queue, timeout=30)
+        _m, _h, status = broker.get(config.status_queue, timeout=60)
         assert status["id"] == "long" and status["status"] == "completed success"
         assert done_ids(config) == ["long"]
         assert (config.data_root / "started-long").exists()  # the second worker really ran it
@@ -143,7 +143,7 @@ def test_kill_9_mid_work_loses_nothing(config, broker):
 def test_sigterm_puts_unfinished_work_back(config, broker):
     proc = subprocess_worker(config, broker)
     broker.publish("harvest.start.dummy.dummy", start_message("unfinished", wait=True))
-    assert wait_for(lambda: (config.data_root / "started-unfinished").exists(), 30)
+    assert wait_for(lambda: (config.data_root / "started-unfinished").exists(), 60)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
     assert (config.data_root / "interrupted-unfinished").exists()

@@ -1,0 +1,40 @@
+# Sourced by dev/test: make sure the services the tests talk to are installed and running.
+set -euo pipefail
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_port() {  # wait_port PORT SECONDS NAME
+    for _ in $(seq 1 "$2"); do port_open "$1" && return 0; sleep 1; done
+    echo "swath: $3 did not come up on 127.0.0.1:$1" >&2; return 1
+}
+
+ensure_rabbitmq() {
+    if ! port_open 5672; then
+        command -v rabbitmq-server >/dev/null 2>&1 || { echo "swath: installing rabbitmq-server" >&2; apt_install rabbitmq-server; }
+        echo "swath: starting RabbitMQ" >&2
+        as_root rabbitmq-server -detached >/dev/null 2>&1 || true
+        wait_port 5672 90 RabbitMQ
+    fi
+    # Harvests and streams hold their message for hours: lift consumer_timeout (default 30 min) to 7 days.
+    # docs/configuration.md explains; deploy/rabbitmq/rabbitmq.conf sets the same for docker-compose.
+    as_root rabbitmqctl -q eval 'application:set_env(rabbit, consumer_timeout, 604800000).' >/dev/null
+}
+
+ensure_postgresql() {
+    command -v pg_ctlcluster >/dev/null 2>&1 || { echo "swath: installing postgresql" >&2; apt_install postgresql; }
+    if ! port_open 5432; then
+        echo "swath: starting PostgreSQL" >&2
+        for version in /etc/postgresql/*; do
+            as_root pg_ctlcluster --skip-systemctl-redirect "$(basename "$version")" main start || true
+        done
+        wait_port 5432 60 PostgreSQL
+    fi
+}
+
+ensure_dbus() {
+    command -v dbus-daemon >/dev/null 2>&1 || { echo "swath: installing dbus" >&2; apt_install dbus; }
+}
+
+ensure_chromium() {
+    command -v chromium >/dev/null 2>&1 || { echo "swath: installing chromium" >&2; apt_install chromium; }
+}

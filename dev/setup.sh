@@ -1,0 +1,44 @@
+# Sourced by dev/quickstart and dev/test: make .venv with swath and its test tools installed.
+# Re-installs only when pyproject.toml changed since the last install.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-python3.11}"
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_install() {
+    # apt_install PACKAGE... : install Debian packages (once per run updates the index)
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "swath: need the packages '$*' but this machine has no apt-get; install them and rerun" >&2
+        return 1
+    fi
+    if [ -z "${SWATH_APT_UPDATED:-}" ]; then
+        as_root apt-get update -qq
+        export SWATH_APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+"$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+    echo "swath needs Python 3.11 or newer; found $("$PY" --version 2>&1)" >&2; exit 1; }
+
+if [ ! -x .venv/bin/python ]; then
+    echo "swath: creating .venv with $("$PY" --version)" >&2
+    if ! "$PY" -m venv .venv 2>/dev/null; then
+        rm -rf .venv
+        apt_install python3-venv
+        "$PY" -m venv .venv
+    fi
+fi
+
+STAMP=.venv/.swath-installed
+WANT="$(sha1sum pyproject.toml | cut -d' ' -f1)"
+if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$WANT" ]; then
+    echo "swath: installing swath and its dependencies into .venv (first run takes a minute)" >&2
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e ".[test]"
+    echo "$WANT" > "$STAMP"
+fi
+export PATH="$ROOT/.venv/bin:$PATH"

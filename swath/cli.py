@@ -1,0 +1,282 @@
+"""The `swath` command: run harvests and exports in-process, run worker services, manage the broker."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import logging
+import pkgutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from messages.model import decode_body
+from messages.validation import InvalidMessage
+from swath.config import Config
+
+
+def _config(ctx: click.Context) -> Config:
+    return ctx.find_object(Config) or Config.from_env()
+
+
+def emit(data: Any, as_json: bool, human: str) -> None:
+    """Print `data` as JSON for scripts, else the human text."""
+    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() if as_json else human)
+
+
+def read_message(source: str) -> dict[str, Any]:
+    """A message from a JSON file, or '-' for stdin."""
+    try:
+        raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as exc:
+        raise click.UsageError(f"cannot read message {source!r}: {exc.strerror}") from None
+    try:
+        body = decode_body(raw)
+    except InvalidMessage as exc:
+        raise click.UsageError(f"{source}: {exc}") from None
+    if not isinstance(body, dict):
+        raise click.UsageError(f"{source}: a message is a JSON object")
+    return body
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), envvar="SWATH_DATA_ROOT",
+              help="Where WARCs, state and exports live (SWATH_DATA_ROOT; default ./swath-data).")
+@click.option("--log-level", default="INFO", show_default=True,
+              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+              help="Log verbosity; logs go to stderr.")
+@click.version_option(package_name="swath")
+@click.pass_context
+def cli(ctx: click.Context, data_root: Path | None, log_level: str) -> None:
+    """Harvest social media and metadata into WARC files, and export them for research.
+
+    Start with `swath demo`, which harvests a local replay of a blog's posts into a WARC and exports
+    it to CSV, with no broker. `swath harvest run` and `swath export run` take the very SFM messages
+    a worker takes; `swath worker NAME` runs a worker service against RabbitMQ.
+    """
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = Config.from_env()
+    if data_root is not None:
+        config = dataclasses.replace(config, data_root=data_root.absolute())
+    ctx.obj = config
+
+
+# ---------------------------------------------------------------- harvest
+
+
+@cli.group()
+def harvest() -> None:
+    """Run harvests and list harvest types."""
+
+
+@harvest.command("run")
+@click.argument("message")
+@click.pass_context
+def harvest_run(ctx: click.Context, message: str) -> None:
+    """Run the harvest.start MESSAGE (a JSON file, or - for stdin) in this process, no broker.
+
+    Prints every message a worker would publish (statuses, warc_created) as JSON lines on stdout:
+    {"routing_key": ..., "message": ...}. Exits 0 on `completed success`, 1 on `completed failure`,
+    2 on an invalid message, 3 when interrupted (run it again to resume). Ctrl-C stops a stream
+    harvest cleanly; a second Ctrl-C leaves it resumable.
+    """
+    import threading
+
+    from harvesters.embedded import install_signal_handlers, run_message
+
+    config = _config(ctx)
+    config.data_root.mkdir(parents=True, exist_ok=True)
+    body = read_message(message)
+    stop, shutdown = threading.Event(), threading.Event()
+    install_signal_handlers(stop, shutdown)
+    ctx.exit(run_message(body, config=config, stop=stop, shutdown=shutdown))
+
+
+@harvest.command("types")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def harvest_types(as_json: bool) -> None:
+    """List the harvest types this installation handles, with their routing keys."""
+    from harvesters.registry import harvester_types
+
+    rows = [{"type": t.name, "platform": t.platform, "stream": t.stream,
+             "routing_key": f"harvest.start.{t.platform}.{t.name}"} for t in harvester_types()]
+    emit(rows, as_json, "\n".join(f"{r['routing_key']:<55} {'stream' if r['stream'] else 'rest'}" for r in rows))
+
+
+# ---------------------------------------------------------------- export
+
+
+@cli.group()
+def export() -> None:
+    """Run exports and list export types."""
+
+
+@export.command("run")
+@click.argument("message")
+@click.pass_context
+def export_run(ctx: click.Context, message: str) -> None:
+    """Run the export.start MESSAGE (a JSON file, or - for stdin) in this process, no broker.
+
+    Prints the export.status messages as JSON lines on stdout; exits 0 on `completed success`.
+    """
+    from exporters.base import run_export
+    from exporters.registry import lookup
+    from harvesters.embedded import print_publish, terminal_progress
+    from messages.model import COMPLETED_SUCCESS
+    from swath.jobs import JobContext
+
+    config = _config(ctx)
+    body = read_message(message)
+    try:
+        export_type = lookup(str(body.get("type")))
+    except LookupError as exc:
+        raise click.UsageError(str(exc)) from None
+    sent: list[dict[str, Any]] = []
+    job_ctx = JobContext(config=config, publish=print_publish(sys.stdout, sent), service=export_type.service,
+                         progress=terminal_progress(sys.stderr))
+    try:
+        run_export(body, routing_key=f"export.start.{export_type.platform}.{export_type.name}", ctx=job_ctx)
+    except InvalidMessage as exc:
+        raise click.UsageError(f"{message}: {exc}") from None
+    statuses = [m["message"] for m in sent if m["routing_key"].startswith("export.status.")]
+    ctx.exit(0 if statuses and statuses[-1].get("status") == COMPLETED_SUCCESS else 1)
+
+
+@export.command("types")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def export_types(as_json: bool) -> None:
+    """List the export types this installation handles."""
+    from exporters.registry import export_types as types
+    from exporters.registry import lookup
+
+    rows = [{"type": t.name, "platform": t.platform, "routing_key": f"export.start.{t.platform}.{t.name}"}
+            for t in map(lookup, types())]
+    emit(rows, as_json, "\n".join(r["routing_key"] for r in rows))
+
+
+# ---------------------------------------------------------------- demo
+
+
+@cli.command()
+@click.option("--format", "fmt", default="csv", show_default=True,
+              type=click.Choice(["csv", "tsv", "xlsx", "json", "json_full", "dehydrate"]), help="Export format.")
+@click.option("--json", "as_json", is_flag=True, help="Print every published message as JSON instead of a summary.")
+@click.pass_context
+def demo(ctx: click.Context, fmt: str, as_json: bool) -> None:
+    """Harvest a local replay of a Tumblr blog into a WARC and export it, with no broker or internet.
+
+    The real Tumblr harvester talks over HTTP to a replay of recorded API responses started on
+    127.0.0.1; the real exporter reads the WARC it wrote. Everything lands under the data root.
+    """
+    from harvesters.embedded import terminal_progress
+    from swath.demo import run_demo
+
+    config = _config(ctx)
+    result = run_demo(config, fmt=fmt, progress=terminal_progress(sys.stderr))
+    final_harvest = result.harvest[-1]["message"]
+    final_export = result.export[-1]["message"]
+    ok = final_harvest["status"] == final_export["status"] == "completed success"
+    if as_json:
+        emit({"harvest": result.harvest, "export": result.export}, True, "")
+        ctx.exit(0 if ok else 1)
+    warcs = [m["message"]["warc"] for m in result.harvest if m["routing_key"] == "warc_created"]
+    stats = final_harvest.get("stats", {})
+    posts = sum(counts.get("posts", 0) for counts in stats.values())
+    lines = [f"harvest {final_harvest['id']}: {final_harvest['status']}, {posts} posts "
+             f"(the replay served {result.served_posts})"]
+    lines += [f"  WARC {w['path']} ({w['bytes']} bytes, sha1 {w['sha1']})" for w in warcs]
+    lines.append(f"export {final_export['id']}: {final_export['status']}")
+    files = sorted(p for p in result.export_dir.glob("*") if p.is_file())
+    lines += [f"  {p} ({p.stat().st_size} bytes)" for p in files]
+    for note in final_harvest.get("errors", []) + final_export.get("errors", []):
+        lines.append(f"  error {note['code']}: {note['message']}")
+    lines.append("next: `swath harvest run MESSAGE` with your own harvest.start message; see README.md")
+    click.echo("\n".join(lines))
+    ctx.exit(0 if ok else 1)
+
+
+# ---------------------------------------------------------------- workers and broker
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.option("--list", "list_", is_flag=True, help="Name the worker services instead of running one.")
+@click.option("--json", "as_json", is_flag=True, help="With --list: machine-readable output.")
+@click.pass_context
+def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> None:
+    """Run the worker service NAME in the foreground against RabbitMQ (SWATH_AMQP_URL).
+
+    It consumes its queue, acks each message after the work is done, reconnects when the broker goes
+    away, and on SIGTERM/Ctrl-C finishes cleanly (unfinished work goes back to the queue).
+    """
+    from swath.services import UnknownService, all_services, service
+
+    if list_ or not name:
+        services = all_services()
+        rows = [{"name": s.name, "service": s.service, "bindings": s.bindings, "concurrency": s.concurrency}
+                for s in services.values()]
+        emit(rows, as_json, "\n".join(f"{r['name']:<24} {', '.join(r['bindings'])}" for r in rows))
+        if not list_:
+            ctx.exit(2)
+        return
+    from messages.worker import Worker
+
+    try:
+        spec = service(name)
+    except UnknownService as exc:
+        raise click.UsageError(str(exc)) from None
+    runner = Worker(config=_config(ctx), spec=spec)
+    runner.install_signal_handlers()
+    runner.run()
+
+
+@cli.group()
+def broker() -> None:
+    """Set up and inspect the RabbitMQ side."""
+
+
+@broker.command("setup")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def broker_setup(ctx: click.Context, as_json: bool) -> None:
+    """Declare the exchange, the dead-letter and status queues and every worker queue (idempotent)."""
+    import pika
+
+    from messages.broker import declare_topology, declare_work_queue
+    from swath.services import all_services
+
+    config = _config(ctx)
+    try:
+        connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+    except pika.exceptions.AMQPError as exc:
+        raise click.ClickException(f"cannot reach RabbitMQ ({exc!r}); is it running? set SWATH_AMQP_URL") from None
+    channel = connection.channel()
+    declare_topology(channel, config)
+    queues = []
+    for spec in all_services().values():
+        declare_work_queue(channel, config, config.queue_prefix + spec.name, spec.bindings)
+        queues.append({"queue": config.queue_prefix + spec.name, "bindings": spec.bindings})
+    connection.close()
+    emit({"exchange": config.exchange, "queues": queues}, as_json,
+         "\n".join(f"declared {q['queue']} <- {', '.join(q['bindings'])}" for q in queues))
+
+
+def _add_command_modules(group: click.Group) -> None:
+    import swath.commands
+
+    for info in pkgutil.iter_modules(swath.commands.__path__):
+        module = importlib.import_module(f"swath.commands.{info.name}")
+        command = getattr(module, "command", None)
+        if isinstance(command, click.Command):
+            group.add_command(command)
+
+
+_add_command_modules(cli)
+
+
+def main() -> None:
+    cli(prog_name="swath")
