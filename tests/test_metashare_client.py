@@ -120,3 +120,19 @@ def test_node_without_protocol_1_0_is_501(tmp_path: Path, fixtures_dir: Path) ->
     assert caught.value.code == codes.SYNC_PROTOCOL_UNSUPPORTED
     assert statuses == [501]
     assert list(local.ids()) == []
+
+
+def test_a_harvested_collection_can_be_harvested_again(tmp_path: Path, fixtures_dir: Path) -> None:
+    origin = node_storage(tmp_path / "origin", fixture_xml(fixtures_dir))
+    middle = LRStorage(root=tmp_path / "middle")
+    last = LRStorage(root=tmp_path / "last")
+    with NodeServer(storage=origin, users=USERS) as first:
+        list(sync(logged_in(first.url), middle))
+    with NodeServer(storage=middle, users=USERS) as second:
+        results = Counter(o.result for o in sync(logged_in(second.url), last))
+    assert results == {"added": len(list(origin.ids()))}
+    for identifier in origin.ids():
+        # Byte-identical: same checksum everywhere, source_url still the origin's, revision not bumped.
+        assert last.get(identifier).storage_json == origin.get(identifier).storage_json
+        assert last.get(identifier).metadata_xml == origin.get(identifier).metadata_xml
+        assert last.get(identifier).local.source_node == second.url
