@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any, Callable
 
 import orjson
@@ -64,8 +65,8 @@ def _resolve_context(value: Any, fetch: FetchContext | None, budget: list[int]) 
     if isinstance(value, list):
         return [_resolve_context(item, fetch, budget) for item in value]
     if isinstance(value, str):
-        if fetch is None or budget[0] <= 0:
-            raise BadDocument(f"remote JSON-LD @context {value!r} refused")
+        if fetch is None or budget[0] <= 0 or not value.startswith(("http://", "https://")):
+            raise BadDocument(f"JSON-LD @context {value!r} refused (only a few http(s) contexts are fetched)")
         budget[0] -= 1
         try:
             document = orjson.loads(fetch(value))
@@ -87,7 +88,9 @@ def load_graph(data: bytes, *, fmt: str, base: str, fetch_context: FetchContext 
             except orjson.JSONDecodeError as exc:
                 raise BadDocument(f"malformed JSON-LD: {exc}") from None
             document = _inline_contexts(document, fetch_context, [MAX_CONTEXTS])
-            graph.parse(data=orjson.dumps(document).decode(), format="json-ld", publicID=base)
+            with warnings.catch_warnings():  # rdflib's own JSON-LD parser uses its deprecated ConjunctiveGraph
+                warnings.simplefilter("ignore", DeprecationWarning)
+                graph.parse(data=orjson.dumps(document).decode(), format="json-ld", publicID=base)
         elif fmt == RDFXML:
             parse_xml(data)  # refuses DTDs/entities before rdflib's expat parser sees the bytes
             graph.parse(data=data, format="xml", publicID=base)
