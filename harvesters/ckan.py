@@ -34,39 +34,46 @@ class CKANBackend(Backend):
             raise MetadataError(f"package_search failed: {error or 'unexpected answer'}")
         return body["result"]
 
-    def _filter(self) -> str | None:
+    def _filters(self) -> list[str]:
         options = self.source.options
-        filters = [str(options["fq"])] if options.get("fq") else []
+        filters = [f"({options['fq']})"] if options.get("fq") else []
         last = self.state.get(self.state_key("modified")) if options.get("incremental", True) else None
         if last:
             self.full_listing = False
             filters.append(f"metadata_modified:[{_solr_date(last)} TO *]")
-        return " AND ".join(filters) or None
+        return filters
 
     def list_items(self) -> Iterator[Item]:
+        """Keyset paging on (metadata_modified, id): a dataset modified while we page moves forward, never
+        out of reach, and a server capping `rows` (1000 by default) silently costs nothing."""
         rows = int(self.source.options.get("rows") or PAGE_SIZE)
-        fq, start, total = self._filter(), 0, None
+        base, cursor, skip, seen = self._filters(), None, 0, set()
         while True:
-            params = {"q": "*:*", "rows": rows, "start": start, "sort": SORT}
-            if fq:
-                params["fq"] = fq
+            filters = base + ([f"metadata_modified:[{_solr_date(cursor)} TO *]"] if cursor else [])
+            params = {"q": "*:*", "rows": rows, "start": skip, "sort": SORT}
+            if filters:
+                params["fq"] = " AND ".join(filters)
             result = self.search(**params)
-            packages = result.get("results") or []
-            total = result.get("count") if isinstance(result.get("count"), int) else total
-            for package in packages:
-                if not isinstance(package, dict) or not package.get("id"):
-                    yield Item(remote_id=f"(row {start})", error="package without an id", anonymous=True)
-                    start += 1
+            packages = [p for p in result.get("results") or [] if isinstance(p, dict)]
+            for n, package in enumerate(packages):
+                if not package.get("id") or not package.get("metadata_modified"):
+                    yield Item(remote_id=f"(row {skip + n})", error="package without id or metadata_modified",
+                               anonymous=True)
                     continue
-                modified = package.get("metadata_modified")
-                if modified and (self._max_modified is None or modified > self._max_modified):
-                    self._max_modified = modified
+                if package["id"] in seen:  # re-served at a tie of metadata_modified, or modified meanwhile
+                    continue
+                seen.add(package["id"])
+                self._max_modified = max(self._max_modified or "", package["metadata_modified"])
                 yield Item(remote_id=package["id"], uri=f"{self.api}package_show?id={quote(package['id'])}",
                            data=package)
-                start += 1
-            # Page by what the server returned (it may cap rows silently), until count is reached.
-            if not packages or (total is not None and start >= total):
+            count = result.get("count") if isinstance(result.get("count"), int) else 0
+            if not packages or count <= skip + len(packages):
                 return
+            last = packages[-1].get("metadata_modified")
+            if not last:
+                raise MetadataError("package_search page ends with a package lacking metadata_modified")
+            ties = sum(1 for p in packages if p.get("metadata_modified") == last)
+            skip, cursor = (skip + ties if last == cursor else ties), last
 
     def process(self, item: Item) -> Dataset | None:
         return map_package(item.data, base=self.source.url.rstrip("/"))

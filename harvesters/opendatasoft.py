@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 from urllib.parse import quote
 
 from harvesters.backends import Backend, BackendHarvester, Item
@@ -23,11 +23,11 @@ class OpenDataSoftBackend(Backend):
 
     name = "opendatasoft"
     display_name = "OpenDataSoft"
+    max_window: ClassVar[int] = MAX_WINDOW
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.root = self.source.url.rstrip("/")
-        self.max_window = MAX_WINDOW
 
     def list_items(self) -> Iterator[Item]:
         offset, total = 0, None
