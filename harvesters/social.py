@@ -15,18 +15,24 @@ class MissingCredentials(HarvestError):
     code = codes.BAD_REQUEST  # the start message lacks the credentials this platform needs
 
 
-class Rebased(HTTPAdapter):
-    """Sends requests for the library's hard-coded API root to the configured one, through `inner`
-    (the recording adapter), so twarc and flickrapi need no patching."""
+class LibraryAdapter(HTTPAdapter):
+    """Hands a client library's requests to the recording adapter (`inner`), sending those for its
+    hard-coded API root (`default`) to the configured one (`base`), so twarc and flickrapi need no
+    patching. Header values some auth helpers leave as bytes (requests_oauthlib) are made text first."""
 
-    def __init__(self, *, default: str, base: str, inner: HTTPAdapter) -> None:
+    def __init__(self, *, inner: HTTPAdapter, default: str = "", base: str = "") -> None:
         super().__init__()
-        self.default = default
-        self.base = base
         self.inner = inner
+        self.default = default.rstrip("/")
+        self.base = base.rstrip("/")
 
     def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
-        request.url = self.base + (request.url or "")[len(self.default):]
+        url = request.url or ""
+        if self.default and self.base != self.default and url.startswith(self.default + "/"):
+            request.url = self.base + url[len(self.default):]
+        for name, value in list(request.headers.items()):
+            if isinstance(value, bytes):
+                request.headers[name] = value.decode("latin-1")
         return self.inner.send(request, **kwargs)
 
     def close(self) -> None:
@@ -35,12 +41,10 @@ class Rebased(HTTPAdapter):
 
 def mount_recording(session: requests.Session, *, adapter: HTTPAdapter, default: str, base: str) -> None:
     """Route every request of a client library's session through the recording adapter, with the
-    library's API root (`default`) replaced by `base` when they differ."""
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
-    if base.rstrip("/") != default.rstrip("/"):
-        session.mount(default.rstrip("/") + "/", Rebased(default=default.rstrip("/"), base=base.rstrip("/"),
-                                                         inner=adapter))
+    library's API root (`default`) replaced by `base`."""
+    wrapped = LibraryAdapter(inner=adapter, default=default, base=base)
+    session.mount("https://", wrapped)
+    session.mount("http://", wrapped)
 
 
 def credential(credentials: dict[str, Any], *names: str) -> list[str]:

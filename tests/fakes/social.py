@@ -55,6 +55,10 @@ class FakePlatform:
 
     def __init__(self) -> None:
         self.server = FakeServer()
+        # headers and body go out in two writes; without this each response waits ~40 ms on delayed ACKs
+        self.server.httpd.RequestHandlerClass.disable_nagle_algorithm = True
+        # a short poll so closing the server at the end of each test costs 50 ms, not 500
+        self.server.thread = threading.Thread(target=self.server.httpd.serve_forever, args=(0.05,), daemon=True)
         self.faults = Faults()
         self.sent: list[Sent] = []
         self.closed = threading.Event()  # set on exit so endless stream bodies end
@@ -153,6 +157,9 @@ class Outcome:
 
     def records(self, record_type: str = "response") -> list[tuple[str, int, bytes]]:
         """(target URI, HTTP status, payload exactly as stored) of each record of that type."""
+        return [(uri, status, payload) for uri, status, payload, _ in self.records_with_headers(record_type)]
+
+    def records_with_headers(self, record_type: str = "response") -> list[tuple[str, int, bytes, dict]]:
         from warcio.archiveiterator import ArchiveIterator
 
         out = []
@@ -161,7 +168,8 @@ class Outcome:
                 for rec in ArchiveIterator(fh):
                     if rec.rec_type == record_type:
                         status = int(rec.http_headers.get_statuscode()) if rec.http_headers else 0
-                        out.append((rec.rec_headers.get_header("WARC-Target-URI"), status, rec.raw_stream.read()))
+                        out.append((rec.rec_headers.get_header("WARC-Target-URI"), status, rec.raw_stream.read(),
+                                    dict(rec.rec_headers.headers)))
         return out
 
     def raw_warc_bytes(self) -> bytes:

@@ -1,0 +1,116 @@
+"""Flickr through flickrapi: a user's public photos with their info and sizes, and optionally the image
+files themselves. Retries, rate limits, WARC writing and state commits are the engine's."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Iterator
+
+import flickrapi
+import requests
+
+from harvesters.base import Harvester
+from harvesters.errors import BadResponse, Unauthorized
+from harvesters.social import credential, mount_recording
+from messages import codes
+from messages.model import Seed
+
+FLICKR_API = "https://api.flickr.com"
+NOT_FOUND = {1}  # "User not found" / "Photo not found"
+AUTH_FAILED = {96, 97, 98, 99, 100}  # bad signature, missing signature, bad token, no permission, bad key
+PER_PAGE = 100
+
+
+class FlickrHarvester(Harvester):
+    platform = "flickr"
+    service = "Flickr Harvester"
+    types = {"flickr_user": "user"}
+
+    @cached_property
+    def api(self) -> flickrapi.FlickrAPI:
+        key, secret = credential(self.harvest.start.credentials, "key", "secret")
+        api = flickrapi.FlickrAPI(key, secret, format="parsed-json", store_token=False,
+                                  timeout=self.harvest.config.http_timeout)
+        session = requests.Session()
+        mount_recording(session, adapter=self.harvest.recording_adapter([]), default=FLICKR_API,
+                        base=self.harvest.config.flickr_api_url)
+        # flickrapi keeps one Session for the whole class; this harvest gets its own, recorded
+        api.flickr_oauth.session = session
+        return api
+
+    def call(self, method: str, seed: Seed | None = None, **params: Any) -> dict | None:
+        """One REST call; None (with a token_not_found warning) when Flickr says the user/photo is unknown."""
+        try:
+            return self.api.do_flickr_call(f"flickr.{method}", **params)
+        except flickrapi.FlickrError as exc:
+            code = int(exc.code) if str(exc.code or "").isdigit() else None
+            if code in AUTH_FAILED:
+                raise Unauthorized(f"Flickr refused the credentials (error {code})") from None
+            if code in NOT_FOUND and seed is not None:
+                self.harvest.warning(codes.TOKEN_NOT_FOUND, f"Flickr {method}: {exc}", seed.id)
+                return None
+            raise BadResponse(f"Flickr {method} failed: {exc}", seed_id=seed.id if seed else None) from None
+
+    def user(self) -> None:
+        incremental = bool(self.harvest.start.options.get("incremental"))
+        sizes = list(self.harvest.start.options.get("sizes") or [])
+        for seed in self.harvest.start.seeds:
+            if self.harvest.stopping:
+                return
+            nsid = self.nsid(seed)
+            if nsid is None:
+                continue
+            key = f"flickr.{nsid}.last_photo_id"
+            last = self.harvest.state.get(key) if incremental else None
+            newest = None
+            for photo in self.public_photos(seed, nsid):
+                if last and int(photo["id"]) <= int(last):
+                    break  # photos come newest first: the rest were harvested before
+                newest = newest or photo["id"]
+                self.photo(photo, sizes)
+                if self.harvest.stopping:
+                    break
+            if incremental and newest:
+                self.harvest.state.set(key, newest)
+
+    def nsid(self, seed: Seed) -> str | None:
+        """The seed's NSID: its uid, else looked up by username (and reported in uids)."""
+        if not seed.uid:
+            if not seed.token:
+                self.harvest.warning(codes.TOKEN_NOT_FOUND, "seed has neither uid nor token", seed.id)
+                return None
+            found = self.call("people.findByUsername", seed, username=str(seed.token))
+            if found is None:
+                return None
+            self.harvest.uid_found(seed.id, found["user"]["nsid"])
+        nsid = seed.uid or found["user"]["nsid"]
+        info = self.call("people.getInfo", seed, user_id=nsid)
+        if info is None:
+            return None
+        username = info["person"].get("username", {}).get("_content")
+        if seed.uid and seed.token and username and username != seed.token:
+            self.harvest.token_update(seed.id, username)
+        return nsid
+
+    def public_photos(self, seed: Seed, nsid: str) -> Iterator[dict]:
+        page, pages = 1, 1
+        while page <= pages and not self.harvest.stopping:
+            answer = self.call("people.getPublicPhotos", seed, user_id=nsid, page=page, per_page=PER_PAGE)
+            if answer is None:
+                return
+            pages = int(answer["photos"]["pages"])
+            yield from answer["photos"]["photo"]
+            page += 1
+
+    def photo(self, photo: dict, sizes: list[str]) -> None:
+        self.call("photos.getInfo", photo_id=photo["id"], secret=photo["secret"])
+        self.harvest.count("photos")
+        if not sizes:
+            return
+        available = self.call("photos.getSizes", photo_id=photo["id"])["sizes"]["size"]
+        for size in available:
+            if size["label"] in sizes:
+                resp = self.harvest.http.get(size["source"])  # recorded like every API call
+                if resp.status_code != 200:
+                    self.harvest.warning(codes.ITEM_FAILED, f"photo {photo['id']} {size['label']}: "
+                                                            f"HTTP {resp.status_code}")

@@ -1,0 +1,247 @@
+"""Twitter API v2 through twarc's Twarc2: recent and full-archive search, user timelines, and the
+filtered and sample streams. Retries, rate limits, WARC writing and state commits are the engine's."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Callable, Iterable, Iterator
+
+import requests
+from twarc import Twarc2
+
+from harvesters.base import Harvester
+from harvesters.errors import BadResponse, Unauthorized
+from harvesters.social import credential, mount_recording
+from messages import codes
+from messages.model import Seed, parse_datetime
+
+TWITTER_API = "https://api.twitter.com"
+APP_AUTH_TYPES = frozenset({"twitter_academic_search", "twitter_filter_stream", "twitter_sample"})
+
+
+class _Twarc(Twarc2):
+    """Twarc2 whose every session goes through our adapters: twarc builds a new session on each reconnect."""
+
+    def __init__(self, *, mount: Callable[[requests.Session], None], **credentials: str) -> None:
+        self._mount = mount
+        super().__init__(metadata=False, **credentials)
+
+    def connect(self) -> None:
+        super().connect()
+        self._mount(self.client)
+
+
+class _StopFlag:
+    """The `event` twarc's stream loop polls on every line (keep-alives included)."""
+
+    def __init__(self, harvest: Any) -> None:
+        self._harvest = harvest
+
+    def is_set(self) -> bool:
+        return self._harvest.stopping
+
+
+class TwitterHarvester(Harvester):
+    platform = "twitter"
+    service = "Twitter Harvester"
+    types = {
+        "twitter_search_2": "search_recent",
+        "twitter_search": "search_recent",  # the SFM v1 name, as in the spec's example message
+        "twitter_academic_search": "search_all",
+        "twitter_user_timeline_2": "user_timeline",
+        "twitter_filter_stream": "filter_stream",
+        "twitter_sample": "sample",
+    }
+    stream_types = frozenset({"twitter_filter_stream", "twitter_sample"})
+
+    @property
+    def incremental(self) -> bool:
+        return bool(self.harvest.start.options.get("incremental"))
+
+    @cached_property
+    def twarc(self) -> Twarc2:
+        auth = self._auth(self.harvest.start.credentials)
+        adapter = self.harvest.recording_adapter([auth.get("bearer_token", "")])  # an obtained token too
+        base = self.harvest.config.twitter_api_url
+
+        def mount(session: requests.Session) -> None:
+            mount_recording(session, adapter=adapter, default=TWITTER_API, base=base)
+
+        return _Twarc(mount=mount, **auth)
+
+    def _auth(self, creds: dict[str, Any]) -> dict[str, str]:
+        """Bearer token if given; user auth (OAuth 1.0a) if all four keys are given and the endpoint
+        allows it; otherwise an app token obtained with the consumer key/secret."""
+        if creds.get("bearer_token"):
+            return {"bearer_token": str(creds["bearer_token"])}
+        key, secret = credential(creds, "consumer_key", "consumer_secret")
+        if creds.get("access_token") and creds.get("access_token_secret") and \
+                self.harvest.start.type not in APP_AUTH_TYPES:
+            return {"consumer_key": key, "consumer_secret": secret, "access_token": str(creds["access_token"]),
+                    "access_token_secret": str(creds["access_token_secret"])}
+        return {"bearer_token": self._app_token(key, secret)}
+
+    def _app_token(self, key: str, secret: str) -> str:
+        """Exchange the consumer key/secret for an app bearer token. Not recorded: it is auth, not content,
+        and its response body is a credential."""
+        url = f"{self.harvest.config.twitter_api_url}/oauth2/token"
+        try:
+            resp = requests.post(url, auth=(key, secret), data={"grant_type": "client_credentials"},
+                                 timeout=self.harvest.config.http_timeout)
+        except requests.RequestException as exc:
+            raise BadResponse(f"could not reach {url}: {type(exc).__name__}") from None
+        if resp.status_code in (401, 403):
+            raise Unauthorized(f"{url} refused the consumer key/secret ({resp.status_code})")
+        try:
+            return str(resp.json()["access_token"])
+        except (ValueError, KeyError, TypeError):
+            raise BadResponse(f"{url} answered {resp.status_code} without an access_token") from None
+
+    def _seed_tokens(self, name: str) -> Iterator[tuple[Seed, dict, str]]:
+        """Each seed with its token as a dict (a plain string token is the `name` field) and that field;
+        a seed without it is an error for that seed."""
+        for seed in self.harvest.start.seeds:
+            token = seed.token if isinstance(seed.token, dict) else {name: seed.token}
+            value = token.get(name)
+            if not value or not isinstance(value, str):
+                self.harvest.error(codes.BAD_REQUEST, f"seed has no {name}", seed.id)
+                continue
+            yield seed, token, value
+
+    # --- search ---
+    def search_recent(self) -> None:
+        self._search(self.twarc.search_recent)
+
+    def search_all(self) -> None:
+        self._search(self.twarc.search_all)
+
+    def _search(self, endpoint: Callable[..., Iterator[dict]]) -> None:
+        for seed, token, query in self._seed_tokens("query"):
+            key = f"twitter.search.{query}.since_id"
+            since_id = self.harvest.state.get(key) if self.incremental else None
+            start_time, end_time = parse_datetime(token.get("start_time")), parse_datetime(token.get("end_time"))
+            if since_id:  # the API refuses since_id together with start/end_time; since_id wins
+                start_time = end_time = None
+            pages = endpoint(query, since_id=since_id, start_time=start_time, end_time=end_time, max_results=100)
+            newest = self._pages(pages, seed, limit=token.get("limit"))
+            if self.incremental and newest:
+                self.harvest.state.set(key, newest)
+
+    def _pages(self, pages: Iterable[dict], seed: Seed, *, limit: int | None = None) -> str | None:
+        """Count the tweets of each page (up to `limit`); returns the newest tweet id seen."""
+        newest, counted = None, 0
+        try:
+            for page in pages:
+                tweets = page.get("data", [])
+                take = len(tweets) if not limit else min(len(tweets), int(limit) - counted)
+                counted += take
+                self.harvest.count("tweets", take)
+                ids = [int(t["id"]) for t in tweets]
+                if ids and (newest is None or max(ids) > newest):
+                    newest = max(ids)
+                if (limit and counted >= int(limit)) or self.harvest.stopping:
+                    break
+        except requests.HTTPError as exc:  # 401/403/429/5xx are the engine's; other 4xx end this seed
+            self.harvest.error(codes.BAD_REQUEST, f"Twitter refused the request: {_problem(exc)}", seed.id)
+        return str(newest) if newest is not None else None
+
+    # --- user timelines ---
+    def user_timeline(self) -> None:
+        seeds = self.harvest.start.seeds
+        users = {**self._lookup([s for s in seeds if s.uid], usernames=False),
+                 **self._lookup([s for s in seeds if not s.uid and s.token], usernames=True)}
+        for seed in seeds:
+            user = users.get(seed.id)
+            if user is None or self.harvest.stopping:
+                continue
+            key = f"twitter.timeline.{user['id']}.since_id"
+            since_id = self.harvest.state.get(key) if self.incremental else None
+            newest = self._pages(self.twarc.timeline(user["id"], since_id=since_id, max_results=100), seed)
+            if self.incremental and newest:
+                self.harvest.state.set(key, newest)
+
+    def _lookup(self, seeds: list[Seed], *, usernames: bool) -> dict[str, dict]:
+        """Look seeds' users up in batches; report uids, renames and unusable accounts. Seed id -> user."""
+        if not seeds:
+            return {}
+        wanted = {str(s.token if usernames else s.uid).lower(): s for s in seeds}
+        found: dict[str, dict] = {}
+        problems: dict[str, dict] = {}
+        for page in self.twarc.user_lookup(list(wanted), usernames=usernames):
+            for user in page.get("data", []):
+                found[(user["username"] if usernames else user["id"]).lower()] = user
+            for err in page.get("errors", []):
+                problems[str(err.get("value", err.get("resource_id", ""))).lower()] = err
+        usable = {}
+        for value, seed in wanted.items():
+            user = found.get(value)
+            if user is None:
+                err = problems.get(value, {})
+                suspended = str(err.get("detail", "")).startswith("User has been suspended")
+                code = codes.TOKEN_SUSPENDED if suspended else codes.TOKEN_NOT_FOUND
+                why = "is suspended" if suspended else "was not found"
+                self.harvest.warning(code, f"Twitter user {value} {why}", seed.id)
+                continue
+            self.harvest.count("users")
+            if usernames:
+                self.harvest.uid_found(seed.id, user["id"])
+            elif seed.token and str(seed.token) != user["username"]:
+                self.harvest.token_update(seed.id, user["username"])
+            if user.get("protected"):
+                self.harvest.warning(codes.TOKEN_UNAUTHORIZED,
+                                     f"Twitter user {user['username']} is protected", seed.id)
+                continue
+            usable[seed.id] = user
+        return usable
+
+    # --- streams ---
+    def filter_stream(self) -> None:
+        self._sync_rules()
+        self._stream(self.twarc.stream)
+
+    def sample(self) -> None:
+        self._stream(self.twarc.sample)
+
+    def _stream(self, connect: Callable[..., Iterator[dict]]) -> None:
+        try:
+            for item in connect(event=_StopFlag(self.harvest), record_keepalive=False):
+                if isinstance(item, dict) and "data" in item:
+                    self.harvest.count("tweets")
+                if self.harvest.stopping:
+                    break
+        except Exception:
+            if not self.harvest.stopping:  # a closed socket on stop is how a stream ends
+                raise
+
+    def _sync_rules(self) -> None:
+        """Make the account's stream rules exactly this harvest's seeds: remove others, add missing ones."""
+        wanted: dict[tuple[str, str], Seed] = {}
+        for seed, token, rule in self._seed_tokens("rule"):
+            wanted[(rule, str(token.get("tag") or rule))] = seed
+        current = self.twarc.get_stream_rules().get("data", [])
+        stale = [r["id"] for r in current if (r["value"], r.get("tag", "")) not in wanted]
+        if stale:
+            self.twarc.delete_stream_rule_ids(stale)
+        present = {(r["value"], r.get("tag", "")) for r in current}
+        missing = [{"value": value, "tag": tag} for value, tag in wanted if (value, tag) not in present]
+        if not missing:
+            return
+        try:
+            answer = self.twarc.add_stream_rules(missing)
+        except requests.HTTPError as exc:
+            self.harvest.error(codes.BAD_REQUEST, f"Twitter refused the stream rules: {_problem(exc)}")
+            return
+        for err in answer.get("errors", []):
+            seed = next((s for (value, _), s in wanted.items() if value == err.get("value")), None)
+            self.harvest.warning(codes.BAD_REQUEST, f"stream rule refused: {err.get('title', 'invalid rule')}",
+                                 seed.id if seed else None)
+
+
+def _problem(exc: requests.HTTPError) -> str:
+    """The API's own words for a refused request (v2 problem JSON), without the URL or credentials."""
+    resp = exc.response
+    try:
+        body = resp.json()
+        return f"{resp.status_code} {body.get('title', '')}: {body.get('detail', '')}".strip(": ")
+    except (ValueError, AttributeError):
+        return str(getattr(resp, "status_code", "error"))
