@@ -51,7 +51,7 @@ class Flickr(Source):
         photo = value.get("photo") if isinstance(value, dict) else None
         if not isinstance(photo, dict) or "id" not in photo:
             return
-        raw = self.raws(doc, ("photo",), 1, want_raw)[0]
+        raw = self.raws(doc, ("photo",), [photo], want_raw)[0]
         yield Item(
             type="flickr_photo", id=str(photo["id"]), url=resp.url, item=photo, harvest_date=resp.date,
             uid=(photo.get("owner") or {}).get("nsid"),

@@ -72,13 +72,25 @@ class Source:
 
     # helpers for subclasses
     @staticmethod
-    def raws(doc: Doc, path: tuple[str, ...], count: int, want_raw: bool) -> list[bytes | None]:
-        """Raw bytes of the `count` values at `path` of the doc (Nones when not wanted)."""
+    def raws(doc: Doc, path: tuple[str, ...], values: list[Any], want_raw: bool) -> list[bytes | None]:
+        """Raw bytes of the values at `path` of the doc (Nones when not wanted)."""
         if not want_raw:
-            return [None] * count
+            return [None] * len(values)
+        # Fast path: compact API JSON re-serialises to the same bytes; finding them in order in the
+        # body proves it. Anything else (spaces, "\/" escapes) takes the exact token scan.
+        out, pos = [], 0
+        for value in values:
+            candidate = orjson.dumps(value)
+            found = doc.body.find(candidate, pos)
+            if found < 0:
+                break
+            out.append(candidate)
+            pos = found + len(candidate)
+        else:
+            return out
         spans = value_spans(doc.body, path)
-        if len(spans) != count:  # should not happen; never write something that is not the item
-            raise ValueError(f"found {len(spans)} JSON values at {path}, parsed {count}")
+        if len(spans) != len(values):  # should not happen; never write something that is not the item
+            raise ValueError(f"found {len(spans)} JSON values at {path}, parsed {len(values)}")
         return [doc.body[s:e] for s, e in spans]
 
 

@@ -44,7 +44,7 @@ def _id(post: dict[str, Any]) -> str:
 
 class Tumblr(Source):
     table = TABLE
-    url_markers = ("api.tumblr.com/v2/blog/",)
+    url_markers = ("/v2/blog/",)  # by path: SWATH_TUMBLR_API_URL may move the host
 
     def accepts(self, url: str) -> bool:
         return super().accepts(url) and "/posts" in url
@@ -54,7 +54,7 @@ class Tumblr(Source):
         posts = ((value.get("response") or {}).get("posts")) if isinstance(value, dict) else None
         if not isinstance(posts, list):
             return
-        raws = self.raws(doc, ("response", "posts", ANY), len(posts), want_raw)
+        raws = self.raws(doc, ("response", "posts", ANY), posts, want_raw)
         for post, raw in zip(posts, raws):
             if not isinstance(post, dict) or "id" not in post:
                 continue

@@ -168,7 +168,7 @@ class TwitterV1(Source):
         else:
             return
         if path:
-            raws = self.raws(doc, path, len(tweets), want_raw)
+            raws = self.raws(doc, path, tweets, want_raw)
         else:
             raws = [doc.body if want_raw else None]
         for tweet, raw in zip(tweets, raws):

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from exporters.dates import iso_date
 from exporters.items import Doc, Item, Source
 from exporters.jsonspan import ANY
-from exporters.table import Col, Table, dig, json_list, no_newlines
+from exporters.table import Col, Table, json_list, no_newlines
 from exporters.warc_reader import Response
 
 VERSION = "swath"  # what __twarc.version says: these rows were not made by twarc
@@ -45,116 +45,85 @@ class Includes:
 
 
 class _Prepared:
-    """Per-tweet values several columns share."""
+    """Per-tweet values several columns share; "$name..." column paths read these attributes."""
 
-    __slots__ = ("refs", "merged", "author", "poll", "place", "inc")
+    __slots__ = ("refs", "merged", "author", "poll", "place", "inc", "ref_author", "ref_username", "ents",
+                 "author_ents")
 
     def __init__(self, item: Item) -> None:
         t = item.item
         inc: Includes = item.context or Includes(None)
         self.inc = inc
-        self.refs = {r.get("type"): r.get("id") for r in t.get("referenced_tweets") or ()}
-        rt = inc.tweets.get(self.refs["retweeted"]) if "retweeted" in self.refs else None
-        self.merged = rt or t  # twarc-csv merges a retweet's text/entities/metrics from the original
-        self.author = inc.users.get(t.get("author_id")) or {}
-        poll_ids = (t.get("attachments") or {}).get("poll_ids")
-        self.poll = inc.polls.get(poll_ids[0]) or {} if poll_ids else {}
-        place_id = (t.get("geo") or {}).get("place_id")
-        self.place = inc.places.get(place_id) or {} if place_id else {}
+        refs = t.get("referenced_tweets")
+        self.refs = {r.get("type"): r.get("id") for r in refs} if refs else _NONE
+        self.ref_author = self.ref_username = _NONE
+        self.merged = t
+        if refs:  # replied_to / retweeted / quoted: the referenced tweet's author, from includes
+            ref_author, ref_username = {}, {}
+            for kind, rid in self.refs.items():
+                ref = inc.tweets.get(rid)
+                if ref is not None:
+                    ref_author[kind] = ref.get("author_id")
+                    ref_username[kind] = (inc.users.get(ref.get("author_id")) or _NONE).get("username")
+                    if kind == "retweeted":
+                        self.merged = ref  # twarc-csv merges a retweet's text/entities/metrics from the original
+            self.ref_author, self.ref_username = ref_author, ref_username
+        self.author = author = inc.users.get(t.get("author_id")) or _NONE
+        ents = self.merged.get("entities")
+        self.ents = {kind: _processed(ents, kind) for kind in ents} if ents else _NONE
+        ents = (author.get("entities") or _NONE).get("description")
+        self.author_ents = {kind: _processed(ents, kind) for kind in ents} if ents else _NONE
+        attachments = t.get("attachments")
+        poll_ids = attachments.get("poll_ids") if attachments else None
+        self.poll = inc.polls.get(poll_ids[0]) or _NONE if poll_ids else _NONE
+        geo = t.get("geo")
+        self.place = inc.places.get(geo.get("place_id")) or _NONE if geo and geo.get("place_id") else _NONE
 
 
-def _prepare(item: Item) -> None:
-    item.scratch = _Prepared(item)
+_NONE: dict[str, Any] = {}
+
+
+def _prepare(item: Item) -> _Prepared:
+    item.scratch = prepared = _Prepared(item)
+    return prepared
 
 
 def _p(item: Item) -> _Prepared:
     return item.scratch
 
 
-def _ref(kind: str):
-    return lambda item: _p(item).refs.get(kind)
-
-
-def _ref_author_id(kind: str):
-    def get(item: Item) -> Any:
-        p = _p(item)
-        ref = p.inc.tweets.get(p.refs.get(kind)) if kind in p.refs else None
-        return ref.get("author_id") if ref else None
-
-    return get
-
-
-def _ref_username(kind: str):
-    author_id = _ref_author_id(kind)
-
-    def get(item: Item) -> Any:
-        uid = author_id(item)
-        return (_p(item).inc.users.get(uid) or {}).get("username") if uid else None
-
-    return get
-
-
-def _merged(*keys: str):
-    return lambda item: dig(_p(item).merged, keys)
-
-
-def _entities(kind: str, source: str = "tweet"):
-    """twarc-csv's _process_entities: #tag, @user, $cash, expanded (or media display) urls."""
-
-    def get(item: Item) -> str | None:
-        p = _p(item)
-        if source == "tweet":
-            ents = p.merged.get("entities")
-        else:
-            ents = ((p.author.get("entities") or {}).get("description"))
-        if not ents or kind not in ents:
-            return None
-        values = ents[kind]
-        if kind == "hashtags":
-            out = ["#" + e.get("tag", "") for e in values]
-        elif kind == "cashtags":
-            out = ["$" + e.get("tag", "") for e in values]
-        elif kind == "mentions":
-            out = ["@" + e.get("username", "") for e in values]
-        elif kind == "urls":
-            out = [e.get("display_url") if "media_key" in e else e.get("expanded_url") for e in values]
-        else:
-            out = values
-        return json_list(out)
-
-    return get
+def _processed(ents: dict[str, Any] | None, kind: str) -> str | None:
+    """twarc-csv's _process_entities: #tag, @user, $cash, expanded (or media display) urls; as JSON."""
+    if not ents or kind not in ents:
+        return None
+    values = ents[kind]
+    if kind == "hashtags":
+        out = ["#" + e.get("tag", "") for e in values]
+    elif kind == "cashtags":
+        out = ["$" + e.get("tag", "") for e in values]
+    elif kind == "mentions":
+        out = ["@" + e.get("username", "") for e in values]
+    elif kind == "urls":
+        out = [e.get("display_url") if "media_key" in e else e.get("expanded_url") for e in values]
+    else:
+        out = values
+    return json_list(out)
 
 
 def _media(item: Item) -> str | None:
-    keys = (_p(item).merged.get("attachments") or {}).get("media_keys")
+    keys = (_p(item).merged.get("attachments") or _NONE).get("media_keys")
     if not keys:
         return None
     media = _p(item).inc.media
     return json_list([media.get(k, {"media_key": k}) for k in keys])
 
 
-def _author(*keys: str):
-    return lambda item: dig(_p(item).author, keys)
-
-
 def _author_url(item: Item) -> Any:
     author = _p(item).author
-    urls = ((author.get("entities") or {}).get("url") or {}).get("urls")
+    urls = ((author.get("entities") or _NONE).get("url") or _NONE).get("urls")
     if urls:
         return urls[-1].get("expanded_url")
     return author.get("url")
-
-
-def _poll(key: str):
-    return lambda item: _p(item).poll.get(key)
-
-
-def _geo_place(*keys: str):
-    return lambda item: dig(_p(item).place, keys)
-
-
-def _json(get):
-    return lambda item: json_list(get(item))
 
 
 def _matching_rules(item: Item) -> Any:
@@ -168,25 +137,25 @@ TABLE = Table(
     columns=(
         Col("id", "id"),
         Col("conversation_id", "conversation_id"),
-        Col("referenced_tweets.replied_to.id", _ref("replied_to")),
-        Col("referenced_tweets.retweeted.id", _ref("retweeted")),
-        Col("referenced_tweets.quoted.id", _ref("quoted")),
+        Col("referenced_tweets.replied_to.id", "$refs.replied_to"),
+        Col("referenced_tweets.retweeted.id", "$refs.retweeted"),
+        Col("referenced_tweets.quoted.id", "$refs.quoted"),
         Col("author_id", "author_id"),
         Col("in_reply_to_user_id", "in_reply_to_user_id"),
-        Col("in_reply_to_username", _ref_username("replied_to")),
-        Col("retweeted_user_id", _ref_author_id("retweeted")),
-        Col("retweeted_username", _ref_username("retweeted")),
-        Col("quoted_user_id", _ref_author_id("quoted")),
-        Col("quoted_username", _ref_username("quoted")),
+        Col("in_reply_to_username", "$ref_username.replied_to"),
+        Col("retweeted_user_id", "$ref_author.retweeted"),
+        Col("retweeted_username", "$ref_username.retweeted"),
+        Col("quoted_user_id", "$ref_author.quoted"),
+        Col("quoted_username", "$ref_username.quoted"),
         Col("created_at", "created_at"),
-        Col("text", _merged("text"), no_newlines),
+        Col("text", "$merged.text", no_newlines),
         Col("lang", "lang"),
         Col("source", "source"),
-        Col("public_metrics.impression_count", _merged("public_metrics", "impression_count")),
-        Col("public_metrics.reply_count", _merged("public_metrics", "reply_count")),
-        Col("public_metrics.retweet_count", _merged("public_metrics", "retweet_count")),
-        Col("public_metrics.quote_count", _merged("public_metrics", "quote_count")),
-        Col("public_metrics.like_count", _merged("public_metrics", "like_count")),
+        Col("public_metrics.impression_count", "$merged.public_metrics.impression_count"),
+        Col("public_metrics.reply_count", "$merged.public_metrics.reply_count"),
+        Col("public_metrics.retweet_count", "$merged.public_metrics.retweet_count"),
+        Col("public_metrics.quote_count", "$merged.public_metrics.quote_count"),
+        Col("public_metrics.like_count", "$merged.public_metrics.like_count"),
         Col("reply_settings", "reply_settings"),
         Col("edit_history_tweet_ids", "edit_history_tweet_ids", json_list),
         Col("edit_controls.edits_remaining", "edit_controls.edits_remaining"),
@@ -196,53 +165,53 @@ TABLE = Table(
         Col("withheld.scope", "withheld.scope"),
         Col("withheld.copyright", "withheld.copyright"),
         Col("withheld.country_codes", "withheld.country_codes", json_list),
-        Col("entities.annotations", _entities("annotations")),
-        Col("entities.cashtags", _entities("cashtags")),
-        Col("entities.hashtags", _entities("hashtags")),
-        Col("entities.mentions", _entities("mentions")),
-        Col("entities.urls", _entities("urls")),
-        Col("context_annotations", _json(_merged("context_annotations"))),
+        Col("entities.annotations", "$ents.annotations"),
+        Col("entities.cashtags", "$ents.cashtags"),
+        Col("entities.hashtags", "$ents.hashtags"),
+        Col("entities.mentions", "$ents.mentions"),
+        Col("entities.urls", "$ents.urls"),
+        Col("context_annotations", "$merged.context_annotations", json_list),
         Col("attachments.media", _media),
-        Col("attachments.media_keys", _json(_merged("attachments", "media_keys"))),
-        Col("attachments.poll.duration_minutes", _poll("duration_minutes")),
-        Col("attachments.poll.end_datetime", _poll("end_datetime")),
-        Col("attachments.poll.id", _poll("id")),
-        Col("attachments.poll.options", _json(_poll("options"))),
-        Col("attachments.poll.voting_status", _poll("voting_status")),
+        Col("attachments.media_keys", "$merged.attachments.media_keys", json_list),
+        Col("attachments.poll.duration_minutes", "$poll.duration_minutes"),
+        Col("attachments.poll.end_datetime", "$poll.end_datetime"),
+        Col("attachments.poll.id", "$poll.id"),
+        Col("attachments.poll.options", "$poll.options", json_list),
+        Col("attachments.poll.voting_status", "$poll.voting_status"),
         Col("attachments.poll_ids", "attachments.poll_ids", json_list),
-        Col("author.id", _author("id")),
-        Col("author.created_at", _author("created_at")),
-        Col("author.username", _author("username")),
-        Col("author.name", _author("name"), no_newlines),
-        Col("author.description", _author("description"), no_newlines),
-        Col("author.entities.description.cashtags", _entities("cashtags", "author")),
-        Col("author.entities.description.hashtags", _entities("hashtags", "author")),
-        Col("author.entities.description.mentions", _entities("mentions", "author")),
-        Col("author.entities.description.urls", _entities("urls", "author")),
+        Col("author.id", "$author.id"),
+        Col("author.created_at", "$author.created_at"),
+        Col("author.username", "$author.username"),
+        Col("author.name", "$author.name", no_newlines),
+        Col("author.description", "$author.description", no_newlines),
+        Col("author.entities.description.cashtags", "$author_ents.cashtags"),
+        Col("author.entities.description.hashtags", "$author_ents.hashtags"),
+        Col("author.entities.description.mentions", "$author_ents.mentions"),
+        Col("author.entities.description.urls", "$author_ents.urls"),
         Col("author.url", _author_url),
-        Col("author.location", _author("location"), no_newlines),
-        Col("author.pinned_tweet_id", _author("pinned_tweet_id")),
-        Col("author.profile_image_url", _author("profile_image_url")),
-        Col("author.protected", _author("protected")),
-        Col("author.public_metrics.followers_count", _author("public_metrics", "followers_count")),
-        Col("author.public_metrics.following_count", _author("public_metrics", "following_count")),
-        Col("author.public_metrics.listed_count", _author("public_metrics", "listed_count")),
-        Col("author.public_metrics.tweet_count", _author("public_metrics", "tweet_count")),
-        Col("author.verified", _author("verified")),
-        Col("author.withheld.scope", _author("withheld", "scope")),
-        Col("author.withheld.copyright", _author("withheld", "copyright")),
-        Col("author.withheld.country_codes", _json(_author("withheld", "country_codes"))),
+        Col("author.location", "$author.location", no_newlines),
+        Col("author.pinned_tweet_id", "$author.pinned_tweet_id"),
+        Col("author.profile_image_url", "$author.profile_image_url"),
+        Col("author.protected", "$author.protected"),
+        Col("author.public_metrics.followers_count", "$author.public_metrics.followers_count"),
+        Col("author.public_metrics.following_count", "$author.public_metrics.following_count"),
+        Col("author.public_metrics.listed_count", "$author.public_metrics.listed_count"),
+        Col("author.public_metrics.tweet_count", "$author.public_metrics.tweet_count"),
+        Col("author.verified", "$author.verified"),
+        Col("author.withheld.scope", "$author.withheld.scope"),
+        Col("author.withheld.copyright", "$author.withheld.copyright"),
+        Col("author.withheld.country_codes", "$author.withheld.country_codes", json_list),
         Col("geo.coordinates.coordinates", "geo.coordinates.coordinates", json_list),
         Col("geo.coordinates.type", "geo.coordinates.type"),
-        Col("geo.country", _geo_place("country")),
-        Col("geo.country_code", _geo_place("country_code")),
-        Col("geo.full_name", _geo_place("full_name")),
-        Col("geo.geo.bbox", _json(_geo_place("geo", "bbox"))),
-        Col("geo.geo.type", _geo_place("geo", "type")),
-        Col("geo.id", _geo_place("id")),
-        Col("geo.name", _geo_place("name")),
+        Col("geo.country", "$place.country"),
+        Col("geo.country_code", "$place.country_code"),
+        Col("geo.full_name", "$place.full_name"),
+        Col("geo.geo.bbox", "$place.geo.bbox", json_list),
+        Col("geo.geo.type", "$place.geo.type"),
+        Col("geo.id", "$place.id"),
+        Col("geo.name", "$place.name"),
         Col("geo.place_id", "geo.place_id"),
-        Col("geo.place_type", _geo_place("place_type")),
+        Col("geo.place_type", "$place.place_type"),
         Col("matching_rules", _matching_rules),
         Col("__twarc.retrieved_at", lambda item: item.harvest_date.isoformat()),
         Col("__twarc.url", lambda item: item.url),
@@ -258,10 +227,10 @@ def _is_tweet(obj: Any) -> bool:
 class TwitterV2(Source):
     table = TABLE
     url_markers = (
-        "api.twitter.com/2/tweets/search/",  # recent, all, stream
-        "api.twitter.com/2/tweets/sample",
-        "api.twitter.com/2/users/",  # users/:id/tweets, /mentions (only responses with tweets yield items)
-        "api.x.com/2/",
+        # by path: SWATH_TWITTER_API_URL may move the host
+        "/2/tweets/search/",  # recent, all, stream
+        "/2/tweets/sample",
+        "/2/users/",  # users/:id/tweets, /mentions (only responses with tweets yield items)
     )
 
     def accepts(self, url: str) -> bool:
@@ -277,7 +246,7 @@ class TwitterV2(Source):
         context = Includes(value.get("includes"), value.get("matching_rules"))
         if isinstance(data, list):
             tweets = data
-            raws = self.raws(doc, ("data", ANY), len(tweets), want_raw)
+            raws = self.raws(doc, ("data", ANY), tweets, want_raw)
         elif _is_tweet(data):  # a stream line: the line itself is the unit the API sent
             tweets, raws = [data], [doc.body if want_raw else None]
         else:

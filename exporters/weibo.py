@@ -55,7 +55,7 @@ class Weibo(Source):
         posts = value.get("statuses") if isinstance(value, dict) else None
         if not isinstance(posts, list):
             return
-        raws = self.raws(doc, ("statuses", ANY), len(posts), want_raw)
+        raws = self.raws(doc, ("statuses", ANY), posts, want_raw)
         for post, raw in zip(posts, raws):
             if not isinstance(post, dict) or "id" not in post:
                 continue
