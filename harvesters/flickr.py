@@ -67,7 +67,7 @@ class FlickrHarvester(Harvester):
                 if last and int(photo["id"]) <= int(last):
                     break  # photos come newest first: the rest were harvested before
                 newest = newest or photo["id"]
-                self.photo(photo, sizes)
+                self.photo(seed, photo, sizes)
                 if self.harvest.stopping:
                     break
             if incremental and newest:
@@ -102,7 +102,7 @@ class FlickrHarvester(Harvester):
             yield from answer["photos"]["photo"]
             page += 1
 
-    def photo(self, photo: dict, sizes: list[str]) -> None:
+    def photo(self, seed: Seed, photo: dict, sizes: list[str]) -> None:
         self.call("photos.getInfo", photo_id=photo["id"], secret=photo["secret"])
         self.harvest.count("photos")
         if not sizes:
@@ -113,4 +113,4 @@ class FlickrHarvester(Harvester):
                 resp = self.harvest.http.get(size["source"])  # recorded like every API call
                 if resp.status_code != 200:
                     self.harvest.warning(codes.ITEM_FAILED, f"photo {photo['id']} {size['label']}: "
-                                                            f"HTTP {resp.status_code}")
+                                                            f"HTTP {resp.status_code}", seed.id)

@@ -90,6 +90,19 @@ def test_incremental_stops_at_the_last_photo_harvested(cfg, fake):
     assert fake.method_calls("flickr.photos.getInfo") == len(newer)
 
 
+def test_an_image_that_fails_is_a_warning_and_the_harvest_goes_on(cfg, fake):
+    person = fake.person("library_of_congress")
+    lost = person.photos[1]
+    del fake.server.routes[fake.image_path(lost, "t")]
+    out = run_harvest_job(cfg, start_body("flickr_user", SPEC_SEEDS[1:], credentials=CREDS,
+                                          options={"sizes": ["Thumbnail"]}))
+
+    assert out.status["status"] == "completed success"
+    assert out.codes("warnings") == [(codes.ITEM_FAILED, SPEC_SEEDS[1]["id"])]
+    assert lost["id"] in out.status["warnings"][0]["message"]
+    assert out.count("photos") == len(person.photos)
+
+
 def test_wrong_key_is_completed_failure(cfg, fake):
     creds = {"key": "0000feedface0000", "secret": API_SECRET}
     out = run_harvest_job(cfg, start_body("flickr_user", SPEC_SEEDS, credentials=creds))

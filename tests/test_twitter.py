@@ -223,6 +223,16 @@ def test_filter_stream_replaces_stale_rules_and_counts_matches(cfg, fake):
     assert_no_secrets(out)
 
 
+def test_a_query_twitter_refuses_fails_that_seed_only(cfg, fake):
+    seeds = [{"id": "bad", "token": "(gwu OR"}, {"id": "good", "token": "music"}]
+    out = run_harvest_job(cfg, start_body("twitter_search_2", seeds, credentials=APP_AUTH))
+
+    assert out.status["status"] == "completed failure"
+    assert out.codes("errors") == [(codes.BAD_REQUEST, "bad")]
+    assert "Invalid Request" in out.status["errors"][0]["message"]
+    assert out.count("tweets") == len([t for t in fake.world.tweets if matches("music", t)])
+
+
 def test_missing_credentials_are_a_clear_bad_request(cfg, fake):
     out = run_harvest_job(cfg, start_body("twitter_search_2", [{"id": "s1", "token": "data"}],
                                           credentials={"consumer_key": CONSUMER_KEY}))

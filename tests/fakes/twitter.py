@@ -195,6 +195,12 @@ class FakeTwitter(FakePlatform):
     # --- routes ----------------------------------------------------------------------------------------
     def search(self, req: Request) -> Response:
         query = req.arg("query") or ""
+        if query.count("(") != query.count(")"):
+            return self._json({"errors": [{"parameters": {"query": [query]},
+                                           "message": "There were errors processing your request: "
+                                                      "missing closing parenthesis"}],
+                               "title": "Invalid Request", "detail": "One or more parameters to your request was "
+                               "invalid.", "type": "https://api.twitter.com/2/problems/invalid-request"}, 400)
         return self._page(req, [t for t in self.world.tweets if matches(query, t)], "next_token")
 
     def timeline(self, req: Request) -> Response:
