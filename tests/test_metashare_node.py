@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import io
 import json
 import zipfile
@@ -150,3 +151,17 @@ def test_new_metadata_file_gets_a_first_revision(tmp_path: Path, fixtures_dir: P
         made = StorageGlobal.from_json(unzip(reply.content)[1][1])
     assert made.revision == 1 and made.identifier == identifier and made.source_url == "http://node.example"
     assert made.publication_status == "p" and made.deleted is False and made.created == made.modified
+
+
+def test_oversized_or_garbled_request_bodies_are_refused(node: NodeServer) -> None:
+    big = requests.post(f"{node.url}/login/", data=b"x" * (70 * 1024), timeout=10)
+    host, port = node.httpd.server_address[:2]
+    connection = http.client.HTTPConnection(host, port, timeout=10)
+    connection.putrequest("POST", "/login/")
+    connection.putheader("Content-Length", "-1")  # requests would correct it, so http.client sends it raw
+    connection.endheaders()
+    garbled = connection.getresponse()
+    connection.close()
+    assert big.status_code == 413
+    assert garbled.status == 400
+    assert [e.status for e in node.requests_to("/login/")] == [413, 400]

@@ -201,9 +201,10 @@ def _handler_for(node: NodeServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_FORM_BYTES:
-                reply = Reply(413, b"request body too large")
+            raw_length = self.headers.get("Content-Length") or "0"
+            length = int(raw_length) if raw_length.isdigit() else -1
+            if not 0 <= length <= MAX_FORM_BYTES:
+                reply = Reply(413 if length > 0 else 400, b"bad or too large request body")
                 self.close_connection = True
             else:
                 form = self.rfile.read(length) if length else b""
