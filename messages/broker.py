@@ -233,7 +233,8 @@ class Publisher:
         )
 
     def _on_channel_closed(self, channel: Channel, reason: Exception) -> None:
-        log.warning("publisher channel closed: %s", reason)
+        if not self._closing:
+            log.warning("publisher channel closed: %s", reason)
         self._channel = None
         self._requeue_unconfirmed()
         if self._connection is not None and self._connection.is_open:

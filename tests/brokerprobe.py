@@ -81,15 +81,15 @@ def close_connections_named(prefix: str) -> int:
     return closed
 
 
-def delete_test_entities() -> None:
-    """Remove every queue and exchange a test created (names start with test_)."""
+def delete_test_entities(prefix: str) -> None:
+    """Remove every queue and exchange whose name starts with `prefix` (one test session's)."""
     conn = pika.BlockingConnection(pika.URLParameters(Config.from_env({}).amqp_url))
     ch = conn.channel()
     for kind in ("queues", "exchanges"):
         names = subprocess.run(["rabbitmqctl", "-q", f"list_{kind}", "name"], capture_output=True,
                                text=True).stdout.split()
         for name in names:
-            if name.startswith("test_"):
+            if name.startswith(prefix):
                 if kind == "queues":
                     ch.queue_delete(name)
                 else:

@@ -12,6 +12,9 @@ import pytest
 from swath.config import Config
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+# Names of broker entities made by this test session start with this, so cleanup never touches
+# another session's queues on the same broker.
+SESSION_PREFIX = f"test_{uuid.uuid4().hex[:6]}"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,15 +40,15 @@ def data_root(tmp_path: Path) -> Path:
 @pytest.fixture
 def config(data_root: Path) -> Config:
     """A Config on the real broker with a private exchange, dead-letter pair and queue prefix."""
-    tag = uuid.uuid4().hex[:10]
+    tag = f"{SESSION_PREFIX}_{uuid.uuid4().hex[:8]}"
     return dataclasses.replace(
         Config.from_env({}),
         data_root=data_root,
-        exchange=f"test_{tag}",
-        dead_letter_exchange=f"test_{tag}_dlx",
-        dead_letter_queue=f"test_{tag}_dead",
-        status_queue=f"test_{tag}_status",
-        queue_prefix=f"test_{tag}_",
+        exchange=tag,
+        dead_letter_exchange=f"{tag}_dlx",
+        dead_letter_queue=f"{tag}_dead",
+        status_queue=f"{tag}_status",
+        queue_prefix=f"{tag}_",
         status_interval=1.0,
         reconnect_max_delay=2.0,
         db_url=f"sqlite:///{data_root / 'swath.sqlite'}",
@@ -74,6 +77,6 @@ def _remove_test_queues_at_end():
     try:
         from tests.brokerprobe import delete_test_entities
 
-        delete_test_entities()
+        delete_test_entities(SESSION_PREFIX)
     except Exception:  # cleanup only; a missing broker already failed the tests that needed it
         pass
