@@ -88,7 +88,7 @@ class FlickrHarvester(Harvester):
         if info is None:
             return None
         username = info["person"].get("username", {}).get("_content")
-        if seed.uid and seed.token and username and username != seed.token:
+        if seed.uid and username and username != seed.token:  # renamed, or a uid seed's name learnt
             self.harvest.token_update(seed.id, username)
         return nsid
 

@@ -148,8 +148,12 @@ class TwitterHarvester(Harvester):
     # --- user timelines ---
     def user_timeline(self) -> None:
         seeds = self.harvest.start.seeds
-        users = {**self._lookup([s for s in seeds if s.uid], usernames=False),
-                 **self._lookup([s for s in seeds if not s.uid and s.token], usernames=True)}
+        try:
+            users = {**self._lookup([s for s in seeds if s.uid], usernames=False),
+                     **self._lookup([s for s in seeds if not s.uid and s.token], usernames=True)}
+        except requests.HTTPError as exc:  # e.g. 400 for a malformed screen name in the batch
+            self.harvest.error(codes.BAD_REQUEST, f"Twitter refused the user lookup: {_problem(exc)}")
+            return
         for seed in seeds:
             user = users.get(seed.id)
             if user is None or self.harvest.stopping:
@@ -185,7 +189,7 @@ class TwitterHarvester(Harvester):
             self.harvest.count("users")
             if usernames:
                 self.harvest.uid_found(seed.id, user["id"])
-            elif seed.token and str(seed.token) != user["username"]:
+            elif str(seed.token or "") != user["username"]:  # renamed, or a uid seed's name learnt
                 self.harvest.token_update(seed.id, user["username"])
             if user.get("protected"):
                 self.harvest.warning(codes.TOKEN_UNAUTHORIZED,

@@ -143,6 +143,7 @@ def test_incremental_timeline_resumes_after_the_newest_tweet(cfg, fake):
     second = run_harvest_job(cfg, {**body, "id": body["id"] + "-2"})
 
     assert second.count("tweets") == len([t for t in fake.world.live if t["author_id"] == "2244994945"])
+    assert second.status["token_updates"] == {"s1": "TwitterDev"}  # a uid-only seed learns its name
     assert fake.server.requests_to("/2/users/2244994945/tweets")[-1].arg("since_id") == max(t["id"] for t in mine)
 
 
