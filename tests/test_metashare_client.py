@@ -136,3 +136,19 @@ def test_a_harvested_collection_can_be_harvested_again(tmp_path: Path, fixtures_
         assert last.get(identifier).storage_json == origin.get(identifier).storage_json
         assert last.get(identifier).metadata_xml == origin.get(identifier).metadata_xml
         assert last.get(identifier).local.source_node == second.url
+
+
+def test_a_damaged_local_copy_is_fetched_again(tmp_path: Path, fixtures_dir: Path) -> None:
+    source = node_storage(tmp_path / "node", fixture_xml(fixtures_dir)[:3])
+    local = LRStorage(root=tmp_path / "client")
+    with NodeServer(storage=source, users=USERS) as node:
+        list(sync(logged_in(node.url), local))
+        first, second = sorted(local.ids())[:2]
+        (local.root / first / "metadata.xml").write_bytes(b"\xff\xfe not utf-8")
+        (local.root / second / "storage-global.json").write_bytes(b"{}")
+        before = len(lr_downloads(node))
+        results = {o.identifier: o.result for o in sync(logged_in(node.url), local)}
+        again = lr_downloads(node)[before:]
+    assert sorted(again) == sorted([first, second])
+    assert results[first] == results[second] == "updated"
+    assert local.get(first).metadata_xml == source.get(first).metadata_xml

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
+from harvesters.metashare.errors import MetashareError
 from harvesters.metashare.protocol import (
     METADATA_XML,
     STORAGE_GLOBAL_JSON,
@@ -80,7 +81,10 @@ class LRStorage:
             return None
         storage_json = _read_or_none(folder / STORAGE_GLOBAL_JSON) or b""
         raw_local = _read_or_none(folder / STORAGE_LOCAL_JSON)
-        local = StorageLocal(**json.loads(raw_local)) if raw_local else None
+        try:
+            local = StorageLocal(**json.loads(raw_local)) if raw_local else None
+        except (ValueError, TypeError):  # a damaged bookkeeping file: treat the copy as one we never saw
+            local = None
         return StoredLR(identifier=identifier, metadata_xml=metadata, storage_json=storage_json, local=local)
 
     def put(self, *, identifier: str, metadata_xml: bytes, storage_json: bytes, local: StorageLocal) -> None:
@@ -104,7 +108,7 @@ class LRStorage:
                 continue
             try:
                 checksums[identifier] = lr.checksum
-            except Exception:  # a damaged local copy just counts as different
+            except MetashareError:  # a local copy that is not UTF-8 just counts as different
                 checksums[identifier] = ""
             if lr.local and lr.local.copy_status == REMOTE and lr.local.source_node == source_node:
                 from_source.add(identifier)
