@@ -9,7 +9,7 @@ harvest metadata is filled in, and each mapped dataset (or deletion) is written 
 
 from __future__ import annotations
 
-import datetime as dt
+import importlib
 import time
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -21,8 +21,12 @@ import requests
 
 from harvesters.base import Harvester
 from harvesters.errors import HarvestError, HarvestStopped
+from harvesters.http import RecordingAdapter
 from harvesters.mapping.dataset import Dataset
 from harvesters.mapping.errors import MetadataError, TooLarge
+from harvesters.mapping.record import (
+    DELETED, DONE, FAILED, RECORD_CONTENT_TYPE, SKIPPED, record_headers, record_payload,
+)
 from messages import codes
 
 ENTRY_POINT_GROUP = "swath.backends"
@@ -32,10 +36,8 @@ BUILTIN: dict[str, str] = {
     "ckan": "harvesters.ckan:CKANBackend",
     "opendatasoft": "harvesters.opendatasoft:OpenDataSoftBackend",
 }
-RECORD_CONTENT_TYPE = "application/json"
 MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is treated as a failure
 RETRY_AFTER_ATTEMPTS = 5
-DONE, SKIPPED, FAILED, DELETED = "done", "skipped", "failed", "deleted"
 
 
 @dataclass(kw_only=True)
@@ -109,21 +111,34 @@ class Backend:
     def fetch(self, url: str, *, params: dict[str, Any] | None = None, accept: str | None = None) -> Fetched:
         """GET `url`; waits out 503 + Retry-After; MetadataError for other errors and oversize bodies."""
         headers = {"Accept": accept} if accept else {}
+        # The engine's recording session enforces the size limit itself; any other (dry run) is read here.
+        own_limit = not isinstance(self.http.get_adapter(url), RecordingAdapter)
         for attempt in range(RETRY_AFTER_ATTEMPTS + 1):
-            resp = self.http.get(url, params=params, headers=headers, timeout=self.timeout)
+            resp = self.http.get(url, params=params, headers=headers, timeout=self.timeout, stream=own_limit)
             wait = retry_after(resp)
             if resp.status_code == 503 and wait is not None and attempt < RETRY_AFTER_ATTEMPTS:
+                resp.close()
                 if wait > MAX_RETRY_AFTER or not self._sleep(wait):
                     break
                 continue
             break
         if resp.status_code >= 400:
+            resp.close()
             code = codes.TOKEN_NOT_FOUND if resp.status_code == 404 else codes.REMOTE_ERROR
             raise MetadataError(f"{resp.url} answered HTTP {resp.status_code}", code=code)
-        if len(resp.content) > self.max_bytes:  # the engine's session refuses earlier; this guards others
-            raise TooLarge(f"{resp.url}: {len(resp.content)} bytes, over the limit of {self.max_bytes}")
-        return Fetched(url=resp.url, content=resp.content, content_type=resp.headers.get("Content-Type", ""),
+        content = self._read_limited(resp) if own_limit else resp.content
+        return Fetched(url=resp.url, content=content, content_type=resp.headers.get("Content-Type", ""),
                        headers=dict(resp.headers))
+
+    def _read_limited(self, resp: requests.Response) -> bytes:
+        chunks, size = [], 0
+        with resp:
+            for chunk in resp.iter_content(65536):
+                size += len(chunk)
+                if size > self.max_bytes:
+                    raise TooLarge(f"{resp.url}: over the limit of {self.max_bytes} bytes")
+                chunks.append(chunk)
+        return b"".join(chunks)
 
     def fetch_json(self, url: str, *, params: dict[str, Any] | None = None) -> Any:
         fetched = self.fetch(url, params=params, accept="application/json")
@@ -162,8 +177,7 @@ def load_backend(name: str) -> type[Backend]:
     if target is None:
         raise LookupError(f"no metadata backend named {name!r}; installed: {', '.join(installed_backends())}")
     module_name, _, attr = target.partition(":")
-    module = __import__(module_name, fromlist=[attr])
-    cls = getattr(module, attr)
+    cls = getattr(importlib.import_module(module_name), attr)
     if not (isinstance(cls, type) and issubclass(cls, Backend)):
         raise LookupError(f"{target} is not a harvesters.backends.Backend subclass")
     return cls
@@ -177,6 +191,19 @@ def installed_backends() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+def describe_backends() -> list[dict[str, str]]:
+    """One row per installed backend (for `swath harvest backends`): name, display name, class, origin."""
+    rows = []
+    for name, target in installed_backends().items():
+        row = {"name": name, "target": target, "origin": "built-in" if BUILTIN.get(name) == target else "entry point"}
+        try:
+            row["display_name"] = load_backend(name).display_name or name
+        except Exception as exc:  # a broken plugin is listed with its error, never hides the others
+            row["display_name"], row["error"] = name, f"{type(exc).__name__}: {exc}"
+        rows.append(row)
+    return rows
+
+
 # --- running one source -------------------------------------------------------------------------
 
 @dataclass
@@ -186,42 +213,6 @@ class Outcome:
     counts: dict[str, int] = field(default_factory=lambda: {DONE: 0, SKIPPED: 0, FAILED: 0, DELETED: 0})
     errors: list[tuple[str, str]] = field(default_factory=list)
     listing_error: MetadataError | Exception | None = None
-
-
-def harvest_metadata(source: Source, backend: Backend, remote_id: str) -> dict[str, str]:
-    """udata's HarvestDatasetMetadata: harvest:domain, harvest:remote_id, harvest:source_id, harvest:last_update."""
-    return {
-        "domain": source.domain,
-        "remote_id": remote_id,
-        "source_id": source.id,
-        "last_update": dt.datetime.now(dt.timezone.utc).isoformat(),
-        "backend": backend.name,
-        "source_url": source.url,
-    }
-
-
-def record_payload(backend: Backend, remote_id: str, *, dataset: Dataset | None, status: str,
-                   reason: str | None = None) -> bytes:
-    body = {
-        "type": "dataset",
-        "id": remote_id,
-        "status": status,
-        "deleted": status == DELETED,
-        "deletion_reason": reason,
-        "dataset": dataset.to_dict() if dataset else None,
-        "harvest": harvest_metadata(backend.source, backend, remote_id),
-    }
-    return orjson.dumps(body)
-
-
-def record_headers(backend: Backend, remote_id: str, status: str) -> dict[str, str]:
-    return {
-        "WARC-Swath-Item-Type": "dataset",
-        "WARC-Swath-Backend": backend.name,
-        "WARC-Swath-Remote-Id": remote_id,
-        "WARC-Swath-Source-Id": backend.source.id,
-        "WARC-Swath-Item-Status": status,
-    }
 
 
 class _Run:
@@ -335,22 +326,26 @@ class BackendHarvester(Harvester):
 
     def harvest_sources(self) -> None:
         start, config = self.harvest.start, self.harvest.config
-        for seed in start.seeds:
-            if self.harvest.stopping:
-                return
-            url = str(seed.token or "").strip()
-            if urlsplit(url).scheme not in {"http", "https"}:
-                self.harvest.error(codes.BAD_REQUEST, f"seed token {url!r} is not an http(s) URL", seed.id)
-                continue
-            backend = self.backend(
-                source=Source(id=seed.id, url=url, options=dict(start.options)),
-                http=self.harvest.http,
-                max_bytes=config.max_response_bytes,
-                state=self.harvest.state,
-                stopping=lambda: self.harvest.stopping,
-                timeout=config.http_timeout,
-            )
-            run_source(self.harvest, backend, dry_run=bool(start.options.get("dryrun")))
+        dry_run = bool(start.options.get("dryrun"))
+        # A dry run writes nothing durable: not even the HTTP exchanges (an unrecorded session).
+        http = requests.Session() if dry_run else self.harvest.http
+        try:
+            for seed in start.seeds:
+                if self.harvest.stopping:
+                    return
+                url = str(seed.token or "").strip()
+                if urlsplit(url).scheme not in {"http", "https"}:
+                    self.harvest.error(codes.BAD_REQUEST, f"seed token {url!r} is not an http(s) URL", seed.id)
+                    continue
+                backend = self.backend(
+                    source=Source(id=seed.id, url=url, options=dict(start.options)), http=http,
+                    max_bytes=config.max_response_bytes, state=self.harvest.state,
+                    stopping=lambda: self.harvest.stopping, timeout=config.http_timeout,
+                )
+                run_source(self.harvest, backend, dry_run=dry_run)
+        finally:
+            if dry_run:
+                http.close()
 
 
 def harvester_for(backend: type[Backend], *, service: str | None = None) -> type[BackendHarvester]:

@@ -13,9 +13,8 @@ from harvesters.mapping.safexml import parse_xml
 from messages import codes
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk
 from tests.fakes.oai import XML
-from tests.test_backends_support import backend_types, harvest  # noqa: F401 (fixture)
+from tests.test_backends_support import harvest
 
-pytestmark = pytest.mark.usefixtures("backend_types")
 
 BOMB = b"""<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
@@ -109,3 +108,16 @@ def test_response_past_the_size_limit_is_refused(config):
         result = harvest(config, "oai_pmh", f"{server.url}/oai")
     assert result.codes() == [codes.RESPONSE_TOO_LARGE]
     assert sum(sent) < total  # the client hung up long before the end
+
+
+def test_dry_run_also_refuses_past_the_size_limit(config):
+    config = dataclasses.replace(config, max_response_bytes=128 * 1024)
+
+    def stream(wfile):
+        for _ in range(2000):  # 128 MB offered
+            write_chunk(wfile, b"a" * 65536)
+        end_chunks(wfile)
+
+    with FakeServer({"/oai": lambda req: Response(200, stream, content_type=XML)}) as server:
+        result = harvest(config, "oai_pmh", f"{server.url}/oai", options={"dryrun": True})
+    assert result.codes() == [codes.RESPONSE_TOO_LARGE] and result.warcs == []

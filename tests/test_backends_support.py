@@ -7,28 +7,19 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from harvesters import registry
 from harvesters.base import run_harvest
 from swath.config import Config
 from swath.jobs import JobContext
 
+# type -> (platform, class, stream) as in harvesters/registry.py; tests add their own plugin types here
 BACKEND_TYPES = {
     "oai_pmh": ("oai_pmh", "harvesters.oai_pmh:OAIPMHHarvester", False),
     "dcat": ("dcat", "harvesters.dcat:DCATHarvester", False),
     "ckan": ("ckan", "harvesters.ckan:CKANHarvester", False),
     "opendatasoft": ("opendatasoft", "harvesters.opendatasoft:OpenDataSoftHarvester", False),
 }
-
-
-@pytest.fixture
-def backend_types(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make sure the four types are registered (they are in harvesters/registry.py once merged)."""
-    for name, entry in BACKEND_TYPES.items():
-        if name not in registry.HARVEST_TYPES:
-            monkeypatch.setitem(registry.HARVEST_TYPES, name, entry)
 
 
 class Result:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 
 from harvesters.ckan import map_package
 from tests.fakes.ckan import CKANPortal, make_package
-from tests.test_backends_support import backend_types, harvest  # noqa: F401 (fixture)
+from tests.test_backends_support import harvest
 
-pytestmark = pytest.mark.usefixtures("backend_types")
 
 
 def test_more_than_1000_datasets_despite_a_silent_rows_cap_and_a_change_while_paging(config):

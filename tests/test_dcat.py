@@ -7,9 +7,8 @@ import pytest
 from messages import codes
 from tests.fakes.dcat import DCATPortal, JSONLD_CONTEXT
 from tests.fakes.httpserver import FakeServer, Response
-from tests.test_backends_support import backend_types, harvest  # noqa: F401 (fixture)
+from tests.test_backends_support import harvest
 
-pytestmark = pytest.mark.usefixtures("backend_types")
 
 
 def _check_dataset(record: dict, d) -> None:

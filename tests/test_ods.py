@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 
 from harvesters.opendatasoft import OpenDataSoftBackend, map_dataset
 from tests.fakes.ods import API, ODSPortal, make_dataset
-from tests.test_backends_support import backend_types, harvest  # noqa: F401 (fixture)
+from tests.test_backends_support import harvest
 
-pytestmark = pytest.mark.usefixtures("backend_types")
 
 
 def test_catalog_of_more_than_1000_datasets(config):
