@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 from collections import Counter
 from urllib.parse import urlsplit
@@ -17,6 +18,7 @@ from tests.fakes.twitter import (
     BEARER_TOKEN,
     CONSUMER_KEY,
     CONSUMER_SECRET,
+    EPOCH,
     FakeTwitter,
     build_world,
     matches,
@@ -75,9 +77,10 @@ def test_spec_search_example_pages_each_query_with_user_auth(cfg, fake):
 
 
 def test_academic_search_honours_time_window_and_limit(cfg, fake):
-    window = {"query": "library", "start_time": "2023-03-01T14:00:00Z", "end_time": "2023-03-02T20:00:00+00:00"}
-    in_window = [t for t in fake.world.tweets if matches("library", t)
-                 and "2023-03-01T14:00:00" <= t["created_at"] < "2023-03-02T20:00:00"]
+    start, end = EPOCH + dt.timedelta(hours=1), EPOCH + dt.timedelta(hours=6)
+    window = {"query": "libraries", "start_time": start.strftime("%Y-%m-%dT%H:%M:%SZ"), "end_time": end.isoformat()}
+    in_window = [t for t in fake.world.tweets if matches("libraries", t)
+                 and start <= dt.datetime.fromisoformat(t["created_at"].replace("Z", "+00:00")) < end]
     assert len(in_window) > 3
     limit = len(in_window) - 2
     out = run_harvest_job(cfg, start_body("twitter_academic_search", [{"id": "s1", "token": {**window, "limit": limit}}],
@@ -86,8 +89,17 @@ def test_academic_search_honours_time_window_and_limit(cfg, fake):
     assert out.status["status"] == "completed success", out.status
     assert out.count("tweets") == limit
     first = fake.server.requests_to("/2/tweets/search/all")[0]
-    assert first.arg("start_time").startswith("2023-03-01T14:00:00")
+    assert first.arg("start_time").startswith(start.strftime("%Y-%m-%dT%H:%M:%S"))
     assert first.headers["Authorization"] == f"Bearer {BEARER_TOKEN}"
+
+
+def test_query_operators_of_the_docs_example(cfg, fake):
+    seed = {"id": "s1", "token": {"query": "#libraries lang:en", "start_time": EPOCH.isoformat(), "limit": 5000}}
+    out = run_harvest_job(cfg, start_body("twitter_search_2", [seed], credentials=APP_AUTH))
+
+    hits = [t for t in fake.world.tweets if matches("#libraries lang:en", t)]
+    assert 0 < len(hits) < len([t for t in fake.world.tweets if "libraries" in t["text"]])
+    assert out.count("tweets") == len(hits)
 
 
 def test_incremental_search_sends_since_id_and_counts_only_new_tweets(cfg, fake):

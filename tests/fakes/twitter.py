@@ -26,8 +26,9 @@ CONSUMER_SECRET = "ZtUpemtBkf2maqFiy52D5dihFPAiLebuMOmqN0jeQtXeAlen"
 ACCESS_TOKEN = "481186914-c2yZjgbk13np0Z5MWEFQKSQNFBXd8T9r4k90YkJl"
 ACCESS_TOKEN_SECRET = "jK9QOmn5Vbbmfg2ANT6KgfmKRqV8ThXVQ1G6qQg8BCejvp"
 
-EPOCH = dt.datetime(2023, 3, 1, 12, 0, tzinfo=dt.timezone.utc)
-WORDS = ["gwu", "gelman", "library", "archive", "data", "research", "campus", "books", "lecture", "music"]
+# tweets start three days ago (midnight UTC), inside recent search's seven-day window
+EPOCH = dt.datetime.now(dt.timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0) - dt.timedelta(days=3)
+WORDS = ["gwu", "gelman", "libraries", "archive", "data", "research", "campus", "books", "lecture", "music"]
 NOT_FOUND = "https://api.twitter.com/2/problems/resource-not-found"
 
 
@@ -93,14 +94,15 @@ def _make_tweet(i: int, author: str, rng: random.Random, earlier: list[dict]) ->
     words = rng.sample(WORDS, 3)
     tweet = {
         "id": tid,
-        "text": f"Post {i}: {' '.join(words)} \u2014 caf\u00e9 \U0001f4da",
+        "text": f"Post {i}: #{words[0]} {' '.join(words[1:])} \u2014 caf\u00e9 \U0001f4da",
         "author_id": author,
         "created_at": created.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
         "conversation_id": tid,
-        "lang": "en",
+        "lang": "en" if i % 5 else "fr",
         "edit_history_tweet_ids": [tid],
         "public_metrics": {"retweet_count": i % 5, "reply_count": i % 3, "like_count": i * 2, "quote_count": 0},
-        "entities": {"hashtags": [{"start": 0, "end": 4, "tag": words[0]}]},
+        "entities": {"hashtags": [{"start": len(f"Post {i}: "), "end": len(f"Post {i}: #{words[0]}"),
+                                   "tag": words[0]}]},
     }
     if i % 7 == 6:  # every seventh tweet quotes an earlier one, so `includes.tweets` is exercised
         tweet["referenced_tweets"] = [{"type": "quoted", "id": earlier[i - 3]["id"]}]
@@ -108,9 +110,20 @@ def _make_tweet(i: int, author: str, rng: random.Random, earlier: list[dict]) ->
 
 
 def matches(query: str, tweet: dict) -> bool:
-    """All space-separated terms of the query occur in the text (case-insensitive)."""
+    """Every space-separated term holds: `lang:xx` is the tweet's language, `#tag` one of its hashtags,
+    any other term occurs in the text (case-insensitive). Enough of Twitter's query language for tests."""
     text = tweet["text"].lower()
-    return all(term.lower() in text for term in query.split())
+    tags = {h["tag"].lower() for h in tweet.get("entities", {}).get("hashtags", [])}
+    for term in query.lower().split():
+        if term.startswith("lang:"):
+            ok = tweet["lang"] == term[5:]
+        elif term.startswith("#"):
+            ok = term[1:] in tags
+        else:
+            ok = term in text
+        if not ok:
+            return False
+    return True
 
 
 class FakeTwitter(FakePlatform):
