@@ -1,0 +1,113 @@
+"""The `swath` command as a user runs it: a real process, real HTTP, real files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+import pytest
+
+from swath.cli import cli
+from tests.fakes.httpserver import FakeServer
+from tests.test_engine_support import SECRET, PagedApi
+
+
+def swath(*args: str, data_root: Path, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "swath", "--data-root", str(data_root), *args],
+                          input=stdin, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+
+
+def all_commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = [prefix]
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            out += all_commands(command, prefix + (name,))
+        else:
+            out.append(prefix + (name,))
+    return out
+
+
+@pytest.mark.parametrize("path", all_commands(cli), ids=lambda p: " ".join(p) or "swath")
+def test_every_command_has_help(path):
+    result = CliRunner().invoke(cli, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage:" in result.output and len(result.output.splitlines()) > 3
+
+
+def json_lines(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_harvest_run_prints_the_messages_a_worker_would_publish(data_root, tmp_path):
+    with FakeServer() as server:
+        api = PagedApi(server, pages=4)
+        message = {"id": "cli:1", "type": "generic_pages", "path": "collections/cs/c1",
+                   "seeds": [{"id": "s1", "token": server.url + "/pages?page=1"}],
+                   "credentials": {"api_key": SECRET},
+                   "collection_set": {"id": "cs"}, "collection": {"id": "c1"}}
+        (tmp_path / "start.json").write_text(json.dumps(message))
+        result = swath("harvest", "run", str(tmp_path / "start.json"), data_root=data_root)
+    assert result.returncode == 0, result.stderr
+    published = json_lines(result.stdout)
+    keys = [p["routing_key"] for p in published]
+    assert keys[0] == "harvest.status.generic.generic_pages" and published[0]["message"]["status"] == "running"
+    assert keys[-1] == "harvest.status.generic.generic_pages" and "warc_created" in keys
+    final = published[-1]["message"]
+    assert final["status"] == "completed success"
+    assert sum(day["items"] for day in final["stats"].values()) == len(api.served) == 4 * api.per_page
+    assert SECRET not in result.stdout + result.stderr
+    for p in published:
+        if p["routing_key"] == "warc_created":
+            assert Path(p["message"]["warc"]["path"]).is_file()
+
+
+def test_harvest_run_from_stdin_with_bad_messages(data_root):
+    result = swath("harvest", "run", "-", data_root=data_root, stdin="{not json")
+    assert result.returncode == 2 and "not JSON" in result.stderr
+    bad_type = json.dumps({"id": "x", "type": "nonesuch", "path": "p"})
+    result = swath("harvest", "run", "-", data_root=data_root, stdin=bad_type)
+    assert result.returncode == 2 and "nonesuch" in result.stderr
+    outside = json.dumps({"id": "x", "type": "generic_pages", "path": "/etc", "seeds": []})
+    result = swath("harvest", "run", "-", data_root=data_root, stdin=outside)
+    assert result.returncode == 1
+    final = json_lines(result.stdout)[-1]["message"]
+    assert final["status"] == "completed failure"
+    assert final["errors"][0]["code"] == "path_outside_data_root"
+
+
+def test_worker_list_json_names_a_worker_for_every_harvest_and_export_type(data_root):
+    workers = json.loads(swath("worker", "--list", "--json", data_root=data_root).stdout)
+    bindings = {b for w in workers for b in w["bindings"]}
+    harvest_types = json.loads(swath("harvest", "types", "--json", data_root=data_root).stdout)
+    export_types = json.loads(swath("export", "types", "--json", data_root=data_root).stdout)
+    for row in harvest_types + export_types:
+        noun, verb, platform, _type = row["routing_key"].split(".")
+        assert f"{noun}.{verb}.{platform}.*" in bindings, row
+
+
+def test_unknown_worker_is_a_usage_error(data_root):
+    result = swath("worker", "nonesuch_harvester", data_root=data_root)
+    assert result.returncode == 2 and "swath worker --list" in result.stderr
+
+
+def test_demo_harvests_and_exports_everything_the_replay_served(data_root):
+    result = swath("demo", "--json", data_root=data_root)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    from swath.demo import _recorded_blog
+
+    served_ids = {p["id_string"] for p in _recorded_blog()["posts"]}
+    final = out["harvest"][-1]["message"]
+    assert sum(day["posts"] for day in final["stats"].values()) == len(served_ids)
+    exports = list((data_root / "exports").rglob("*.csv"))
+    assert len(exports) == 1
+    with exports[0].open(newline="", encoding="utf-8") as fh:
+        assert {row["tumblr_id"] for row in csv.DictReader(fh)} == served_ids
+    assert out["export"][-1]["message"]["status"] == "completed success"
