@@ -21,7 +21,7 @@ from requests.adapters import HTTPAdapter
 
 from harvesters import registry
 from harvesters.errors import HarvestError, HarvestStopped
-from harvesters.http import Limits, RecordingAdapter, Redactor, StreamRecording
+from harvesters.http import Limits, RecordingAdapter, Redactor, StreamRecording, install_log_filter
 from harvesters.state import StateStore
 from harvesters.warc import SOFTWARE, ClosedWarc, RecordFactory, WarcSeries, find_harvest_warcs, name_pattern, recover
 from messages import codes
@@ -83,6 +83,8 @@ class Harvest:
         self._outbox: queue.SimpleQueue[ClosedWarc] = queue.SimpleQueue()
         self._rate_limits = [0, 0.0]  # waits, seconds waited
         self._factory = RecordFactory()
+        self._redactors: list[Redactor] = []
+        self._period_start = time.monotonic()  # when the current WARC period began (time rotation)
         self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo())
         self._limits = Limits(retries=config.http_retries, backoff=getattr(config, "http_backoff", 0.5),
                               timeout=config.http_timeout, max_response_bytes=config.max_response_bytes)
@@ -99,6 +101,8 @@ class Harvest:
     def recording_adapter(self, secrets: list[str]) -> HTTPAdapter:
         """An adapter recording into this harvest's WARCs; mount it on a client library's Session."""
         redactor = Redactor([*self.start.credentials.values(), *secrets])
+        self._redactors.append(redactor)
+        install_log_filter().add(redactor)
         return RecordingAdapter(sink=self, redactor=redactor, limits=self._limits, factory=self._factory)
 
     def count(self, label: str, n: int = 1, day: dt.date | None = None) -> None:
@@ -157,6 +161,12 @@ class Harvest:
     def debug(self, text: str) -> None:
         if self.log is not None:
             self.log.debug("harvest %s: %s", self.start.id, self.redactor.text(text))
+
+    def close(self) -> None:
+        """Release the session and stop redacting this harvest's secrets from library logs."""
+        self.http.close()
+        for redactor in self._redactors:
+            install_log_filter().remove(redactor)
 
     # --- engine internals ---
     def _note(self, notes: list[Note], code: str, message: str, seed_id: str | None) -> None:
@@ -222,14 +232,26 @@ class Harvest:
         for stream in streams:
             stream.interrupt()
 
-    def _rotate_due(self) -> bool:
+    def _written(self) -> int:
         current = self._series.current
-        if current is None or current.records == 0:
-            return False
-        if current.size >= self.config.warc_max_bytes:
+        return current.size if current is not None and current.records else 0
+
+    def _rotate_due(self) -> bool:
+        """Size: the WARC on disk passed the limit. Time (streams only): the WARC period is over and
+        there is something to put in it. Stream bytes that would pass the size limit uncompressed
+        are written out first, so the compressed size can be judged."""
+        with self._lock:
+            streams = list(self._streams)
+        buffered = sum(stream.buffered for stream in streams)
+        if buffered and self._written() + buffered >= self.config.warc_max_bytes:
+            for stream in streams:
+                stream.flush_segment()
+            buffered = sum(stream.buffered for stream in streams)
+        written = self._written()
+        if written >= self.config.warc_max_bytes:
             return True
-        age = (dt.datetime.now(dt.timezone.utc) - current.opened_at).total_seconds()
-        return self.is_stream and age >= self.config.warc_max_seconds
+        due = time.monotonic() - self._period_start >= self.config.warc_max_seconds
+        return self.is_stream and due and bool(written or buffered)
 
     def _rotate(self, *, final: bool = False) -> None:
         """Close the current WARC (flushing stream segments into it), then commit the state staged
@@ -241,6 +263,7 @@ class Harvest:
         with self._series.lock:
             staged = self.state.take_pending()
             closed = self._series.close_current()
+            self._period_start = time.monotonic()
         if closed is not None:
             with self._lock:
                 self.warcs.append(closed)
@@ -401,4 +424,4 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
         _Run(harvest=harvest, harvester=harvester, method=cls.types[start.type], ctx=ctx,
              status_key=status_key, origin=origin).run()
     finally:
-        harvest.http.close()
+        harvest.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import email.utils
 import io
+import logging
 import random
 import threading
 import time
@@ -91,6 +92,54 @@ class Redactor:
         if "application/x-www-form-urlencoded" in content_type.lower():
             body = self.params(body.decode("latin-1")).encode("latin-1")
         return self.data(body)
+
+
+# third-party loggers known to print request URLs, params or signatures at DEBUG
+CHATTY_LOGGERS = ("urllib3.connectionpool", "requests_oauthlib.oauth1_auth", "oauthlib.oauth1.rfc5849",
+                  "oauthlib.oauth1.rfc5849.signature", "flickrapi.core", "twarc", "twarc.client2",
+                  "twarc.decorators2")
+
+
+class SecretLogFilter(logging.Filter):
+    """Redacts the secrets of every running harvest from other libraries' log records."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._redactors: list[Redactor] = []
+        self._lock = threading.Lock()
+
+    def add(self, redactor: Redactor) -> None:
+        with self._lock:
+            self._redactors.append(redactor)
+
+    def remove(self, redactor: Redactor) -> None:
+        with self._lock:
+            if redactor in self._redactors:
+                self._redactors.remove(redactor)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        with self._lock:
+            redactors = list(self._redactors)
+        if redactors:
+            text = record.getMessage()
+            for redactor in redactors:
+                text = redactor.text(text)
+            record.msg, record.args = text, None
+        return True
+
+
+LOG_FILTER = SecretLogFilter()
+_filter_installed = threading.Lock()
+
+
+def install_log_filter() -> SecretLogFilter:
+    """Attach LOG_FILTER to the chatty loggers once (filters do not propagate to child loggers)."""
+    with _filter_installed:
+        for name in CHATTY_LOGGERS:
+            logger = logging.getLogger(name)
+            if LOG_FILTER not in logger.filters:
+                logger.addFilter(LOG_FILTER)
+    return LOG_FILTER
 
 
 class Sink(Protocol):
@@ -305,6 +354,12 @@ class StreamRecording(io.RawIOBase):
 
     def readable(self) -> bool:
         return True
+
+    @property
+    def buffered(self) -> int:
+        """Bytes read by the client and not yet written to a WARC."""
+        with self._lock:
+            return len(self._buffer)
 
     def readinto(self, target: Any) -> int:
         if self._finished:

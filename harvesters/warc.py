@@ -58,10 +58,11 @@ class ClosedWarc:
     date_created: str
 
     @classmethod
-    def of(cls, path: Path, harvest_id: str, date_created: str | None = None) -> "ClosedWarc":
-        if date_created is None:
-            mtime = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.timezone.utc)
-            date_created = mtime.isoformat()
+    def of(cls, path: Path, harvest_id: str) -> "ClosedWarc":
+        """Describe a finished file; the creation date comes from its name, so it is stable."""
+        stamp = re.search(r"-(\d{8}T\d{6}Z)-\d{5}\.warc\.gz$", path.name)
+        created = dt.datetime.strptime(stamp.group(1), _STAMP).replace(tzinfo=dt.timezone.utc) if stamp else None
+        date_created = (created or dt.datetime.now(dt.timezone.utc)).isoformat()
         return cls(path, file_sha1(path), path.stat().st_size, warc_id(harvest_id, path.name), date_created)
 
 
@@ -144,8 +145,6 @@ class WarcFile:
 
     def __init__(self, *, directory: Path, harvest_id: str, serial: int, info: dict[str, str]) -> None:
         now = dt.datetime.now(dt.timezone.utc)
-        self.date_created = now.isoformat()
-        self.opened_at = now
         self.harvest_id = harvest_id
         folder = directory / now.strftime("%Y/%m/%d/%H")
         folder.mkdir(parents=True, exist_ok=True)
@@ -172,7 +171,7 @@ class WarcFile:
         self._fh.close()
         os.replace(self.open_path, self.final_path)
         fsync_dir(self.final_path.parent)
-        return ClosedWarc.of(self.final_path, self.harvest_id, self.date_created)
+        return ClosedWarc.of(self.final_path, self.harvest_id)
 
     def discard(self) -> None:
         """Remove a WARC that holds nothing but its warcinfo."""

@@ -1,0 +1,103 @@
+"""Engine pieces on their own: WARC recovery, filename-safe ids, redaction, state store, reset headers,
+the embedded runner's output."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+from harvesters.embedded import EXIT_INVALID, EXIT_SUCCESS, print_publish, run_message
+from harvesters.http import REDACTED, Redactor, rate_limit_wait
+from harvesters.state import StateStore
+from harvesters.warc import RecordFactory, WarcFile, find_harvest_warcs, recover, safe_id
+from tests.fakes.httpserver import FakeServer
+from tests.test_engine_support import PagedApi, read_records, start_message, warcio_check
+
+
+def _write_warc(directory: Path, harvest_id: str, n: int) -> Path:
+    factory = RecordFactory()
+    warc = WarcFile(directory=directory, harvest_id=harvest_id, serial=1, info={"software": "test"})
+    for i in range(n):
+        warc.write(factory.plain(uri=f"urn:test:{i}", record_type="resource", payload=b"x" * 100 + bytes([i]),
+                                 content_type="application/octet-stream"))
+    warc.writer.out.flush()
+    return warc.open_path
+
+
+def test_recover_cuts_a_killed_warc_at_its_last_complete_record(tmp_path):
+    open_path = _write_warc(tmp_path, "h:1", 5)
+    data = open_path.read_bytes()
+    open_path.write_bytes(data[:-7])  # the last gzip member lost its tail, as after kill -9
+    final = recover(open_path)
+    assert final is not None and final.name.endswith(".warc.gz") and not open_path.exists()
+    assert warcio_check([final]).returncode == 0
+    records = read_records([final])
+    assert [r[0] for r in records] == ["warcinfo"] + ["resource"] * 4
+    assert [r[4][-1] for r in records[1:]] == [0, 1, 2, 3]
+    assert find_harvest_warcs(tmp_path, "h:1") == ([final], [])
+
+
+def test_recover_removes_a_warc_without_a_complete_content_record(tmp_path):
+    open_path = _write_warc(tmp_path, "h:2", 1)
+    open_path.write_bytes(open_path.read_bytes()[:-3])
+    assert find_harvest_warcs(tmp_path, "h:2") == ([], [open_path])
+    assert recover(open_path) is None and not open_path.exists()
+
+
+def test_safe_ids_are_filename_safe_and_distinct():
+    assert safe_id("abc-1_2.3") == "abc-1_2.3"
+    ids = ["sfmui:45", "sfmui_45", "../etc/passwd", "a/b", ".hidden"]
+    safe = [safe_id(i) for i in ids]
+    assert len(set(safe)) == len(ids)
+    assert all("/" not in s and ":" not in s and not s.startswith(".") for s in safe)
+
+
+def test_redactor_removes_credentials_only_from_what_it_is_given():
+    secret, consumer = "tok-SECRET-1234", "ck/with+chars="
+    redactor = Redactor([secret, consumer, True, None, "ab"])
+    url = redactor.url(f"https://u:p@api.x/1?q=a%20b&oauth_signature=zzz&api_key=k1&token={secret}")
+    assert url == f"https://api.x/1?q=a%20b&oauth_signature={REDACTED}&api_key={REDACTED}&token={REDACTED}"
+    headers = dict(redactor.headers([("Authorization", 'OAuth oauth_consumer_key="x", oauth_signature="y"'),
+                                      ("X-Other", f"v {secret}"), ("Accept", "ab")]))
+    assert headers == {"Authorization": f"OAuth {REDACTED}", "X-Other": f"v {REDACTED}", "Accept": "ab"}
+    body = redactor.body(b"a=1&consumer_secret=abc&x=ck%2Fwith%2Bchars%3D", "application/x-www-form-urlencoded")
+    assert body == f"a=1&consumer_secret={REDACTED}&x={REDACTED}".encode()
+    assert redactor.body(json.dumps({"k": secret}).encode(), "application/json") == b'{"k": "REDACTED"}'
+
+
+def test_state_store_stages_until_commit_and_keeps_other_keys(tmp_path):
+    first, second = StateStore(directory=tmp_path), StateStore(directory=tmp_path)
+    first.set("since:a", 10)
+    assert first.get("since:a") == 10 and not first.path.exists()
+    second.set("since:b", 20)
+    second.commit()
+    first.commit()
+    assert json.loads(first.path.read_text()) == {"since:a": 10, "since:b": 20}
+    first.delete("since:a")
+    first.commit()
+    assert StateStore(directory=tmp_path).get("since:a", "gone") == "gone"
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_rate_limit_wait_reads_reset_headers():
+    now = time.time()
+    assert abs(rate_limit_wait({"x-rate-limit-reset": str(int(now) + 30)}, now=now) - 31) < 1.01
+    assert rate_limit_wait({"retry-after": "7"}, now=now) == 7
+    assert rate_limit_wait({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=now) == 0
+    assert rate_limit_wait({}, now=now) is None
+
+
+def test_embedded_runner_prints_json_lines(config):
+    out = io.StringIO()
+    print_publish(out)("warc_created", {"a": 1})
+    assert json.loads(out.getvalue()) == {"routing_key": "warc_created", "message": {"a": 1}}
+    with FakeServer() as server:
+        PagedApi(server, pages=2)
+        out, err = io.StringIO(), io.StringIO()
+        code = run_message(start_message(server.url + "/pages"), config=config, out=out, err=err)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert code == EXIT_SUCCESS
+    assert [m["routing_key"] for m in lines][-2:] == ["warc_created", "harvest.status.generic.generic_pages"]
+    assert run_message({"id": "x", "type": "nope", "path": "p"}, config=config, out=out, err=err) == EXIT_INVALID
