@@ -10,7 +10,7 @@ import requests
 from twarc import Twarc2
 
 from harvesters.base import Harvester
-from harvesters.errors import BadResponse, Unauthorized
+from harvesters.errors import BadResponse, RemoteError, Unauthorized
 from harvesters.social import credential, mount_recording
 from messages import codes
 from messages.model import Seed, parse_datetime
@@ -89,7 +89,7 @@ class TwitterHarvester(Harvester):
             resp = requests.post(url, auth=(key, secret), data={"grant_type": "client_credentials"},
                                  timeout=self.harvest.config.http_timeout)
         except requests.RequestException as exc:
-            raise BadResponse(f"could not reach {url}: {type(exc).__name__}") from None
+            raise RemoteError(f"could not reach {url}: {type(exc).__name__}") from None
         if resp.status_code in (401, 403):
             raise Unauthorized(f"{url} refused the consumer key/secret ({resp.status_code})")
         try:
