@@ -44,3 +44,10 @@ ZIP_TOO_LARGE = "zip_too_large"  # a ZIP inflates past the size limit (ZIP bomb)
 ZIP_UNEXPECTED_ENTRIES = "zip_unexpected_entries"  # a ZIP lacks a required entry, has extra ones or the wrong order
 EXPORT_TABLES = "export_tables"  # which table(s) and files an export wrote, with item counts
 ITEM_UNREADABLE = "item_unreadable"  # a response body or stream line was not JSON; skipped, the export went on
+
+# --- requester (sources, launches, schedules) ---
+SOURCE_NOT_VALIDATED = "source_not_validated"  # a harvest source runs only after `swath harvest validate` accepted it
+SOURCE_BUSY = "source_busy"  # the source has a queued or running job already; runs of one source never overlap
+CREDENTIAL_MISSING = "credential_missing"  # a source's credential reference (env var or stored value) has no value
+NO_WORKER = "no_worker"  # no queue is bound for the start message's routing key: no worker for that platform
+BAD_SCHEDULE = "bad_schedule"  # a cron expression or interval that cannot be parsed

@@ -1,0 +1,98 @@
+"""Open the store (SQLite file under the data root by default, PostgreSQL by SWATH_DB_URL) and migrate it."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+_migrated: set[str] = set()
+log = logging.getLogger(__name__)
+# alembic narrates every context at INFO; the store says itself when it migrates
+logging.getLogger("alembic").setLevel(logging.WARNING)
+_lock = threading.Lock()
+
+
+class StoreError(Exception):
+    """The store cannot be opened or migrated."""
+
+
+def alembic_config() -> AlembicConfig:
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return cfg
+
+
+def make_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database:
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        # the monitor, scheduler and CLI share one file: wait for the writer instead of failing
+        engine = create_engine(url, connect_args={"timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def upgrade(engine: Engine) -> None:
+    """Bring the schema to the newest revision (idempotent; runs once per engine URL per process)."""
+    key = engine.url.render_as_string(hide_password=False)
+    with _lock:
+        if key in _migrated:
+            return
+        cfg = alembic_config()
+        head = ScriptDirectory.from_config(cfg).get_current_head()
+        with engine.begin() as connection:
+            current = MigrationContext.configure(connection).get_current_revision()
+            if current != head:
+                log.info("migrating the store from %s to %s", current or "empty", head)
+                cfg.attributes["connection"] = connection
+                command.upgrade(cfg, "head")
+        _migrated.add(key)
+
+
+class Store:
+    """An engine plus a session factory; `session()` is one transaction."""
+
+    def __init__(self, *, url: str, migrate: bool = True) -> None:
+        self.url = url
+        try:
+            self.engine = make_engine(url)
+            if migrate:
+                upgrade(self.engine)
+        except Exception as exc:
+            safe = make_url(url).render_as_string(hide_password=True)
+            raise StoreError(f"cannot open the store at {safe}: {type(exc).__name__}: {exc}") from None
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session whose work commits when the block ends, or rolls back on an exception."""
+        with self._sessions.begin() as session:
+            yield session
+
+    def close(self) -> None:
+        self.engine.dispose()

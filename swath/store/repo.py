@@ -1,0 +1,329 @@
+"""Repository functions: every read and write the requester, monitor, scheduler and dashboard make.
+
+Each takes an open Session (one transaction, see Store.session) so callers decide what commits together.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any, Callable, Iterable
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from swath.store.models import (
+    ACCEPTED,
+    ACTIVE_STATES,
+    FAILURE,
+    QUEUED,
+    RUNNING,
+    SUCCESS,
+    Attachment,
+    Export,
+    Job,
+    Rejected,
+    Secret,
+    Source,
+    Warc,
+    utcnow,
+)
+
+# A status never goes back: a late "running" after the final status (redelivery, reordering) is ignored.
+_RANK = {QUEUED: 0, RUNNING: 1, SUCCESS: 2, FAILURE: 2}
+
+
+class NotFound(LookupError):
+    """No such source, job or export."""
+
+
+class Conflict(ValueError):
+    """The request contradicts what the store holds (duplicate name, deleted source, ...)."""
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+# ---------------------------------------------------------------- sources
+
+
+def create_source(s: Session, *, name: str, harvest_type: str, platform: str, seeds: list[dict[str, Any]],
+                  options: dict[str, Any], credentials: dict[str, str], secrets: dict[str, str],
+                  collection_set_id: str, collection_id: str | None) -> Source:
+    if s.scalar(select(Source.id).where(Source.name == name)) is not None:
+        raise Conflict(f"a source named {name!r} exists already (deleted ones count until `swath harvest purge`)")
+    source_id = new_id()
+    source = Source(id=source_id, name=name, harvest_type=harvest_type, platform=platform, seeds=seeds,
+                    options=options, credentials=credentials, collection_set_id=collection_set_id,
+                    collection_id=collection_id or source_id)
+    s.add(source)
+    s.flush()
+    s.add_all(Secret(source_id=source_id, name=k, value=v) for k, v in secrets.items())
+    return source
+
+
+def find_source(s: Session, ident: str, *, deleted: bool = False) -> Source:
+    """A source by id or name; deleted sources only when `deleted`."""
+    source = s.get(Source, ident) or s.scalar(select(Source).where(Source.name == ident))
+    if source is None or (source.deleted_at is not None and not deleted):
+        raise NotFound(f"no harvest source {ident!r}; `swath harvest sources` lists them")
+    return source
+
+
+def list_sources(s: Session, *, deleted: bool = False) -> list[Source]:
+    query = select(Source).order_by(Source.created_at, Source.name)
+    if not deleted:
+        query = query.where(Source.deleted_at.is_(None))
+    return list(s.scalars(query))
+
+
+def secrets_of(s: Session, source_id: str) -> dict[str, str]:
+    return {row.name: row.value for row in s.scalars(select(Secret).where(Secret.source_id == source_id))}
+
+
+def set_validation(s: Session, source: Source, state: str, comment: str | None) -> None:
+    source.validation, source.validation_comment, source.validated_at = state, comment, utcnow()
+
+
+def set_schedule(s: Session, source: Source, *, kind: str | None, expr: str | None,
+                 next_due: dt.datetime | None) -> None:
+    source.schedule_kind, source.schedule_expr, source.next_due = kind, expr, next_due
+
+
+def soft_delete(s: Session, source: Source) -> None:
+    source.deleted_at = utcnow()
+    source.next_due = None  # a deleted source is never scheduled again
+
+
+def purge(s: Session) -> list[str]:
+    """Permanently remove soft-deleted sources (secrets and attachments go; job history stays)."""
+    gone = list(s.scalars(select(Source).where(Source.deleted_at.is_not(None))))
+    ids = [src.id for src in gone]
+    if ids:
+        # explicit deletes: SQLite only cascades with its foreign_keys pragma, which we set but do not rely on
+        s.execute(delete(Secret).where(Secret.source_id.in_(ids)))
+        s.execute(delete(Attachment).where(Attachment.source_id.in_(ids)))
+        for job in s.scalars(select(Job).where(Job.source_id.in_(ids))):
+            job.source_id = None
+        s.execute(delete(Source).where(Source.id.in_(ids)))
+    return [src.name for src in gone]
+
+
+def attach(s: Session, source: Source, pairs: Iterable[tuple[str, str]]) -> tuple[int, int]:
+    """Attach (remote_id, item_id) pairs to `source`; returns (new, updated)."""
+    new = updated = 0
+    for remote_id, item_id in pairs:
+        row = s.get(Attachment, (source.id, remote_id))
+        if row is None:
+            s.add(Attachment(source_id=source.id, remote_id=remote_id, item_id=item_id))
+            new += 1
+        elif row.item_id != item_id:
+            row.item_id, row.attached_at = item_id, utcnow()
+            updated += 1
+    return new, updated
+
+
+def attachments(s: Session, source_id: str) -> dict[str, str]:
+    rows = s.scalars(select(Attachment).where(Attachment.source_id == source_id))
+    return {row.remote_id: row.item_id for row in rows}
+
+
+# ---------------------------------------------------------------- jobs (launch records)
+
+
+def add_job(s: Session, *, job_id: str, source: Source, routing_key: str, trigger: str,
+            scheduled_for: dt.datetime | None = None) -> Job:
+    job = Job(id=job_id, source_id=source.id, harvest_type=source.harvest_type, routing_key=routing_key,
+              trigger=trigger, scheduled_for=scheduled_for, status=QUEUED)
+    s.add(job)
+    s.flush()
+    return job
+
+
+def get_job(s: Session, job_id: str) -> Job:
+    job = s.get(Job, job_id)
+    if job is None:
+        raise NotFound(f"no job {job_id!r}; `swath harvest jobs` lists them")
+    return job
+
+
+def active_job(s: Session, source_id: str) -> Job | None:
+    return s.scalar(select(Job).where(Job.source_id == source_id, Job.status.in_(ACTIVE_STATES))
+                    .order_by(Job.created_at.desc()).limit(1))
+
+
+def unpublished_jobs(s: Session, *, lock: bool = False) -> list[Job]:
+    """The outbox: launch records whose harvest.start has not been confirmed by the broker yet."""
+    query = select(Job).where(Job.published_at.is_(None), Job.status == QUEUED).order_by(Job.created_at)
+    if lock:
+        query = query.with_for_update(skip_locked=True)
+    return list(s.scalars(query))
+
+
+def fail_job(s: Session, job: Job, code: str, message: str) -> None:
+    job.status = FAILURE
+    job.errors = [*job.errors, {"code": code, "message": message}]
+    job.date_ended = utcnow().isoformat() + "+00:00"
+    job.updated_at = utcnow()
+
+
+def list_jobs(s: Session, *, source_id: str | None = None, status: str | None = None,
+              limit: int = 50) -> list[Job]:
+    query = select(Job).order_by(Job.created_at.desc(), Job.id).limit(limit)
+    if source_id:
+        query = query.where(Job.source_id == source_id)
+    if status:
+        query = query.where(Job.status == status)
+    return list(s.scalars(query))
+
+
+def claim_due(s: Session, *, now: dt.datetime, job_id: Callable[[Source, dt.datetime], str],
+              routing_key: Callable[[Source], str],
+              next_after: Callable[[Source, dt.datetime], dt.datetime]) -> list[Job]:
+    """For each validated, scheduled source that is due and has no active job: write the launch record
+    and move next_due past `now`, in the caller's one transaction. Busy sources stay due (no overlap)."""
+    query = (select(Source)
+             .where(Source.next_due.is_not(None), Source.next_due <= now, Source.deleted_at.is_(None),
+                    Source.validation == ACCEPTED)
+             .order_by(Source.next_due)
+             .with_for_update(skip_locked=True))
+    claimed = []
+    for source in s.scalars(query):
+        if active_job(s, source.id) is not None:
+            continue
+        slot = source.next_due
+        assert slot is not None
+        claimed.append(add_job(s, job_id=job_id(source, slot), source=source, routing_key=routing_key(source),
+                               trigger="schedule", scheduled_for=slot))
+        source.next_due = next_after(source, now)
+    return claimed
+
+
+# ---------------------------------------------------------------- what the monitor records
+
+
+def record_harvest_status(s: Session, body: dict[str, Any], *, routing_key: str) -> Job:
+    """Upsert the job from a validated harvest.status body; idempotent and never regresses the status."""
+    job = s.get(Job, body["id"])
+    if job is None:  # launched elsewhere (an SFM UI, `swath harvest run`): still worth a history row
+        job = _insert_or_get(s, Job, body["id"], lambda: Job(
+            id=body["id"], source_id=None, harvest_type=routing_key.split(".")[-1], routing_key=routing_key,
+            trigger="external", status=QUEUED, published_at=utcnow()))
+    if job.published_at is None:  # the start went out but its confirm was never recorded: not in the outbox
+        job.published_at = utcnow()
+    if _RANK.get(body["status"], 1) < _RANK.get(job.status, 0):
+        return job
+    job.status = body["status"]
+    job.date_started = body.get("date_started") or job.date_started
+    job.date_ended = body.get("date_ended") or job.date_ended
+    for name in ("stats", "infos", "warnings", "errors", "token_updates", "uids"):
+        if name in body:
+            setattr(job, name, body[name])
+    warcs = body.get("warcs") or {}
+    job.warcs_count = int(warcs.get("count", job.warcs_count))
+    job.warcs_bytes = int(warcs.get("bytes", job.warcs_bytes))
+    job.service, job.host, job.instance = body.get("service"), body.get("host"), body.get("instance")
+    job.updated_at = utcnow()
+    return job
+
+
+def record_warc(s: Session, *, warc_id: str, path: str, sha1: str, size: int, date_created: str,
+                collection_set_id: str, collection_id: str, harvest_id: str, harvest_type: str) -> Warc:
+    def build() -> Warc:
+        return Warc(id=warc_id, path=path, sha1=sha1, bytes=size, date_created=date_created,
+                    collection_set_id=collection_set_id, collection_id=collection_id, harvest_id=harvest_id,
+                    harvest_type=harvest_type)
+
+    row = s.get(Warc, warc_id) or _insert_or_get(s, Warc, warc_id, build)
+    row.path, row.sha1, row.bytes = path, sha1, size  # a redelivery carries the same values
+    return row
+
+
+def record_export_status(s: Session, body: dict[str, Any], *, routing_key: str) -> Export:
+    export = s.get(Export, body["id"]) or _insert_or_get(s, Export, body["id"], lambda: Export(
+        id=body["id"], export_type=routing_key.split(".")[-1], status=QUEUED))
+    if _RANK.get(body["status"], 1) < _RANK.get(export.status, 0):
+        return export
+    known = {"id", "status", "date_started", "date_ended", "infos", "warnings", "errors", "service", "host",
+             "instance"}
+    export.status = body["status"]
+    export.date_started = body.get("date_started") or export.date_started
+    export.date_ended = body.get("date_ended") or export.date_ended
+    export.infos, export.warnings, export.errors = body["infos"], body["warnings"], body["errors"]
+    export.extra = {k: v for k, v in body.items() if k not in known}
+    export.service = body.get("service")
+    export.updated_at = utcnow()
+    return export
+
+
+def record_rejected(s: Session, *, digest: str, routing_key: str, code: str, message: str) -> None:
+    if s.get(Rejected, digest) is None:
+        _insert_or_get(s, Rejected, digest, lambda: Rejected(digest=digest, routing_key=routing_key, code=code,
+                                                               message=message[:2000]))
+
+
+def _insert_or_get(s: Session, model: type, key: Any, build: Callable[[], Any]) -> Any:
+    """Insert in a savepoint; if another monitor replica inserted the same key first, use its row."""
+    try:
+        with s.begin_nested():
+            row = build()
+            s.add(row)
+        return row
+    except IntegrityError:
+        row = s.get(model, key)
+        if row is None:
+            raise
+        return row
+
+
+# ---------------------------------------------------------------- exports and reading back
+
+
+def add_export(s: Session, *, export_id: str, export_type: str, fmt: str, path: str,
+               collection_id: str | None) -> Export:
+    export = Export(id=export_id, export_type=export_type, format=fmt, path=path, collection_id=collection_id)
+    s.add(export)
+    s.flush()
+    return export
+
+
+def get_export(s: Session, export_id: str) -> Export:
+    export = s.get(Export, export_id)
+    if export is None:
+        raise NotFound(f"no export {export_id!r}; `swath export list` lists them")
+    return export
+
+
+def list_exports(s: Session, *, limit: int = 50) -> list[Export]:
+    return list(s.scalars(select(Export).order_by(Export.created_at.desc()).limit(limit)))
+
+
+def warcs_of(s: Session, harvest_ids: list[str]) -> dict[str, list[Warc]]:
+    out: dict[str, list[Warc]] = {h: [] for h in harvest_ids}
+    if harvest_ids:
+        for warc in s.scalars(select(Warc).where(Warc.harvest_id.in_(harvest_ids)).order_by(Warc.path)):
+            out[warc.harvest_id].append(warc)
+    return out
+
+
+def warcs_for_collection(s: Session, collection_id: str | None = None) -> list[Warc]:
+    query = select(Warc).order_by(Warc.path)
+    if collection_id is not None:
+        query = query.where(Warc.collection_id == collection_id)
+    return list(s.scalars(query))
+
+
+def warc_volume(s: Session) -> list[tuple[str, str, int, int]]:
+    """(collection_set_id, collection_id, WARC count, bytes) per collection."""
+    rows = s.execute(select(Warc.collection_set_id, Warc.collection_id, func.count(), func.sum(Warc.bytes))
+                     .group_by(Warc.collection_set_id, Warc.collection_id)
+                     .order_by(Warc.collection_set_id, Warc.collection_id))
+    return [(a, b, int(n), int(total or 0)) for a, b, n, total in rows]
+
+
+def rejected(s: Session, *, limit: int = 20) -> tuple[int, list[Rejected]]:
+    total = s.scalar(select(func.count()).select_from(Rejected)) or 0
+    rows = list(s.scalars(select(Rejected).order_by(Rejected.seen_at.desc()).limit(limit)))
+    return int(total), rows
