@@ -21,7 +21,7 @@ import requests
 
 from harvesters.base import Harvester
 from harvesters.errors import HarvestError, HarvestStopped
-from harvesters.http import RecordingAdapter
+from harvesters.http import RecordingAdapter, rate_limit_wait
 from harvesters.mapping.dataset import Dataset
 from harvesters.mapping.errors import MetadataError, TooLarge
 from harvesters.mapping.record import (
@@ -157,18 +157,8 @@ class Backend:
 
 
 def retry_after(resp: requests.Response) -> float | None:
-    value = resp.headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        from email.utils import parsedate_to_datetime
-
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
+    """Seconds a 503's Retry-After asks for (seconds or an HTTP date); None without one."""
+    return rate_limit_wait({"retry-after": resp.headers["Retry-After"]}) if "Retry-After" in resp.headers else None
 
 
 def load_backend(name: str) -> type[Backend]:
@@ -315,6 +305,10 @@ def run_source(harvest: Any, backend: Backend, *, dry_run: bool = False) -> Outc
     except requests.RequestException as exc:
         run.outcome.listing_error = exc
         harvest.error(codes.REMOTE_ERROR, f"{backend.source.url}: {type(exc).__name__}", backend.source.id)
+    except Exception as exc:  # a backend bug ends this source's listing, not the other seeds
+        run.outcome.listing_error = exc
+        harvest.error(codes.UNKNOWN_ERROR, f"{backend.source.url}: listing failed: {type(exc).__name__}: {exc}",
+                      backend.source.id)
     run.finish(previous)
     return run.outcome
 

@@ -134,3 +134,25 @@ def test_entry_point_plugins_are_listed_and_loaded(tmp_path, monkeypatch):
 def test_a_seed_that_is_not_a_url_is_refused(config, listing_type):
     result = harvest(config, "listing", "not a url")
     assert result.codes() == [codes.BAD_REQUEST] and result.records == []
+
+
+def test_a_backend_bug_in_listing_ends_that_seed_only(config, listing_type):
+    broken = FakeServer({"/list": lambda req: Response(200, b'{"entries": []}')})  # no "items": KeyError
+    with broken as bad, _server(_entries(["a", "b"])) as good:
+        result = harvest(config, "listing", [bad.url, good.url])
+    assert result.codes() == [codes.UNKNOWN_ERROR]
+    assert result.final["errors"][0]["seed_id"] == "seed-1" and "KeyError" in result.final["errors"][0]["message"]
+    assert set(result.by_status("done")) == {"a", "b"}
+    assert {r["harvest"]["source_id"] for r in result.records} == {"seed-2"}
+
+
+def test_dry_run_waits_out_503_retry_after_itself(config, listing_type):
+    server = _server(_entries(["a"]))
+    answers = iter([Response(503, b"", headers={"Retry-After": "1"})])
+    listing = server.routes["/list"]
+    server.routes["/list"] = lambda req: next(answers, None) or listing(req)
+    with server:
+        result = harvest(config, "listing", server.url, options={"dryrun": True})
+        asked = len(server.requests_to("/list"))
+    assert asked == 2  # refused once, asked again after Retry-After (the dry run's session does not retry)
+    assert result.totals()["done"] == 1 and result.warcs == [] and result.final["errors"] == []

@@ -57,13 +57,15 @@ class Result:
         return {r["id"]: r for r in self.records if r["status"] == status}
 
 
-def harvest(config: Config, htype: str, url: str, *, options: dict[str, Any] | None = None,
-            path: str = "collection", seed_id: str = "seed-1") -> Result:
+def harvest(config: Config, htype: str, url: str | list[str], *, options: dict[str, Any] | None = None,
+            path: str = "collection") -> Result:
+    """Run one harvest of `htype`; seeds are seed-1, seed-2, ... for the URL(s) given."""
+    urls = [url] if isinstance(url, str) else url
     body = {
         "id": f"h-{uuid.uuid4().hex[:8]}",
         "type": htype,
         "path": path,
-        "seeds": [{"id": seed_id, "token": url}],
+        "seeds": [{"id": f"seed-{n}", "token": u} for n, u in enumerate(urls, 1)],
         "options": options or {},
         "collection_set": {"id": "cs-1"},
         "collection": {"id": "c-1"},

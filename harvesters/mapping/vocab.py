@@ -38,8 +38,9 @@ def guess_license(candidates: list[str]) -> str | None:
             continue
         for license_id, forms in LICENSES.items():
             for form in forms:
-                if "/" in form and "." in form.split("/", 1)[0]:
-                    if text.startswith(form) or text.startswith(form.rstrip("/")):
+                if "/" in form and "." in form.split("/", 1)[0]:  # a URL: itself or below it (by/ is not by-sa/)
+                    stem = form.rstrip("/")
+                    if text.rstrip("/") == stem or text.startswith(stem + "/"):
                         return license_id
                 elif text == form:
                     return license_id
