@@ -197,7 +197,7 @@ def test_sample_stream_reconnects_after_a_drop_and_stores_every_byte(cfg, fake):
     recorded = b"".join(records)
     lines = [json.loads(line) for line in recorded.split(b"\r\n") if line.strip()]
     assert [m["data"]["id"] for m in lines] == [t["id"] for t in fake.world.live]
-    sent = fake.bodies("/2/tweets/sample/stream")
+    sent = fake.wait_bodies("/2/tweets/sample/stream", 2)
     assert recorded.startswith(sent[0])  # the dropped connection is stored exactly as sent
     assert sent[1].startswith(recorded[len(sent[0]):])  # the second, up to where harvest.stop closed it
     assert b"\r\n\r\n" in recorded  # keep-alive blank lines are kept

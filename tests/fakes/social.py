@@ -4,6 +4,7 @@ every body sent, so tests can compare the WARC's responses with the exact bytes 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -105,6 +106,13 @@ class FakePlatform:
                 for s in self.sent
                 if s.path.startswith(path_prefix) and (status is None or s.status == status)
             ]
+
+    def wait_bodies(self, path_prefix: str, n: int, timeout: float = 5.0) -> list[bytes]:
+        """The bodies sent on that path once there are `n` (a stream's is logged when its connection ends)."""
+        deadline = time.monotonic() + timeout
+        while len(bodies := self.bodies(path_prefix)) < n and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return bodies
 
     def __enter__(self) -> "FakePlatform":
         self.server.__enter__()
