@@ -211,3 +211,18 @@ def test_dry_run_writes_no_records_and_no_state(config, fixtures_dir):
     assert dry.totals()["done"] == len(real.by_status("done")) > 0
     assert codes.DRY_RUN in dry.codes("infos")
     assert lists[1].arg("from") is None  # the dry run left no `from` behind
+
+
+def test_list_sets_and_metadata_formats(fixtures_dir):
+    import requests
+
+    from harvesters.backends import Source
+    from harvesters.oai_pmh import OAIPMHBackend
+
+    sickle = fixtures_dir / "oai-pmh" / "sickle"
+    sets = etree.parse(str(sickle / "ListSets.xml")).findall(".//o:set/o:setSpec", NS)
+    prefixes = etree.parse(str(sickle / "ListMetadataFormats.xml")).findall(".//o:metadataPrefix", NS)
+    with SickleEndpoint(fixtures_dir).server as server, requests.Session() as http:
+        backend = OAIPMHBackend(source=Source(id="s", url=f"{server.url}/oai"), http=http, max_bytes=1 << 20, state={})
+        assert [s["setSpec"] for s in backend.list_sets()] == [s.text for s in sets]
+        assert [f["metadataPrefix"] for f in backend.list_metadata_formats()] == [p.text for p in prefixes]
