@@ -273,6 +273,9 @@ def _add_command_modules(group: click.Group) -> None:
         command = getattr(module, "command", None)
         if isinstance(command, click.Command):
             group.add_command(command)
+        extend = getattr(module, "extend", None)  # modules adding subcommands to existing groups
+        if callable(extend):
+            extend(group)
 
 
 _add_command_modules(cli)

@@ -1,0 +1,144 @@
+"""`swath harvest jobs` (job history) and `swath export start|status|list`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from swath.commands.sources import JSON_OPTION, emit, handles_errors, open_requester, open_store
+from swath.requester import as_utc
+from swath.store import repo
+from swath.store.models import Export, Job, Warc
+
+
+def extend(cli: click.Group) -> None:
+    harvest, export = cli.commands["harvest"], cli.commands["export"]
+    assert isinstance(harvest, click.Group) and isinstance(export, click.Group)
+    harvest.add_command(jobs)
+    for cmd in (export_start, export_status, export_list):
+        export.add_command(cmd)
+
+
+def stats_total(stats: dict[str, dict[str, int]]) -> dict[str, int]:
+    """Per-day stats summed per label."""
+    total: dict[str, int] = {}
+    for counts in stats.values():
+        for label, n in counts.items():
+            total[label] = total.get(label, 0) + int(n)
+    return total
+
+
+def job_dict(job: Job, warcs: list[Warc]) -> dict[str, Any]:
+    return {
+        "id": job.id, "source_id": job.source_id, "type": job.harvest_type, "routing_key": job.routing_key,
+        "trigger": job.trigger, "status": job.status, "scheduled_for": as_utc(job.scheduled_for),
+        "created_at": as_utc(job.created_at), "published_at": as_utc(job.published_at),
+        "stop_requested_at": as_utc(job.stop_requested_at),
+        "date_started": job.date_started, "date_ended": job.date_ended, "stats": job.stats,
+        "totals": stats_total(job.stats), "infos": job.infos, "warnings": job.warnings, "errors": job.errors,
+        "token_updates": job.token_updates, "uids": job.uids,
+        "warcs": {"count": job.warcs_count, "bytes": job.warcs_bytes,
+                  "files": [{"id": w.id, "path": w.path, "sha1": w.sha1, "bytes": w.bytes} for w in warcs]},
+        "service": job.service, "host": job.host, "instance": job.instance,
+    }
+
+
+def _job_lines(d: dict[str, Any]) -> list[str]:
+    totals = ", ".join(f"{n} {label}" for label, n in sorted(d["totals"].items())) or "no items"
+    lines = [f"{d['id']}  {d['status']:<17} {d['trigger']:<8} started {d['date_started'] or '-'}  "
+             f"ended {d['date_ended'] or '-'}",
+             f"    {totals}; {d['warcs']['count']} WARC(s), {d['warcs']['bytes']} bytes"]
+    for kind in ("errors", "warnings"):
+        lines += [f"    {kind[:-1]} [{n['code']}] {n['message']}" for n in d[kind]]
+    lines += [f"    WARC {w['path']} ({w['bytes']} bytes, sha1 {w['sha1']})" for w in d["warcs"]["files"]]
+    return lines
+
+
+@click.command()
+@click.argument("source", required=False)
+@click.option("--status", default=None, help='Only jobs in this state (e.g. running, "completed failure").')
+@click.option("--limit", default=20, show_default=True, help="Most recent jobs shown.")
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def jobs(ctx: click.Context, source: str | None, status: str | None, limit: int, as_json: bool) -> None:
+    """Job history (of SOURCE, or all): status, dates, stats, warnings/errors and WARCs."""
+    with open_store(ctx).session() as s:
+        source_id = repo.find_source(s, source, deleted=True).id if source else None
+        rows = repo.list_jobs(s, source_id=source_id, status=status, limit=limit)
+        files = repo.warcs_of(s, [j.id for j in rows])
+        data = [job_dict(j, files[j.id]) for j in rows]
+    emit(data, as_json, "\n".join(line for d in data for line in _job_lines(d)) or "no jobs")
+
+
+def export_dict(export: Export) -> dict[str, Any]:
+    return {"id": export.id, "type": export.export_type, "format": export.format, "path": export.path,
+            "collection": export.collection_id, "status": export.status, "created_at": as_utc(export.created_at),
+            "date_started": export.date_started, "date_ended": export.date_ended, "infos": export.infos,
+            "warnings": export.warnings, "errors": export.errors, "extra": export.extra}
+
+
+@click.command("start")
+@click.argument("export_type")
+@click.option("--collection", default=None, help="Export this collection id.")
+@click.option("--source", "source", default=None, help="Export the collection of this harvest source.")
+@click.option("--seed-uid", "seed_uids", multiple=True, help="Export these seed uids instead of a collection.")
+@click.option("--format", "fmt", default="csv", show_default=True,
+              type=click.Choice(["csv", "tsv", "xlsx", "json", "json_full", "dehydrate"]))
+@click.option("--path", default=None, help="Directory under the data root (default exports/<export id>).")
+@click.option("--dedupe", is_flag=True, help="Drop duplicate items.")
+@click.option("--segment-size", type=int, default=None, help="Items per file (default: one file).")
+@click.option("--item-date-start", default=None)
+@click.option("--item-date-end", default=None)
+@click.option("--harvest-date-start", default=None)
+@click.option("--harvest-date-end", default=None)
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def export_start(ctx: click.Context, export_type: str, collection: str | None, source: str | None,
+                 seed_uids: tuple[str, ...], fmt: str, path: str | None, dedupe: bool, segment_size: int | None,
+                 item_date_start: str | None, item_date_end: str | None, harvest_date_start: str | None,
+                 harvest_date_end: str | None, as_json: bool) -> None:
+    """Publish export.start for EXPORT_TYPE; `swath export status ID` follows it (the monitor records it)."""
+    requester = open_requester(ctx)
+    if source:
+        with requester.store.session() as s:
+            collection = repo.find_source(s, source, deleted=True).collection_id
+    if bool(collection) == bool(seed_uids):
+        raise click.UsageError("give a --collection (or --source), or --seed-uid, not both")
+    export = requester.start_export(
+        export_type=export_type, fmt=fmt, collection_id=collection,
+        seeds=[{"id": repo.new_id(), "uid": u} for u in seed_uids], path=path, dedupe=dedupe,
+        segment_size=segment_size,
+        dates={"item_date_start": item_date_start, "item_date_end": item_date_end,
+               "harvest_date_start": harvest_date_start, "harvest_date_end": harvest_date_end})
+    emit(export_dict(export), as_json, f"export {export.id} requested; files go to {export.path}")
+
+
+@click.command("status")
+@click.argument("export_id")
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def export_status(ctx: click.Context, export_id: str, as_json: bool) -> None:
+    """The recorded status of one export."""
+    with open_store(ctx).session() as s:
+        data = export_dict(repo.get_export(s, export_id))
+    lines = [f"export {data['id']} ({data['type']}, {data['format']}): {data['status']}", f"    path {data['path']}"]
+    for kind in ("errors", "warnings", "infos"):
+        lines += [f"    {kind[:-1]} [{n['code']}] {n['message']}" for n in data[kind]]
+    emit(data, as_json, "\n".join(lines))
+
+
+@click.command("list")
+@click.option("--limit", default=20, show_default=True)
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def export_list(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """Recent exports and their status."""
+    with open_store(ctx).session() as s:
+        data = [export_dict(e) for e in repo.list_exports(s, limit=limit)]
+    emit(data, as_json, "\n".join(f"{d['id']}  {d['status']:<17} {d['type']:<20} {d['path']}" for d in data)
+         or "no exports")

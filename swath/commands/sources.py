@@ -1,0 +1,320 @@
+"""`swath harvest create|sources|backends|validate|launch|schedule|unschedule|stop|attach|delete|purge`.
+
+udata's harvest namespace over swath's store and broker. The lead's `swath harvest` group gets these
+through `extend`; `swath harvest jobs` and `swath export start|status|list` live in swath/commands/jobs.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+import orjson
+
+from messages import codes
+from swath.config import Config
+from swath.requester import RequestError, Requester, as_utc
+from swath.store import Store, StoreError, repo
+from swath.store.models import ACCEPTED, REFUSED, Source
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+
+
+def emit(data: Any, as_json: bool, human: str) -> None:
+    from swath.cli import emit as cli_emit  # late: swath.cli imports this module while it loads
+
+    cli_emit(data, as_json, human)
+
+
+def config_of(ctx: click.Context) -> Config:
+    return ctx.find_object(Config) or Config.from_env()
+
+
+def open_store(ctx: click.Context) -> Store:
+    return ctx.with_resource(_closing_store(config_of(ctx)))
+
+
+def _closing_store(config: Config) -> Any:
+    from contextlib import contextmanager
+
+    @contextmanager
+    def managed():  # type: ignore[no-untyped-def]
+        store = Store(url=config.db_url)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    return managed()
+
+
+def open_requester(ctx: click.Context) -> Requester:
+    # the one place credentials referenced as env:VAR are read: the command's own environment
+    requester = Requester(config=config_of(ctx), store=open_store(ctx), env=dict(os.environ))
+    ctx.call_on_close(requester.close)
+    return requester
+
+
+def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """RequestError/NotFound/StoreError -> `error [code]: message` (or JSON with --json), exit 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (RequestError, repo.NotFound, StoreError) as exc:
+            code = getattr(exc, "code", codes.BAD_REQUEST if isinstance(exc, repo.NotFound) else codes.UNKNOWN_ERROR)
+            message = getattr(exc, "message", str(exc))
+            if kwargs.get("as_json"):
+                click.echo(orjson.dumps({"error": {"code": code, "message": message}}).decode())
+            else:
+                click.echo(f"error [{code}]: {message}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+def source_dict(src: Source) -> dict[str, Any]:
+    """A source for output: credential references only, never values."""
+    return {
+        "id": src.id, "name": src.name, "type": src.harvest_type, "platform": src.platform,
+        "seeds": src.seeds, "options": src.options, "credentials": src.credentials,
+        "collection_set": src.collection_set_id, "collection": src.collection_id,
+        "validation": src.validation, "validation_comment": src.validation_comment,
+        "validated_at": as_utc(src.validated_at),
+        "schedule": ({"kind": src.schedule_kind, "expr": src.schedule_expr, "next_due": as_utc(src.next_due)}
+                     if src.schedule_kind else None),
+        "created_at": as_utc(src.created_at), "deleted_at": as_utc(src.deleted_at),
+    }
+
+
+def _schedule_text(src: Source) -> str:
+    if not src.schedule_kind:
+        return "on demand"
+    prefix = "every " if src.schedule_kind == "interval" else "cron "
+    return f"{prefix}{src.schedule_expr} (next {as_utc(src.next_due) or '-'})"
+
+
+def _option_value(raw: str) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw
+
+
+def extend(cli: click.Group) -> None:
+    """Add the source commands to the lead's `swath harvest` group."""
+    harvest = cli.commands["harvest"]
+    assert isinstance(harvest, click.Group)
+    for cmd in (create, sources, backends, validate, launch, schedule, unschedule, stop, attach, delete, purge):
+        harvest.add_command(cmd)
+
+
+@click.command()
+@click.argument("name")
+@click.option("--type", "harvest_type", required=True, help="Harvest type (`swath harvest types`).")
+@click.option("--seed", "seed_tokens", multiple=True, help="A seed token (account, blog, endpoint URL); repeatable.")
+@click.option("--seed-uid", "seed_uids", multiple=True, help="A seed given by uid instead of token; repeatable.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="A harvest option; VALUE is read as JSON when it parses, else as a string. Repeatable.")
+@click.option("--credential", "credentials", multiple=True, metavar="NAME=env:VAR|NAME=VALUE",
+              help="NAME=env:VAR reads the variable at launch time; NAME=VALUE keeps the value in the store. "
+                   "Values are never printed.")
+@click.option("--collection-set", default="default", show_default=True, help="Collection set id.")
+@click.option("--collection", default=None, help="Collection id (default: the source id).")
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def create(ctx: click.Context, name: str, harvest_type: str, seed_tokens: tuple[str, ...], seed_uids: tuple[str, ...],
+           options: tuple[str, ...], credentials: tuple[str, ...], collection_set: str, collection: str | None,
+           as_json: bool) -> None:
+    """Create the harvest source NAME (pending validation)."""
+    seeds = [{"id": repo.new_id(), "token": t} for t in seed_tokens]
+    seeds += [{"id": repo.new_id(), "uid": u} for u in seed_uids]
+    opts = {}
+    for pair in options:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise RequestError(codes.BAD_REQUEST, f"--option {pair!r} is not KEY=VALUE")
+        opts[key] = _option_value(value)
+    src = open_requester(ctx).create_source(name=name, harvest_type=harvest_type, seeds=seeds, options=opts,
+                                            credentials=credentials, collection_set_id=collection_set,
+                                            collection_id=collection)
+    emit(source_dict(src), as_json,
+         f"created source {src.name} ({src.id}): {src.harvest_type}, {len(seeds)} seed(s), pending validation; "
+         f"next: swath harvest validate {src.name}")
+
+
+@click.command()
+@click.option("--deleted", is_flag=True, help="Include soft-deleted sources.")
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def sources(ctx: click.Context, deleted: bool, as_json: bool) -> None:
+    """List harvest sources with their validation state and schedule."""
+    with open_store(ctx).session() as s:
+        rows = repo.list_sources(s, deleted=deleted)
+        data = [source_dict(src) for src in rows]
+    lines = [f"{d['id']}  {d['name']:<24} {d['type']:<20} {d['validation']:<9} {_schedule_text(src)}"
+             + ("  [deleted]" if d["deleted_at"] else "") for d, src in zip(data, rows)]
+    emit(data, as_json, "\n".join(lines) or "no harvest sources; create one with `swath harvest create`")
+
+
+@click.command()
+@JSON_OPTION
+def backends(as_json: bool) -> None:
+    """List the metadata backends installed (built-in and `swath.backends` entry points)."""
+    from harvesters.backends import installed_backends
+
+    rows = [{"name": name, "target": target} for name, target in installed_backends().items()]
+    emit(rows, as_json, "\n".join(f"{r['name']:<16} {r['target']}" for r in rows))
+
+
+@click.command()
+@click.argument("source")
+@click.option("--refuse", is_flag=True, help="Refuse the source instead of accepting it (needs --comment).")
+@click.option("--comment", default=None, help="Why; required when refusing.")
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def validate(ctx: click.Context, source: str, refuse: bool, comment: str | None, as_json: bool) -> None:
+    """Accept SOURCE so it may run (or --refuse it with a --comment)."""
+    if refuse and not (comment or "").strip():
+        raise RequestError(codes.BAD_REQUEST, "refusing a source needs --comment saying why")
+    with open_store(ctx).session() as s:
+        src = repo.find_source(s, source)
+        repo.set_validation(s, src, REFUSED if refuse else ACCEPTED, comment)
+        data = source_dict(src)
+    emit(data, as_json, f"source {data['name']} {data['validation']}" + (f": {comment}" if comment else ""))
+
+
+@click.command()
+@click.argument("source")
+@click.option("--sync", is_flag=True, help="Run it here, synchronously, with no broker (recorded in the store).")
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def launch(ctx: click.Context, source: str, sync: bool, as_json: bool) -> None:
+    """Publish harvest.start for the validated SOURCE (or run it here with --sync)."""
+    from swath.commands.jobs import job_dict
+
+    requester = open_requester(ctx)
+    if sync:
+        job = requester.run_here(source)
+    else:
+        job = requester.launch(source)
+    data = job_dict(job, [])
+    emit(data, as_json, f"job {job.id}: {job.status}" + ("" if sync else f" (published {job.routing_key})"))
+    if sync and job.status != "completed success":
+        ctx.exit(1)
+
+
+@click.command()
+@click.argument("source")
+@click.option("--every", default=None, metavar="INTERVAL", help="Run every INTERVAL: 30s, 15m, 6h, 1d.")
+@click.option("--cron", default=None, metavar="EXPR", help='Five-field cron expression (UTC), e.g. "0 3 * * *".')
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def schedule(ctx: click.Context, source: str, every: str | None, cron: str | None, as_json: bool) -> None:
+    """Run SOURCE periodically (`swath scheduler` launches it; runs never overlap)."""
+    from swath.scheduler import BadSchedule, parse_schedule
+    from swath.store.models import utcnow
+
+    if (every is None) == (cron is None):
+        raise RequestError(codes.BAD_SCHEDULE, "give exactly one of --every or --cron")
+    kind, expr = ("interval", every) if every else ("cron", cron)
+    assert expr is not None
+    try:
+        parsed = parse_schedule(kind, expr)
+    except BadSchedule as exc:
+        raise RequestError(exc.code, str(exc)) from None
+    with open_store(ctx).session() as s:
+        src = repo.find_source(s, source)
+        repo.set_schedule(s, src, kind=kind, expr=expr.strip(), next_due=parsed.first_due(utcnow()))
+        data = source_dict(src)
+        text = f"source {src.name} scheduled {_schedule_text(src)}"
+    if data["validation"] != ACCEPTED:
+        text += f"; it is {data['validation']}, so it will not run until validated"
+    emit(data, as_json, text)
+
+
+@click.command()
+@click.argument("source")
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def unschedule(ctx: click.Context, source: str, as_json: bool) -> None:
+    """Stop running SOURCE periodically (a running job goes on; `stop` ends a stream)."""
+    with open_store(ctx).session() as s:
+        src = repo.find_source(s, source)
+        repo.set_schedule(s, src, kind=None, expr=None, next_due=None)
+        data = source_dict(src)
+    emit(data, as_json, f"source {data['name']} unscheduled")
+
+
+@click.command()
+@click.argument("target", metavar="SOURCE|JOB")
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def stop(ctx: click.Context, target: str, as_json: bool) -> None:
+    """Publish harvest.stop for a running stream (by source, or job id); whichever replica runs it stops."""
+    from swath.commands.jobs import job_dict
+
+    job = open_requester(ctx).stop(target)
+    emit(job_dict(job, []), as_json, f"stop requested for job {job.id}; its final status follows")
+
+
+@click.command()
+@click.argument("source")
+@click.argument("csv_file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def attach(ctx: click.Context, source: str, csv_file: Path, as_json: bool) -> None:
+    """Attach existing harvested items to SOURCE's remote ids, from a CSV with columns remote_id,item_id."""
+    with csv_file.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if not reader.fieldnames or not {"remote_id", "item_id"} <= set(reader.fieldnames):
+            raise RequestError(codes.BAD_REQUEST, f"{csv_file} needs a header with remote_id and item_id columns")
+        pairs, bad = [], []
+        for number, row in enumerate(reader, 2):
+            remote_id, item_id = (row.get("remote_id") or "").strip(), (row.get("item_id") or "").strip()
+            (pairs.append((remote_id, item_id)) if remote_id and item_id else bad.append(number))
+    with open_store(ctx).session() as s:
+        src = repo.find_source(s, source)
+        new, updated = repo.attach(s, src, pairs)
+    data = {"source": src.name, "attached": new, "updated": updated, "skipped_lines": bad}
+    emit(data, as_json, f"{new} attached, {updated} updated"
+         + (f", lines without both ids skipped: {', '.join(map(str, bad))}" if bad else ""))
+
+
+@click.command()
+@click.argument("source")
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def delete(ctx: click.Context, source: str, as_json: bool) -> None:
+    """Soft-delete SOURCE: it stops being scheduled or launched; `purge` removes it for good."""
+    with open_store(ctx).session() as s:
+        src = repo.find_source(s, source)
+        repo.soft_delete(s, src)
+        data = source_dict(src)
+    emit(data, as_json, f"source {data['name']} deleted (job history kept); `swath harvest purge` removes it")
+
+
+@click.command()
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def purge(ctx: click.Context, as_json: bool) -> None:
+    """Permanently remove soft-deleted sources and their stored credentials (job history stays)."""
+    with open_store(ctx).session() as s:
+        names = repo.purge(s)
+    emit({"purged": names}, as_json, f"purged {len(names)} source(s)" + (f": {', '.join(names)}" if names else ""))

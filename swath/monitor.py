@@ -1,0 +1,92 @@
+"""`swath monitor`: record harvest.status, export.status and warc_created messages in the store.
+
+It runs on the lead's worker runtime (messages/worker.py) as one more ServiceSpec whose job records a
+message: acks after the write committed, dead-letters what does not validate (with the reason in headers),
+reconnects and stops on SIGTERM like every worker. It consumes exactly `config.status_queue`, the durable
+queue every worker declares, so statuses published while the monitor was down wait there. Recording is
+idempotent (upserts keyed by harvest, WARC and export id; statuses never go back), so redelivery is harmless.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+from typing import Any
+
+import orjson
+from sqlalchemy.exc import DBAPIError
+
+from messages import codes, routing
+from messages.broker import STATUS_BINDINGS
+from messages.model import WarcCreated
+from messages.validation import InvalidMessage, validate
+from messages.worker import ServiceSpec, Worker
+from swath.config import Config
+from swath.jobs import JobContext, JobInterrupted
+from swath.store import Store, repo
+
+log = logging.getLogger(__name__)
+SERVICE = "swath Monitor"
+DB_RETRY_SECONDS = 2.0
+
+
+def record(store: Store, routing_key: str, body: Any) -> str:
+    """Record one message; returns its kind. Raises InvalidMessage for anything that is not one of ours."""
+    try:
+        kind = routing.parse(routing_key).kind
+    except routing.BadRoutingKey as exc:
+        raise InvalidMessage(codes.UNKNOWN_ROUTING_KEY, str(exc)) from None
+    if kind == "harvest_status":
+        validate("harvest_status", body)
+        with store.session() as s:
+            repo.record_harvest_status(s, body, routing_key=routing_key)
+    elif kind == "export_status":
+        validate("export_status", body)
+        with store.session() as s:
+            repo.record_export_status(s, body, routing_key=routing_key)
+    elif kind == routing.WARC_CREATED:
+        warc = WarcCreated.from_dict(body)
+        with store.session() as s:
+            repo.record_warc(s, warc_id=warc.warc_id, path=warc.path, sha1=warc.sha1, size=warc.bytes,
+                             date_created=warc.date_created, collection_set_id=warc.collection_set_id,
+                             collection_id=warc.collection_id, harvest_id=warc.harvest_id,
+                             harvest_type=warc.harvest_type)
+    else:
+        raise InvalidMessage(codes.UNKNOWN_ROUTING_KEY, f"the monitor does not record {routing_key} messages")
+    return kind
+
+
+@dataclasses.dataclass(kw_only=True)
+class RecordJob:
+    """The worker job: record the message, count it in the store if it is refused."""
+
+    store: Store
+
+    def __call__(self, body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> None:
+        try:
+            record(self.store, routing_key, body)
+        except InvalidMessage as exc:
+            digest = hashlib.sha1(routing_key.encode() + b"\0" + orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
+            with self.store.session() as s:
+                repo.record_rejected(s, digest=digest.hexdigest(), routing_key=routing_key, code=exc.code,
+                                     message=str(exc))
+            raise  # the runtime dead-letters it with the reason
+        except DBAPIError as exc:
+            # the database is away: not the message's fault, so it goes back to the queue after a pause
+            log.warning("store unavailable (%s); message on %s goes back to the queue", type(exc).__name__,
+                        routing_key)
+            ctx.stop.wait(DB_RETRY_SECONDS)
+            raise JobInterrupted() from None
+
+
+def monitor_spec(*, config: Config, store: Store) -> ServiceSpec:
+    if not config.status_queue:
+        raise ValueError("SWATH_STATUS_QUEUE is empty: the monitor needs the status queue to consume")
+    return ServiceSpec(name=config.status_queue, service=SERVICE, bindings=list(STATUS_BINDINGS),
+                       job=RecordJob(store=store), accepts=lambda body: None, concurrency=1)
+
+
+def monitor_worker(*, config: Config, store: Store) -> Worker:
+    # The runtime names its queue prefix + spec.name; the status queue name is already complete.
+    return Worker(config=dataclasses.replace(config, queue_prefix=""), spec=monitor_spec(config=config, store=store))

@@ -1,0 +1,275 @@
+"""The requester side of SFM messaging: harvest sources, launches (through an outbox), stops and exports.
+
+Launching writes a launch record (a `jobs` row with no `published_at`) and commits it before publishing
+`harvest.start`; the row is marked published once the broker confirmed the message. Credentials are stored
+as references ("env:VAR" or "stored") and resolved only while building the message.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from harvesters.registry import lookup as lookup_harvest_type
+from messages import codes, routing
+from messages.broker import PublishError, Publisher, Unroutable
+from messages.model import ExportStart, HarvestStart
+from messages.validation import InvalidMessage
+from swath.config import Config
+from swath.store import Store, repo
+from swath.store.models import ACCEPTED, Export, Job, Source, utcnow
+
+log = logging.getLogger(__name__)
+STORED = "stored"
+ENV_PREFIX = "env:"
+CONFIRM_TIMEOUT = 30.0
+
+
+class RequestError(Exception):
+    """A request swath refuses, with a stable code from messages/codes.py."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    job_id: str
+    published: bool
+    error: str | None = None
+
+
+def parse_credentials(pairs: Iterable[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """NAME=env:VAR (a reference) or NAME=VALUE (kept in the store) -> (references, stored values)."""
+    refs: dict[str, str] = {}
+    stored: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            # the pair may be a secret: name only its shape, never echo it
+            raise RequestError(codes.BAD_REQUEST, "a credential is NAME=env:VARIABLE or NAME=VALUE")
+        if value.startswith(ENV_PREFIX):
+            refs[name] = value
+        else:
+            refs[name], stored[name] = STORED, value
+    return refs, stored
+
+
+def collection_path(source: Source) -> str:
+    """The harvest `path`, relative to the data root (SFM's collections/<set>/<collection>)."""
+    return f"collections/{source.collection_set_id}/{source.collection_id}"
+
+
+@dataclass(kw_only=True)
+class Requester:
+    config: Config
+    store: Store
+    env: Mapping[str, str] = field(default_factory=dict)  # for env: credential references, given by main()
+    publisher: Publisher | None = None
+
+    # ---- sources ----
+
+    def create_source(self, *, name: str, harvest_type: str, seeds: list[dict[str, Any]],
+                      options: dict[str, Any], credentials: Iterable[str], collection_set_id: str,
+                      collection_id: str | None) -> Source:
+        try:
+            platform = lookup_harvest_type(harvest_type).platform
+        except LookupError as exc:
+            raise RequestError(codes.UNKNOWN_TYPE, str(exc)) from None
+        refs, stored = parse_credentials(credentials)
+        with self.store.session() as s:  # nothing is kept if the source would not make a valid message
+            try:
+                source = repo.create_source(s, name=name, harvest_type=harvest_type, platform=platform, seeds=seeds,
+                                            options=options, credentials=refs, secrets=stored,
+                                            collection_set_id=collection_set_id, collection_id=collection_id)
+            except repo.Conflict as exc:
+                raise RequestError(codes.BAD_REQUEST, str(exc)) from None
+            try:  # placeholders stand in for the credentials, which may live in the environment
+                HarvestStart.from_dict(self._start_body(source, "check", {k: "x" for k in refs}))
+            except InvalidMessage as exc:
+                raise RequestError(exc.code, f"source {name!r} would not make a valid harvest.start: {exc}") from None
+        return source
+
+    def start_routing_key(self, source: Source) -> str:
+        return routing.key("harvest_start", source.platform, source.harvest_type)
+
+    def _start_body(self, source: Source, job_id: str, credentials: dict[str, Any]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "id": job_id, "type": source.harvest_type, "path": collection_path(source),
+            "seeds": source.seeds, "options": source.options,
+            "collection_set": {"id": source.collection_set_id}, "collection": {"id": source.collection_id},
+        }
+        if credentials:
+            body["credentials"] = credentials
+        return body
+
+    def harvest_start(self, source: Source, job_id: str) -> dict[str, Any]:
+        """The harvest.start body with credentials resolved (never log or print it)."""
+        with self.store.session() as s:
+            stored = repo.secrets_of(s, source.id)
+        resolved: dict[str, Any] = {}
+        for name, ref in source.credentials.items():
+            value = stored.get(name) if ref == STORED else self.env.get(ref[len(ENV_PREFIX):])
+            if not value:
+                where = "the store" if ref == STORED else f"environment variable {ref[len(ENV_PREFIX):]}"
+                raise RequestError(codes.CREDENTIAL_MISSING,
+                                   f"credential {name!r} of source {source.name!r} has no value in {where}")
+            resolved[name] = value
+        return self._start_body(source, job_id, resolved)
+
+    # ---- launching ----
+
+    def launch(self, ident: str, *, trigger: str = "manual") -> Job:
+        """Write the launch record, then publish harvest.start; the job row says what happened."""
+        with self.store.session() as s:
+            source = repo.find_source(s, ident)
+            self.check_runnable(s, source)
+            job = repo.add_job(s, job_id=f"{source.id}-{repo.new_id()}", source=source,
+                               routing_key=self.start_routing_key(source), trigger=trigger)
+        (result,) = self.publish_pending(only=[job.id])
+        with self.store.session() as s:
+            job = repo.get_job(s, job.id)
+        if not result.published:
+            raise RequestError(job.errors[-1]["code"] if job.errors else codes.UNKNOWN_ERROR,
+                               result.error or "not published")
+        return job
+
+    def run_here(self, ident: str) -> Job:
+        """udata's `harvest run`: the same harvest job in this process, no broker; statuses and WARCs are
+        recorded in the store exactly as the monitor records them."""
+        from harvesters.base import run_harvest
+        from swath.jobs import JobContext
+        from swath.monitor import record
+
+        with self.store.session() as s:
+            source = repo.find_source(s, ident)
+            self.check_runnable(s, source)
+            job = repo.add_job(s, job_id=f"{source.id}-{repo.new_id()}", source=source,
+                               routing_key=self.start_routing_key(source), trigger="sync")
+            job.published_at = utcnow()  # never goes through the outbox
+        try:
+            body = self.harvest_start(source, job.id)
+            service = lookup_harvest_type(source.harvest_type).load().service
+            ctx = JobContext(config=self.config, service=service,
+                             publish=lambda key, message: record(self.store, key, message) and None)
+            run_harvest(body, routing_key=job.routing_key, ctx=ctx)
+        except (RequestError, InvalidMessage) as exc:
+            with self.store.session() as s:
+                repo.fail_job(s, repo.get_job(s, job.id), exc.code, getattr(exc, "message", str(exc)))
+        with self.store.session() as s:
+            return repo.get_job(s, job.id)
+
+    def check_runnable(self, s: Any, source: Source) -> None:
+        if source.validation != ACCEPTED:
+            raise RequestError(codes.SOURCE_NOT_VALIDATED,
+                               f"source {source.name!r} is {source.validation}; `swath harvest validate` it first")
+        busy = repo.active_job(s, source.id)
+        if busy is not None:
+            raise RequestError(codes.SOURCE_BUSY, f"source {source.name!r} has job {busy.id} {busy.status}; "
+                                                  "wait for it, or `swath harvest stop` it")
+
+    def publish_pending(self, *, only: list[str] | None = None) -> list[PublishResult]:
+        """Publish launch records still in the outbox (row-locked, so two schedulers never both send one)."""
+        results = []
+        with self.store.session() as s:
+            jobs = repo.unpublished_jobs(s, lock=True)
+            for job in jobs:
+                if only is not None and job.id not in only:
+                    continue
+                results.append(self._publish_job(s, job))
+        return results
+
+    def _publish_job(self, s: Any, job: Job) -> PublishResult:
+        source = s.get(Source, job.source_id) if job.source_id else None
+        if source is None or source.deleted_at is not None:
+            repo.fail_job(s, job, codes.BAD_REQUEST, "the source was deleted before its launch was published")
+            return PublishResult(job.id, False, "source deleted")
+        try:
+            body = self.harvest_start(source, job.id)
+            self._publisher().publish(job.routing_key, body).result(CONFIRM_TIMEOUT)
+        except RequestError as exc:
+            repo.fail_job(s, job, exc.code, exc.message)
+            return PublishResult(job.id, False, exc.message)
+        except Unroutable:
+            message = (f"no queue is bound for {job.routing_key}: start the {source.platform}_harvester worker "
+                       "or run `swath broker setup`")
+            repo.fail_job(s, job, codes.NO_WORKER, message)
+            return PublishResult(job.id, False, message)
+        except (PublishError, TimeoutError) as exc:  # broker away: stays in the outbox for the next try
+            log.warning("harvest.start for %s not confirmed (%s); it stays in the outbox", job.id, exc)
+            return PublishResult(job.id, False, f"the broker did not confirm: {exc}")
+        job.published_at = utcnow()
+        log.info("published %s for source %s", job.routing_key, source.name)
+        return PublishResult(job.id, True)
+
+    def stop(self, ident: str) -> Job:
+        """Publish harvest.stop for the source's running job (or a job id); every replica of the
+        platform's worker hears it on its own stop queue and the one running the harvest ends it."""
+        with self.store.session() as s:
+            job = s.get(Job, ident)
+            if job is None:
+                source = repo.find_source(s, ident)
+                job = repo.active_job(s, source.id)
+                if job is None:
+                    raise RequestError(codes.BAD_REQUEST, f"source {source.name!r} has no queued or running job")
+            key = routing.parse(job.routing_key)
+            stop_key = routing.key("harvest_stop", key.platform, key.type)
+            try:
+                self._publisher().publish(stop_key, {"id": job.id}).result(CONFIRM_TIMEOUT)
+            except Unroutable:
+                raise RequestError(codes.NO_WORKER, f"no {key.platform} worker is running to hear {stop_key}") from None
+            job.stop_requested_at = utcnow()
+            return job
+
+    # ---- exports ----
+
+    def start_export(self, *, export_type: str, fmt: str, collection_id: str | None, seeds: list[dict[str, str]],
+                     path: str | None, dedupe: bool, segment_size: int | None,
+                     dates: dict[str, str | None]) -> Export:
+        from exporters.registry import UnknownExportType, start_routing_key
+
+        try:
+            key = start_routing_key(export_type)
+        except UnknownExportType:
+            raise RequestError(codes.UNKNOWN_TYPE, f"no exporter for export type {export_type!r}; "
+                                                   "`swath export types` lists them") from None
+        export_id = repo.new_id()
+        body: dict[str, Any] = {"id": export_id, "type": export_type, "path": path or f"exports/{export_id}",
+                                "format": fmt, "dedupe": dedupe, "segment_size": segment_size}
+        if collection_id:
+            body["collection"] = {"id": collection_id}
+        else:
+            body["seeds"] = seeds
+        body.update({k: v for k, v in dates.items() if v})
+        try:
+            ExportStart.from_dict(body)
+        except (InvalidMessage, ValueError) as exc:
+            raise RequestError(getattr(exc, "code", codes.SCHEMA_INVALID), f"invalid export request: {exc}") from None
+        with self.store.session() as s:
+            export = repo.add_export(s, export_id=export_id, export_type=export_type, fmt=fmt, path=body["path"],
+                                     collection_id=collection_id)
+            try:
+                self._publisher().publish(key, body).result(CONFIRM_TIMEOUT)
+            except Unroutable:
+                raise RequestError(codes.NO_WORKER, f"no queue is bound for {key}: start its exporter worker") from None
+            return export
+
+    # ---- plumbing ----
+
+    def _publisher(self) -> Publisher:
+        if self.publisher is None:
+            self.publisher = Publisher(config=self.config, name="swath-requester").start()
+        return self.publisher
+
+    def close(self) -> None:
+        if self.publisher is not None:
+            self.publisher.close()
+            self.publisher = None
+
+
+def as_utc(value: dt.datetime | None) -> str | None:
+    """A stored naive-UTC time as ISO with offset, for output."""
+    return value.replace(tzinfo=dt.timezone.utc).isoformat() if value else None
