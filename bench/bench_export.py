@@ -26,10 +26,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def _child(args: list[str]) -> tuple[dict, float, int]:
-    """Run a step in a fresh process; its JSON result, wall seconds and peak RSS in MB."""
+def _child(args: list[str], env: dict[str, str] | None = None) -> tuple[dict, float, int, float]:
+    """Run a step in a fresh process; its JSON result, wall seconds, peak RSS in MB and CPU seconds
+    (its own and its worker processes': a figure less at the mercy of other load on the machine)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, cwd=ROOT)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, cwd=ROOT, env={**os.environ, **(env or {})})
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -37,7 +38,7 @@ def _child(args: list[str]) -> tuple[dict, float, int]:
         raise SystemExit(f"step failed ({status}): {' '.join(args)}")
     lines = out.decode().strip().splitlines()
     result = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
-    return result, wall, usage.ru_maxrss // 1024
+    return result, wall, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime
 
 
 def step_floor(directory: Path) -> None:
@@ -52,7 +53,7 @@ def step_floor(directory: Path) -> None:
     print(json.dumps({"items": items, "seconds": time.perf_counter() - start}))
 
 
-def step_swath(directory: Path, fmt: str, dedupe: bool) -> None:
+def step_swath(directory: Path, fmt: str, dedupe: bool, workers: int | None) -> None:
     from exporters.base import run_export
     from swath.config import Config
     from swath.jobs import JobContext
@@ -64,7 +65,7 @@ def step_swath(directory: Path, fmt: str, dedupe: bool) -> None:
     body = {"id": export_id, "type": "twitter_search_2", "collection": {"id": directory.name},
             "path": f"exports/{export_id}", "format": fmt, "dedupe": dedupe}
     start = time.perf_counter()
-    run_export(body, routing_key="export.start.twitter.twitter_search_2", ctx=ctx)
+    run_export(body, routing_key="export.start.twitter.twitter_search_2", ctx=ctx, workers=workers)
     seconds = time.perf_counter() - start
     final = statuses[-1]
     assert final["status"] == "completed success", final
@@ -80,41 +81,53 @@ def main() -> None:
     ap.add_argument("--dir", type=Path)
     ap.add_argument("--format", default="csv")
     ap.add_argument("--no-dedupe", action="store_true")
+    ap.add_argument("--workers", type=int, help="export worker processes (default: by input size)")
     args = ap.parse_args()
     if args.step == "floor":
         return step_floor(args.dir)
     if args.step == "swath":
-        return step_swath(args.dir, args.format, not args.no_dedupe)
+        return step_swath(args.dir, args.format, not args.no_dedupe, args.workers)
 
     py = sys.executable
     me = str(Path(__file__).resolve())
     report: dict = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                     "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-                    "command": " ".join([Path(py).name if False else ".venv/bin/python", "bench/bench_export.py",
-                                         *sys.argv[1:]]), "sizes": {}}
+                    "command": " ".join([".venv/bin/python", "bench/bench_export.py", *sys.argv[1:]]), "sizes": {}}
     for size in args.sizes:
         directory = args.work / f"tweets{size}"
         if not (directory / "tweets.jsonl").exists():
             subprocess.run([py, str(HERE / "gen_tweets.py"), "--tweets", str(size), "--out", str(directory)],
                            check=True, cwd=ROOT)
-        floor, _, floor_rss = _child([py, me, "--step", "floor", "--dir", str(directory)])
-        swath, _, swath_rss = _child([py, me, "--step", "swath", "--dir", str(directory)])
+        floor, _, floor_rss, floor_cpu = _child([py, me, "--step", "floor", "--dir", str(directory)])
+        swath, _, swath_rss, swath_cpu = _child([py, me, "--step", "swath", "--dir", str(directory)])
+        serial, _, serial_rss, serial_cpu = _child([py, me, "--step", "swath", "--dir", str(directory),
+                                                    "--workers", "1"])
         row = {
             "records_items": floor["items"], "exported_unique": swath["items"],
             "floor_items_per_s": round(floor["items"] / floor["seconds"]),
             "swath_csv_dedupe_items_per_s": round(floor["items"] / swath["seconds"]),
             "ratio_swath_to_floor": round(floor["seconds"] / swath["seconds"], 2),
+            "swath_1_process_items_per_s": round(floor["items"] / serial["seconds"]),
+            "ratio_1_process_to_floor": round(floor["seconds"] / serial["seconds"], 2),
+            "cpu_seconds_floor": round(floor_cpu, 2), "cpu_seconds_swath": round(swath_cpu, 2),
+            "cpu_seconds_swath_1_process": round(serial_cpu, 2),
             "floor_peak_rss_mb": floor_rss, "swath_csv_peak_rss_mb": swath_rss,
+            "swath_1_process_peak_rss_mb": serial_rss,
+            "load_average": os.getloadavg()[0],
         }
         if size == max(args.sizes):
-            xlsx, _, xlsx_rss = _child([py, me, "--step", "swath", "--dir", str(directory), "--format", "xlsx"])
+            xlsx, _, xlsx_rss, _ = _child([py, me, "--step", "swath", "--dir", str(directory), "--format", "xlsx"])
             row.update(xlsx_items_per_s=round(floor["items"] / xlsx["seconds"]), xlsx_peak_rss_mb=xlsx_rss)
             if args.twarc2 and Path(args.twarc2).exists():
                 out_csv = args.work / f"twarc-csv-{size}.csv"
-                _, wall, rss = _child([args.twarc2, "csv", "--no-inline-referenced-tweets",
-                                       str(directory / "tweets.jsonl"), str(out_csv)])
+                # One row per tweet like swath (no inlined referenced tweets); csv never calls the API,
+                # but twarc2 insists on a token being configured.
+                _, wall, rss, cpu = _child([args.twarc2, "csv", "--no-inline-referenced-tweets", "--hide-progress",
+                                            str(directory / "tweets.jsonl"), str(out_csv)],
+                                           env={"BEARER_TOKEN": "unused"})
                 row.update(twarc_csv_items_per_s=round(floor["items"] / wall), twarc_csv_peak_rss_mb=rss,
-                           ratio_swath_to_twarc_csv=round(wall / swath["seconds"], 1))
+                           ratio_swath_to_twarc_csv=round(wall / swath["seconds"], 1),
+                           cpu_seconds_twarc_csv=round(cpu, 2))
         report["sizes"][size] = row
         print(json.dumps({size: row}), flush=True)
     print(json.dumps(report, indent=2))

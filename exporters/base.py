@@ -9,23 +9,21 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from exporters import registry
 from exporters.dedupe import SeenIds
-from exporters.items import Item, Source
+from exporters.items import Source
 from exporters.output import SegmentedOutput
 from exporters.warc_index import ScanIndex, WarcIndex
-from exporters.warc_reader import RecordRef, Response, iter_responses, read_at, scan_refs
+from exporters.reader import Plan, batches, default_workers
+from exporters.warc_reader import RecordRef, scan_refs
 from exporters.writers import FORMATS, Writer
 from messages import codes
 from messages.model import COMPLETED_FAILURE, COMPLETED_SUCCESS, RUNNING, ExportStart, ExportStatus, Note, Origin, now_iso
 from messages.routing import parse
 from swath.jobs import JobContext, JobInterrupted
 from swath.paths import PathOutsideDataRoot, resolve_inside
-
-_CHECK_EVERY = 1000  # items between looks at the clock and the stop flag
-
 
 class ExportFailed(Exception):
     def __init__(self, code: str, message: str) -> None:
@@ -40,15 +38,20 @@ class _Notes:
     errors: list[Note] = field(default_factory=list)
 
 
-def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index: WarcIndex | None = None) -> None:
-    """swath.jobs.Job for every export type (see exporters.registry)."""
-    Export(body=body, routing_key=routing_key, ctx=ctx, index=index).run()
+def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index: WarcIndex | None = None,
+               workers: int | None = None) -> None:
+    """swath.jobs.Job for every export type (see exporters.registry).
+
+    `index` and `workers` (processes; None: by input size) are for tests and tools.
+    """
+    Export(body=body, routing_key=routing_key, ctx=ctx, index=index, workers=workers).run()
 
 
 class Export:
     def __init__(self, *, body: dict[str, Any], routing_key: str, ctx: JobContext,
-                 index: WarcIndex | None = None) -> None:
+                 index: WarcIndex | None = None, workers: int | None = None) -> None:
         self.body = body
+        self.workers = workers
         self.ctx = ctx
         self.status_key = str(parse(routing_key).status_key())
         self.origin = Origin(service=ctx.service, host=ctx.config.host, instance=ctx.instance)
@@ -60,6 +63,7 @@ class Export:
         self.warcs_total = 0
         self._last_status = time.monotonic()
         self._outputs: dict[str, SegmentedOutput] = {}
+        self._warc_ends: list[int] = []
 
     # --- status ---
     def _publish(self, status: str, **extra: Any) -> None:
@@ -151,19 +155,34 @@ class Export:
         self.warcs_total = len(present)
 
         sources = [cls() for cls in export_type.sources]
+        plan = Plan(
+            type=start.type, format=start.format,
+            uids=frozenset(s.uid for s in start.seeds if s.uid) if start.seeds else None,
+            item_date_start=start.item_date_start, item_date_end=start.item_date_end, newest_first=start.dedupe,
+        )
+        refs = self._refs(start, present)
+        workers = self.workers if self.workers is not None else default_workers(sum(p.stat().st_size for p in present))
         seen = SeenIds(spill_dir=directory) if start.dedupe else None
+        bad_lines: dict[str, int] = {}
+        records = 0
         try:
-            for item in self._items(start, present, sources, writer_cls.needs_raw):
-                if seen is not None and not seen.add(item.type, item.id):
-                    continue
-                out = self._output(item.type, export_type, sources, start, directory, writer_cls)
-                out.write(item, self._table(item.type, sources).row(item) if writer_cls.needs_row else None)
-                self.items_done += 1
-                if self.items_done % _CHECK_EVERY == 0:
-                    self._tick()
+            for batch in batches(plan, refs, workers=workers):
+                for table, item_id, payload in batch.items:
+                    if seen is not None and not seen.add(table, item_id):
+                        continue
+                    self._output(table, export_type, sources, start, directory, writer_cls).write(payload)
+                    self.items_done += 1
+                for warc, n in batch.bad_lines.items():
+                    bad_lines[warc] = bad_lines.get(warc, 0) + n
+                records += batch.records
+                self.warcs_done = sum(1 for w in self._warc_ends if w <= records)
+                self._tick()
         finally:
             if seen is not None:
                 seen.close()
+        for warc, n in bad_lines.items():
+            self.warn(codes.ITEM_UNREADABLE, f"{warc}: {n} stream line(s) or bodies were not JSON (e.g. a stream "
+                      "cut mid-line); skipped")
         # The primary table always gets its file, even when nothing matched.
         self._output(export_type.primary_table, export_type, sources, start, directory, writer_cls)
         files: list[Path] = []
@@ -199,37 +218,7 @@ class Export:
             self._outputs[table] = out
         return out
 
-    # --- which items ---
-    def _items(self, start: ExportStart, warcs: list[Path], sources: list[Source], want_raw: bool) -> Iterator[Item]:
-        uids = {s.uid for s in start.seeds if s.uid} if start.seeds else None
-        ids, ide = start.item_date_start, start.item_date_end
-        bad_lines: dict[str, int] = {}
-        responses = self._newest_first(start, warcs) if start.dedupe else self._in_file_order(start, warcs)
-        for resp in responses:
-            source = next((s for s in sources if s.accepts(resp.url)), None)
-            if source is None:
-                continue
-
-            def on_bad(n: int, warc: str = resp.warc) -> None:
-                bad_lines[warc] = bad_lines.get(warc, 0) + n
-
-            items = source.items(resp, want_raw=want_raw, on_bad=on_bad)
-            if start.dedupe:
-                items = reversed(list(items))  # newest first, so the first copy seen is the latest
-            for item in items:
-                if uids is not None and item.uid not in uids:
-                    continue
-                if ids is not None or ide is not None:
-                    date = item.date
-                    if date is None or (ids is not None and date < ids) or (ide is not None and date > ide):
-                        continue
-                yield item
-            if self.ctx.stop.is_set():
-                raise JobInterrupted(f"export {start.id} interrupted")
-        for warc, n in bad_lines.items():
-            self.warn(codes.ITEM_UNREADABLE, f"{warc}: {n} stream line(s) or bodies were not JSON (e.g. a stream "
-                      "cut mid-line); skipped")
-
+    # --- which records ---
     def _harvest_date_ok(self, start: ExportStart, date) -> bool:
         return not ((start.harvest_date_start and date < start.harvest_date_start)
                     or (start.harvest_date_end and date > start.harvest_date_end))
@@ -237,33 +226,16 @@ class Export:
     def _on_truncated(self, warc: str, message: str) -> None:
         self.warn(codes.WARC_TRUNCATED, message)
 
-    def _in_file_order(self, start: ExportStart, warcs: list[Path]) -> Iterator[Response]:
-        for warc in warcs:
-            for resp in iter_responses(warc, on_truncated=self._on_truncated):
-                if self._harvest_date_ok(start, resp.date):
-                    yield resp
-            self.warcs_done += 1
-
-    def _newest_first(self, start: ExportStart, warcs: list[Path]) -> Iterator[Response]:
-        """Responses by harvest date, newest first: dedupe keeps the first copy it meets, which is
-        then the latest harvested one, without remembering anything but ids."""
+    def _refs(self, start: ExportStart, warcs: list[Path]) -> list[RecordRef]:
+        """The response records to read, in export order: file order, or (dedupe) newest harvest first,
+        so dedupe keeps the first copy it meets, which is the latest, remembering nothing but ids."""
         refs: list[RecordRef] = []
+        ends = []
         for warc in warcs:
             refs.extend(r for r in scan_refs(warc, on_truncated=self._on_truncated)
                         if self._harvest_date_ok(start, r.date))
-        refs.sort(key=lambda r: (r.date, r.warc, r.offset), reverse=True)
-        handles: dict[str, Any] = {}
-        try:
-            for ref in refs:
-                fh = handles.get(ref.warc)
-                if fh is None:
-                    if len(handles) >= 16:  # bound open files; records of one WARC are mostly adjacent
-                        handles.pop(next(iter(handles))).close()
-                    fh = handles[ref.warc] = open(ref.warc, "rb")
-                resp = read_at(fh, ref, on_truncated=lambda w, m: None)  # the scan already reported cuts
-                if resp is not None:
-                    yield resp
-            self.warcs_done = len(warcs)
-        finally:
-            for fh in handles.values():
-                fh.close()
+            ends.append(len(refs))
+        self._warc_ends = ends  # progress: records read -> WARCs done (file order)
+        if start.dedupe:
+            refs.sort(key=lambda r: (r.date, r.warc, r.offset), reverse=True)
+        return refs

@@ -8,12 +8,9 @@ import sqlite3
 from pathlib import Path
 
 
-def _key(item_type: str, item_id: str) -> int:
-    # Numeric ids (tweets, photos, posts) are their own key; anything else is hashed to 63 bits.
-    if item_id.isdigit() and len(item_id) < 19:
-        return int(item_id) * 8 + (hash(item_type) & 7)
+def _hashed(item_type: str, item_id: str) -> int:
     digest = hashlib.blake2b(f"{item_type}\x00{item_id}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") >> 1
+    return -(int.from_bytes(digest, "big") >> 1) - 1  # negative: never equal to a numeric key
 
 
 class SeenIds:
@@ -23,10 +20,21 @@ class SeenIds:
         self._mem: set[int] = set()
         self._db: sqlite3.Connection | None = None
         self._db_path: Path | None = None
+        self._tables: dict[str, int] = {}  # table -> 0..7, so v1 and v2 copies of one tweet stay distinct
+
+    def _key(self, item_type: str, item_id: str) -> int:
+        # Numeric ids (tweets, photos, posts) are their own key, tagged with the table in 3 bits;
+        # anything else is hashed to 63 bits.
+        tag = self._tables.get(item_type)
+        if tag is None:
+            tag = self._tables[item_type] = len(self._tables)
+        if tag < 8 and item_id.isdigit() and len(item_id) < 19:
+            return int(item_id) * 8 + tag
+        return _hashed(item_type, item_id)
 
     def add(self, item_type: str, item_id: str) -> bool:
         """True if the id was new (and is now recorded)."""
-        key = _key(item_type, item_id)
+        key = self._key(item_type, item_id)
         if self._db is None:
             if key in self._mem:
                 return False

@@ -35,11 +35,12 @@ class SegmentedOutput:
         self._writer.start()
         self._in_segment = 0
 
-    def write(self, item: Any, row: list[Any] | None) -> None:
+    def write(self, payload: Any) -> None:
+        """One item, already encoded by the format's encoder."""
         if self._writer is None or (self.limit and self._in_segment >= self.limit):
             self._close_segment()
             self._open()
-        self._writer.write(item, row)
+        self._writer.write(payload)
         self._in_segment += 1
         self.count += 1
 

@@ -1,6 +1,6 @@
 """Twitter API v2 (search recent/all, user tweets, filtered/sample streams): items and the twarc-csv table.
 
-Columns follow twarc-csv's DEFAULT_TWEET_COLUMNS with its defaults: expansions resolved from the
+Columns follow twarc-csv's DEFAULT_TWEET_COLUMNS (as of twarc-csv 0.7.2) with its defaults: expansions resolved from the
 response's `includes`, retweets merged (text, entities, metrics of the original), entities shortened
 (#tag, @user, $cash, expanded urls), lists as JSON, newlines escaped. `__twarc.*` come from the WARC:
 retrieved_at = harvest date, url = the API URL.
@@ -118,6 +118,12 @@ def _media(item: Item) -> str | None:
     return json_list([media.get(k, {"media_key": k}) for k in keys])
 
 
+def _author_urls(item: Item) -> str | None:
+    author = _p(item).author
+    urls = ((author.get("entities") or _NONE).get("url") or _NONE).get("urls")
+    return json_list([u.get("expanded_url") for u in urls]) if urls else None
+
+
 def _author_url(item: Item) -> Any:
     author = _p(item).author
     urls = ((author.get("entities") or _NONE).get("url") or _NONE).get("urls")
@@ -156,6 +162,7 @@ TABLE = Table(
         Col("public_metrics.retweet_count", "$merged.public_metrics.retweet_count"),
         Col("public_metrics.quote_count", "$merged.public_metrics.quote_count"),
         Col("public_metrics.like_count", "$merged.public_metrics.like_count"),
+        Col("public_metrics.bookmark_count", "$merged.public_metrics.bookmark_count"),
         Col("reply_settings", "reply_settings"),
         Col("edit_history_tweet_ids", "edit_history_tweet_ids", json_list),
         Col("edit_controls.edits_remaining", "edit_controls.edits_remaining"),
@@ -188,6 +195,7 @@ TABLE = Table(
         Col("author.entities.description.hashtags", "$author_ents.hashtags"),
         Col("author.entities.description.mentions", "$author_ents.mentions"),
         Col("author.entities.description.urls", "$author_ents.urls"),
+        Col("author.entities.url.urls", _author_urls),
         Col("author.url", _author_url),
         Col("author.location", "$author.location", no_newlines),
         Col("author.pinned_tweet_id", "$author.pinned_tweet_id"),
@@ -198,6 +206,7 @@ TABLE = Table(
         Col("author.public_metrics.listed_count", "$author.public_metrics.listed_count"),
         Col("author.public_metrics.tweet_count", "$author.public_metrics.tweet_count"),
         Col("author.verified", "$author.verified"),
+        Col("author.verified_type", "$author.verified_type"),
         Col("author.withheld.scope", "$author.withheld.scope"),
         Col("author.withheld.copyright", "$author.withheld.copyright"),
         Col("author.withheld.country_codes", "$author.withheld.country_codes", json_list),

@@ -1,16 +1,21 @@
-"""One writer per export format, all with the same life: start(), write(item, row), finish().
+"""One writer per export format, all with the same life: start(), write(payload), finish().
 
-A writer writes to a path it is given; naming, segments and atomic renames live in output.py.
+Turning an item into its bytes (encoder) is separate from writing them, so the encoding can run in
+worker processes while one process owns the files. A writer writes to a path it is given; naming,
+segments and atomic renames live in output.py.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import orjson
 import xlsxwriter
+
+Encoder = Callable[[Any, "list[Any] | None"], Any]
 
 
 class Writer:
@@ -23,31 +28,45 @@ class Writer:
         self.path = path
         self.headers = headers
 
+    @classmethod
+    def encoder(cls, headers: list[str]) -> Encoder:
+        """A function (item, row) -> what write() takes; one per process, it may keep buffers."""
+        raise NotImplementedError
+
     def start(self) -> None:
         raise NotImplementedError
 
-    def write(self, item: Any, row: list[Any] | None) -> None:
+    def write(self, payload: Any) -> None:
         raise NotImplementedError
 
     def finish(self) -> None:
         raise NotImplementedError
 
 
-def _cell(value: Any) -> Any:
-    return "" if value is None else value
-
-
 class CsvWriter(Writer):
     ext = "csv"
     dialect_args: ClassVar[dict[str, Any]] = {}
 
+    @classmethod
+    def encoder(cls, headers: list[str]) -> Encoder:
+        buf = io.StringIO()
+        out = csv.writer(buf, **cls.dialect_args)
+
+        def encode(item: Any, row: list[Any] | None) -> str:
+            out.writerow(row)  # csv writes None as an empty field
+            line = buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+            return line
+
+        return encode
+
     def start(self) -> None:
         self._fh = open(self.path, "w", newline="", encoding="utf-8", buffering=1 << 20)
-        self._csv = csv.writer(self._fh, **self.dialect_args)
-        self._csv.writerow(self.headers)
+        csv.writer(self._fh, **self.dialect_args).writerow(self.headers)
 
-    def write(self, item: Any, row: list[Any] | None) -> None:
-        self._csv.writerow(row)  # csv writes None as an empty field
+    def write(self, payload: str) -> None:
+        self._fh.write(payload)
 
     def finish(self) -> None:
         self._fh.close()
@@ -58,9 +77,16 @@ class TsvWriter(CsvWriter):
     dialect_args = {"delimiter": "\t"}
 
 
+_XLSX_TYPES = (str, int, float, bool)
+
+
 class XlsxWriter(Writer):
     ext = "xlsx"
     max_rows = 1_048_575  # Excel's sheet limit (1,048,576) minus the header row
+
+    @classmethod
+    def encoder(cls, headers: list[str]) -> Encoder:
+        return lambda item, row: [v if v is None or type(v) in _XLSX_TYPES else str(v) for v in row]
 
     def start(self) -> None:
         # constant_memory: each row is flushed to a temp file when the next starts, so memory stays flat.
@@ -73,9 +99,8 @@ class XlsxWriter(Writer):
         self._sheet.write_row(0, 0, self.headers)
         self._row = 1
 
-    def write(self, item: Any, row: list[Any] | None) -> None:
-        cells = [v if type(v) in (str, int, float, bool) or v is None else str(v) for v in row]
-        self._sheet.write_row(self._row, 0, cells)
+    def write(self, payload: list[Any]) -> None:
+        self._sheet.write_row(self._row, 0, payload)
         self._row += 1
 
     def finish(self) -> None:
@@ -86,6 +111,9 @@ class _BinaryWriter(Writer):
     def start(self) -> None:
         self._fh = open(self.path, "wb", buffering=1 << 20)
 
+    def write(self, payload: bytes) -> None:
+        self._fh.write(payload)
+
     def finish(self) -> None:
         self._fh.close()
 
@@ -95,9 +123,10 @@ class JsonWriter(_BinaryWriter):
 
     ext = "json"
 
-    def write(self, item: Any, row: list[Any] | None) -> None:
-        self._fh.write(orjson.dumps(dict(zip(self.headers, row)), default=str))
-        self._fh.write(b"\n")
+    @classmethod
+    def encoder(cls, headers: list[str]) -> Encoder:
+        keys = tuple(headers)
+        return lambda item, row: orjson.dumps(dict(zip(keys, row)), default=str, option=orjson.OPT_APPEND_NEWLINE)
 
 
 class JsonFullWriter(_BinaryWriter):
@@ -107,9 +136,15 @@ class JsonFullWriter(_BinaryWriter):
     needs_row = False
     needs_raw = True
 
-    def write(self, item: Any, row: list[Any] | None) -> None:
-        self._fh.write(item.raw.replace(b"\r\n", b" ").replace(b"\n", b" ") if b"\n" in item.raw else item.raw)
-        self._fh.write(b"\n")
+    @classmethod
+    def encoder(cls, headers: list[str]) -> Encoder:
+        def encode(item: Any, row: None) -> bytes:
+            raw = item.raw
+            if b"\n" in raw:  # a pretty-printed body: JSON whitespace only, strings cannot hold raw newlines
+                raw = raw.replace(b"\r\n", b" ").replace(b"\n", b" ")
+            return raw + b"\n"
+
+        return encode
 
 
 class DehydrateWriter(_BinaryWriter):
@@ -118,9 +153,9 @@ class DehydrateWriter(_BinaryWriter):
     ext = "txt"
     needs_row = False
 
-    def write(self, item: Any, row: list[Any] | None) -> None:
-        self._fh.write(item.id.encode())
-        self._fh.write(b"\n")
+    @classmethod
+    def encoder(cls, headers: list[str]) -> Encoder:
+        return lambda item, row: item.id.encode() + b"\n"
 
 
 FORMATS: dict[str, type[Writer]] = {

@@ -31,7 +31,7 @@ V1_MARKERS = ("/1.1/search/tweets.json", "/1.1/statuses/user_timeline.json", "/1
 V2_MARKERS = ("/2/tweets/search/", "/2/users/")
 
 
-# twarc-csv DEFAULT_TWEET_COLUMNS (DocNow/twarc-csv dataframe_converter.py), the reference for the v2 table.
+# twarc-csv 0.7.2's CSV header (DEFAULT_TWEET_COLUMNS of DocNow/twarc-csv), the reference for the v2 table.
 TWARC_CSV_COLUMNS = """
 id
 conversation_id
@@ -54,6 +54,7 @@ public_metrics.reply_count
 public_metrics.retweet_count
 public_metrics.quote_count
 public_metrics.like_count
+public_metrics.bookmark_count
 reply_settings
 edit_history_tweet_ids
 edit_controls.edits_remaining
@@ -86,6 +87,7 @@ author.entities.description.cashtags
 author.entities.description.hashtags
 author.entities.description.mentions
 author.entities.description.urls
+author.entities.url.urls
 author.url
 author.location
 author.pinned_tweet_id
@@ -96,6 +98,7 @@ author.public_metrics.following_count
 author.public_metrics.listed_count
 author.public_metrics.tweet_count
 author.verified
+author.verified_type
 author.withheld.scope
 author.withheld.copyright
 author.withheld.country_codes
