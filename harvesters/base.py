@@ -86,7 +86,7 @@ class Harvest:
         self._redactors: list[Redactor] = []
         self._period_start = time.monotonic()  # when the current WARC period began (time rotation)
         self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo())
-        self._limits = Limits(retries=config.http_retries, backoff=getattr(config, "http_backoff", 0.5),
+        self._limits = Limits(retries=config.http_retries, backoff=config.http_backoff,
                               timeout=config.http_timeout, max_response_bytes=config.max_response_bytes)
         self.http = requests.Session()
         adapter = self.recording_adapter([])

@@ -351,6 +351,7 @@ class StreamRecording(io.RawIOBase):
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._finished = False
+        self._error: BaseException | None = None
 
     def readable(self) -> bool:
         return True
@@ -362,13 +363,20 @@ class StreamRecording(io.RawIOBase):
             return len(self._buffer)
 
     def readinto(self, target: Any) -> int:
+        if self._error is not None:
+            error, self._error = self._error, None
+            super().close()
+            raise error
         if self._finished:
             return 0
         try:
             data = self.upstream.read1(len(target), decode_content=True)
-        except Exception:
+        except Exception as exc:
+            # Report EOF now and raise on the next read: urllib3 then first hands the client the
+            # bytes it buffered from earlier reads (already in the WARC) instead of dropping them.
             self.finish()
-            raise
+            self._error = exc
+            return 0
         if not data:
             self.finish()
             return 0
@@ -413,4 +421,5 @@ class StreamRecording(io.RawIOBase):
 
     def close(self) -> None:
         self.finish()
-        super().close()
+        if self._error is None:  # stay readable so the pending error is raised, not lost
+            super().close()

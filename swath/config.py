@@ -60,6 +60,7 @@ class Config:
     status_interval: float = 30.0
     http_timeout: float = 60.0
     http_retries: int = 5
+    http_backoff: float = 0.5  # first retry delay (s); doubles per retry, capped at 60
     max_response_bytes: int = 100 * 1024 * 1024
     host: str = field(default_factory=socket.gethostname)
     db_url: str = ""
@@ -67,6 +68,8 @@ class Config:
     twitter_api_url: str = "https://api.twitter.com"
     flickr_api_url: str = "https://api.flickr.com"
     tumblr_api_url: str = "https://api.tumblr.com"
+    # the D-Bus session bus the xesam_pmh crawler joins (the standard variable, not a SWATH_ one)
+    dbus_session_bus_address: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
@@ -88,10 +91,12 @@ class Config:
             status_interval=_float(env, "SWATH_STATUS_INTERVAL", 30.0),
             http_timeout=_float(env, "SWATH_HTTP_TIMEOUT", 60.0),
             http_retries=_int(env, "SWATH_HTTP_RETRIES", 5),
+            http_backoff=_float(env, "SWATH_HTTP_BACKOFF", 0.5),
             max_response_bytes=_int(env, "SWATH_MAX_RESPONSE_BYTES", 100 * 1024 * 1024),
             host=env.get("SWATH_HOST") or socket.gethostname(),
             db_url=env.get("SWATH_DB_URL") or f"sqlite:///{data_root / 'swath.sqlite'}",
             twitter_api_url=_url(env, "SWATH_TWITTER_API_URL", "https://api.twitter.com"),
             flickr_api_url=_url(env, "SWATH_FLICKR_API_URL", "https://api.flickr.com"),
             tumblr_api_url=_url(env, "SWATH_TUMBLR_API_URL", "https://api.tumblr.com"),
+            dbus_session_bus_address=env.get("DBUS_SESSION_BUS_ADDRESS") or "",
         )

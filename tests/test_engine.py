@@ -155,7 +155,7 @@ def test_5xx_is_retried_then_gives_up_with_remote_error(config, data_root, serve
         return api.handle(request)
 
     server.route("/pages")(flaky)
-    config = dataclasses.replace(config, http_retries=2)
+    config = dataclasses.replace(config, http_retries=2, http_backoff=0.05)
     ctx, published = context(config)
     run_harvest(start_message(server.url + "/pages"), routing_key=routing_key(), ctx=ctx)
     assert published.statuses[-1]["status"] == "completed success"
@@ -172,7 +172,7 @@ def test_5xx_is_retried_then_gives_up_with_remote_error(config, data_root, serve
 def test_connection_refused_is_a_remote_error(config, data_root):
     with FakeServer() as gone:
         url = gone.url + "/pages"
-    ctx, published = context(dataclasses.replace(config, http_retries=1))
+    ctx, published = context(dataclasses.replace(config, http_retries=1, http_backoff=0.05))
     run_harvest(start_message(url), routing_key=routing_key(), ctx=ctx)
     assert published.flow() == ["running", "completed failure"]
     error = published.statuses[-1]["errors"][0]
