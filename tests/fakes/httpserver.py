@@ -44,6 +44,8 @@ class FakeServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body go out in two writes; with Nagle on each response waits on a delayed ACK
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: object) -> None:  # keep test output clean
                 pass
@@ -85,7 +87,9 @@ class FakeServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # a short poll so shutdown() at the end of each test returns at once
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
 
     @property
     def url(self) -> str:
