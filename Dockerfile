@@ -1,0 +1,24 @@
+# The one swath image: every worker, the monitor, the scheduler and the dashboard run from it
+# (`docker compose` picks the command). Build: docker build -t swath .
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    SWATH_DATA_ROOT=/swath-data
+
+WORKDIR /opt/swath
+COPY pyproject.toml README.md ./
+COPY swath swath
+COPY messages messages
+COPY harvesters harvesters
+COPY exporters exporters
+COPY schemas schemas
+RUN pip install . \
+    && useradd --uid 1000 --create-home swath \
+    && mkdir -p /swath-data && chown swath:swath /swath-data
+
+USER swath
+VOLUME ["/swath-data"]
+ENTRYPOINT ["swath"]
+CMD ["--help"]

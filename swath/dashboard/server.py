@@ -1,0 +1,74 @@
+"""The dashboard's HTTP server: GET / (HTML), /api/status (the same snapshot as JSON), /healthz."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import orjson
+
+from swath.config import Config
+from swath.dashboard.render import render
+from swath.dashboard.snapshot import gather
+from swath.store import Store
+from swath.store.models import utcnow
+
+log = logging.getLogger(__name__)
+
+
+class Dashboard:
+    def __init__(self, *, config: Config, store: Store, host: str = "127.0.0.1", port: int = 8080,
+                 refresh: int = 10, management_url: str | None = None) -> None:
+        self.config, self.store, self.refresh, self.management_url = config, store, refresh, management_url
+        dashboard = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, fmt: str, *args: object) -> None:
+                log.debug(fmt, *args)
+
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                if path == "/healthz":
+                    return self._send(200, b"ok\n", "text/plain")
+                if path not in ("/", "/api/status"):
+                    return self._send(404, b"not found\n", "text/plain")
+                try:
+                    snap = gather(config=dashboard.config, store=dashboard.store,
+                                  management_url=dashboard.management_url)
+                except Exception as exc:  # the store is away: say so instead of a broken page
+                    log.exception("dashboard snapshot failed")
+                    return self._send(503, f"store unavailable: {type(exc).__name__}\n".encode(), "text/plain")
+                if path == "/api/status":
+                    return self._send(200, orjson.dumps(snap.to_dict()), "application/json")
+                page = render(snap, refresh=dashboard.refresh, generated=utcnow().isoformat(timespec="seconds") + "Z")
+                self._send(200, page.encode(), "text/html; charset=utf-8")
+
+            def _send(self, status: int, body: bytes, content_type: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        self.httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/"
+
+    def serve_forever(self) -> None:
+        self.httpd.serve_forever()
+
+    def start(self) -> "Dashboard":
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True, name="dashboard")
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

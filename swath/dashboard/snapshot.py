@@ -1,0 +1,131 @@
+"""What the dashboard shows, gathered in one pass: store rows and broker queue depths.
+
+Queue depths come from the RabbitMQ management API when a URL is given, else from passive queue
+declares (message and consumer counts of the queues swath knows). Dead-lettered messages are peeked
+(got without ack, then returned to the queue when the channel closes), never consumed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+import pika
+import pika.exceptions
+
+from messages.broker import DEAD_QUEUE, DEAD_REASON_CODE, DEAD_REASON_MESSAGE, DEAD_ROUTING_KEY
+from swath.commands.jobs import job_dict
+from swath.commands.sources import source_dict
+from swath.config import Config
+from swath.store import Store, repo
+from swath.store.models import ACTIVE_STATES
+
+PEEK_LIMIT = 10
+
+
+@dataclass
+class Snapshot:
+    sources: list[dict[str, Any]]
+    running: list[dict[str, Any]]
+    recent: list[dict[str, Any]]
+    volume: list[dict[str, Any]]
+    rejected_total: int
+    rejected: list[dict[str, Any]]
+    queues: list[dict[str, Any]] = field(default_factory=list)
+    queues_via: str = ""
+    dead_letters: list[dict[str, Any]] = field(default_factory=list)
+    broker_error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def gather(*, config: Config, store: Store, management_url: str | None = None, recent: int = 20) -> Snapshot:
+    with store.session() as s:
+        sources = [source_dict(src) for src in repo.list_sources(s)]
+        jobs = repo.list_jobs(s, limit=200)
+        active = [j for j in jobs if j.status in ACTIVE_STATES]
+        done = [j for j in jobs if j.status not in ACTIVE_STATES][:recent]
+        files = repo.warcs_of(s, [j.id for j in active + done])
+        volume = [{"collection_set": a, "collection": b, "warcs": n, "bytes": size}
+                  for a, b, n, size in repo.warc_volume(s)]
+        total, rows = repo.rejected(s)
+        rejected = [{"routing_key": r.routing_key, "code": r.code, "message": r.message} for r in rows]
+    snap = Snapshot(sources=sources, running=[job_dict(j, files[j.id]) for j in active],
+                    recent=[job_dict(j, files[j.id]) for j in done], volume=volume, rejected_total=total,
+                    rejected=rejected)
+    try:
+        if management_url:
+            snap.queues, snap.queues_via = management_queues(management_url, config), "management API"
+        else:
+            snap.queues, snap.queues_via = passive_queues(config), "passive declares"
+        snap.dead_letters = peek_dead_letters(config)
+    except (pika.exceptions.AMQPError, OSError, ValueError) as exc:
+        snap.broker_error = f"{type(exc).__name__}: {exc}"
+    return snap
+
+
+def known_queues(config: Config) -> list[str]:
+    from swath.services import all_services
+
+    names = [config.queue_prefix + name for name in all_services()]
+    return [q for q in [config.status_queue, config.dead_letter_queue, *names] if q]
+
+
+def passive_queues(config: Config) -> list[dict[str, Any]]:
+    connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+    try:
+        out = []
+        for name in known_queues(config):
+            channel = connection.channel()  # a failed passive declare closes its channel
+            try:
+                ok = channel.queue_declare(queue=name, passive=True).method
+                out.append({"name": name, "messages": ok.message_count, "consumers": ok.consumer_count})
+                channel.close()
+            except pika.exceptions.ChannelClosedByBroker:
+                out.append({"name": name, "messages": None, "consumers": None, "missing": True})
+        return out
+    finally:
+        connection.close()
+
+
+def management_queues(url: str, config: Config) -> list[dict[str, Any]]:
+    parts = urllib.parse.urlsplit(url)
+    vhost = urllib.parse.quote(pika.URLParameters(config.amqp_url).virtual_host, safe="")
+    clean = urllib.parse.urlunsplit((parts.scheme, parts.hostname + (f":{parts.port}" if parts.port else ""),
+                                     parts.path.rstrip("/") + f"/api/queues/{vhost}", "", ""))
+    request = urllib.request.Request(clean)
+    user, password = parts.username or "guest", parts.password or "guest"
+    request.add_header("Authorization", "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode())
+    with urllib.request.urlopen(request, timeout=5) as response:
+        rows = json.load(response)
+    wanted = set(known_queues(config))
+    prefix = config.queue_prefix
+    return [{"name": r["name"], "messages": r.get("messages", 0), "consumers": r.get("consumers", 0)}
+            for r in sorted(rows, key=lambda r: r["name"])
+            if r["name"] in wanted or (prefix and r["name"].startswith(prefix))]
+
+
+def peek_dead_letters(config: Config, limit: int = PEEK_LIMIT) -> list[dict[str, Any]]:
+    connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+    try:
+        channel = connection.channel()
+        out: list[dict[str, Any]] = []
+        for _ in range(limit):
+            try:
+                method, props, body = channel.basic_get(config.dead_letter_queue, auto_ack=False)
+            except pika.exceptions.ChannelClosedByBroker:  # not declared yet: nothing dead-lettered
+                return out
+            if method is None:
+                break
+            headers = props.headers or {}
+            out.append({"routing_key": headers.get(DEAD_ROUTING_KEY, method.routing_key),
+                        "queue": headers.get(DEAD_QUEUE), "code": headers.get(DEAD_REASON_CODE),
+                        "message": headers.get(DEAD_REASON_MESSAGE), "bytes": len(body)})
+        return out  # closing the connection returns every peeked message to the queue
+    finally:
+        connection.close()
