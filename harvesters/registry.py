@@ -32,6 +32,7 @@ HARVEST_TYPES: dict[str, tuple[str, str, bool]] = {
     "dcat": ("dcat", "harvesters.dcat:DCATHarvester", False),
     "ckan": ("ckan", "harvesters.ckan:CKANHarvester", False),
     "opendatasoft": ("opendatasoft", "harvesters.opendatasoft:OpenDataSoftHarvester", False),
+    "xesam_pmh": ("xesam", "harvesters.xesam.harvester:XesamHarvester", True),
 }
 
 

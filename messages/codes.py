@@ -51,3 +51,17 @@ SOURCE_BUSY = "source_busy"  # the source has a queued or running job already; r
 CREDENTIAL_MISSING = "credential_missing"  # a source's credential reference (env var or stored value) has no value
 NO_WORKER = "no_worker"  # no queue is bound for the start message's routing key: no worker for that platform
 BAD_SCHEDULE = "bad_schedule"  # a cron expression or interval that cannot be parsed
+
+# --- Xesam-PMH (D-Bus) and the Kiel archive ---
+XESAM_NO_BUS = "xesam_no_bus"  # DBUS_SESSION_BUS_ADDRESS is unset or the bus cannot be reached
+XESAM_TARGET_UNREACHABLE = "xesam_target_unreachable"  # the seed's target is not on the bus or refused ListRecords
+XESAM_FULL_DUMP = "xesam_full_dump"  # the target sends a full dump; this target's earlier payloads are superseded
+XESAM_OUT_OF_ORDER = "xesam_out_of_order"  # payloads older than ones already received; stored, but the target is faulty
+XESAM_BAD_PAYLOAD = "xesam_bad_payload"  # an UpdateRecords call with the wrong signature or an invalid payload; refused
+XESAM_INVALIDATED = "xesam_invalidated"  # the target invalidated the crawler before the harvest was done
+XESAM_INCOMPLETE = "xesam_incomplete"  # the target went silent before sending everything older than the start
+KIEL_BAD_BRANCHES = "kiel_bad_branches"  # branches.xml is not well-formed or holds an XPath that does not compile
+KIEL_BAD_RECORD = "kiel_bad_record"  # an AMF file or record could not be parsed or has no id; skipped
+KIEL_OBJECT_FAILED = "kiel_object_failed"  # an object could not be fetched; stored as status 000 with an empty body
+KIEL_REDIRECT_LOOP = "kiel_redirect_loop"  # a redirect chain came back to a URL already in it or was too long
+KIEL_BAD_TERMINATION = "kiel_bad_termination"  # the termination strategy file is invalid; nothing was pruned

@@ -1,0 +1,180 @@
+"""Harvest type `xesam_pmh`: install a crawler into each seed's Xesam-PMH target and store what it pushes.
+
+A seed's `token` is the target's bus name, its `uid` the target's object path. Every payload becomes one
+WARC resource record (JSON, docs/xesam.md); the call that brought it is answered only once it is
+written, which is the spec's back-pressure. The watermark (the newest payload mtime) is staged in the
+state store, so it is committed only after the WARC holding those payloads is complete. A full dump
+(ListRecords returned False, or CleanUp) starts a new generation: earlier payloads are superseded.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import time
+import uuid
+from dataclasses import dataclass
+
+import orjson
+
+from harvesters.base import Harvester
+from harvesters.errors import HarvestError
+from harvesters.xesam.bus import BusError, Endpoint
+from harvesters.xesam.crawler import Crawler, Event
+from harvesters.xesam.payload import DEFAULT_TARGET_PATH, RECORD_CONTENT_TYPE, ms_to_iso
+from messages import codes
+from messages.model import Seed, now_iso
+
+
+class XesamError(HarvestError):
+    def __init__(self, code: str, message: str, *, seed_id: str | None = None) -> None:
+        super().__init__(message, seed_id=seed_id)
+        self.code = code
+
+
+@dataclass
+class SeedRun:
+    """One seed's crawler and where its harvest stands."""
+
+    seed: Seed
+    crawler: Crawler
+    watermark: int
+    generation: int
+    cleaned: bool = False
+    done: bool = False
+
+    @property
+    def target(self) -> dict[str, str]:
+        return {"bus_name": self.crawler.target_name, "path": self.crawler.target_path}
+
+    @property
+    def key(self) -> str:
+        return f"xesam:{self.crawler.target_name}{self.crawler.target_path}"
+
+
+class XesamHarvester(Harvester):
+    platform = "xesam"
+    service = "Xesam-PMH Harvester"
+    types = {"xesam_pmh": "crawl"}
+    # registered as a stream so harvest.stop ends a live crawl; without options.live it ends by itself
+    stream_types = frozenset({"xesam_pmh"})
+
+    def crawl(self) -> None:
+        harvest = self.harvest
+        opts = harvest.start.options
+        self.live = bool(opts.get("live"))
+        self.idle_timeout = float(opts.get("idle_timeout", 30.0))
+        self.start_ms = int(time.time() * 1000)
+        if not harvest.config.dbus_session_bus_address:
+            raise XesamError(codes.XESAM_NO_BUS, "DBUS_SESSION_BUS_ADDRESS is not set: no session bus to join")
+        try:
+            endpoint = Endpoint(address=harvest.config.dbus_session_bus_address)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise XesamError(codes.XESAM_NO_BUS, f"cannot connect to the session bus: {exc}") from None
+        events: queue.Queue[Event] = queue.Queue()
+        try:
+            runs = [r for r in (self._install(endpoint, events, seed, i) for i, seed in
+                                enumerate(harvest.start.seeds)) if r is not None]
+            self._runs = {id(r.crawler): r for r in runs}
+            self._loop(runs, events)
+            for run in runs:
+                run.crawler.invalidate("harvest stopped" if harvest.stopping else "harvest complete")
+            self._drain(events)
+        finally:
+            endpoint.close()
+
+    def _install(self, endpoint: Endpoint, events: queue.Queue, seed: Seed, index: int) -> SeedRun | None:
+        harvest, opts = self.harvest, self.harvest.start.options
+        tag = re.sub(r"[^A-Za-z0-9_]", "_", harvest.start.id)
+        crawler = Crawler(endpoint=endpoint, path=f"/org/swath/xesam/Crawler/{tag}_{index}_{uuid.uuid4().hex[:8]}",
+                          target_name=str(seed.token), target_path=seed.uid or DEFAULT_TARGET_PATH, events=events)
+        run = SeedRun(seed=seed, crawler=crawler, watermark=0, generation=0)
+        run.watermark = int(harvest.state.get(f"{run.key}:mtime", 0))
+        run.generation = int(harvest.state.get(f"{run.key}:generation", 0))
+        try:
+            incremental = crawler.install(
+                mtime=run.watermark, fields=list(opts.get("fields") or []),
+                content_cats=list(opts.get("content_cats") or []), source_cats=list(opts.get("source_cats") or []),
+                max_batch_size=int(opts.get("max_batch_size") or 100))
+        except (BusError, TimeoutError) as exc:
+            harvest.error(codes.XESAM_TARGET_UNREACHABLE, f"target {seed.token} {crawler.target_path}: {exc}", seed.id)
+            return None
+        if not incremental:
+            self._cleanup(run, f"ListRecords(mtime={run.watermark}) answered False: a full dump follows")
+        return run
+
+    def _loop(self, runs: list[SeedRun], events: queue.Queue[Event]) -> None:
+        last = time.monotonic()
+        while any(not r.done for r in runs) and not self.harvest.stopping:
+            try:
+                event = events.get(timeout=0.2)
+            except queue.Empty:
+                if not self.live and time.monotonic() - last > self.idle_timeout:
+                    for run in (r for r in runs if not r.done):
+                        run.done = True
+                        self.harvest.warning(codes.XESAM_INCOMPLETE, f"no word from {run.crawler.target_name} for "
+                                             f"{self.idle_timeout:g}s; ending at mtime {run.watermark}", run.seed.id)
+                continue
+            last = time.monotonic()
+            self._handle(self._runs[id(event.crawler)], event)
+
+    def _drain(self, events: queue.Queue[Event]) -> None:
+        """Batches that arrived before the crawler left are stored too: nothing received is lost."""
+        while True:
+            try:
+                event = events.get_nowait()
+            except queue.Empty:
+                return
+            if event.kind == "batch":
+                self._store(self._runs[id(event.crawler)], event)
+
+    def _handle(self, run: SeedRun, event: Event) -> None:
+        harvest, seed_id = self.harvest, run.seed.id
+        if event.kind == "cleanup":
+            if not run.cleaned:
+                self._cleanup(run, "the target called CleanUp: a full dump follows")
+        elif event.kind == "rejected":
+            harvest.error(codes.XESAM_BAD_PAYLOAD, f"{run.crawler.target_name}: {event.message}", seed_id)
+        elif event.kind == "invalidated":
+            if not run.done:
+                run.done = True
+                harvest.warning(codes.XESAM_INVALIDATED, f"{run.crawler.target_name} invalidated the crawler: "
+                                f"{event.message or 'no reason given'}", seed_id)
+        else:
+            self._store(run, event)
+            caught_up = not event.payloads or any(p.mtime >= self.start_ms for p in event.payloads)
+            if not self.live and caught_up and not run.done:
+                run.done = True  # everything older than the start has arrived
+
+    def _store(self, run: SeedRun, event: Event) -> None:
+        harvest = self.harvest
+        if event.out_of_order:
+            first = event.out_of_order[0]
+            harvest.error(codes.XESAM_OUT_OF_ORDER, f"{len(event.out_of_order)} payload(s) from "
+                          f"{run.crawler.target_name} older than one received before, e.g. {first.uri} at "
+                          f"{first.timestamp}", run.seed.id)
+        received = now_iso()
+        for p in event.payloads:
+            body = p.record(target=run.target, generation=run.generation, harvest_id=harvest.start.id,
+                            received=received)
+            harvest.write_record(uri=p.uri, record_type="resource", payload=orjson.dumps(body),
+                                 content_type=RECORD_CONTENT_TYPE)
+            harvest.count("deleted" if p.deleted else "payloads")
+            run.watermark = max(run.watermark, p.mtime)
+        if event.payloads:
+            harvest.state.set(f"{run.key}:mtime", run.watermark)  # committed once this WARC is complete
+        event.done()
+
+    def _cleanup(self, run: SeedRun, reason: str) -> None:
+        """A full dump: a new generation, marked in the WARC so exports drop the earlier ones."""
+        harvest = self.harvest
+        run.cleaned = True
+        run.generation += 1
+        harvest.state.set(f"{run.key}:generation", run.generation)
+        body = {"kind": "cleanup", "target": run.target, "generation": run.generation,
+                "harvest_id": harvest.start.id, "received": now_iso(), "reason": reason,
+                "mtime": run.watermark, "timestamp": ms_to_iso(run.watermark)}
+        harvest.write_record(uri=f"dbus:{run.crawler.target_name}{run.crawler.target_path}", record_type="metadata",
+                             payload=orjson.dumps(body), content_type=RECORD_CONTENT_TYPE)
+        harvest.info(codes.XESAM_FULL_DUMP, f"{run.crawler.target_name}: {reason}; generation {run.generation}",
+                     run.seed.id)

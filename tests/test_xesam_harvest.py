@@ -1,0 +1,123 @@
+"""The xesam_pmh harvest through the engine: WARC records, watermark, incremental vs full, live streams."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import threading
+
+from harvesters.state import StateStore
+from messages import codes
+from tests.test_engine_support import wait_for
+from tests.test_xesam_support import (TARGET_NAME, bus, bus_config, codes_of, final, harvest, make_records,  # noqa: F401
+                                      serve, start_message, stored, write_record)
+
+WATERMARK = f"xesam:{TARGET_NAME}/org/freedesktop/xesam/pmh/Target:mtime"
+
+
+def test_first_harvest_then_only_the_delta_arrives(bus_config, serve, data_root, tmp_path):
+    directory = tmp_path / "recs"
+    served = make_records(directory, 8)
+    running = serve(directory)
+    first = harvest(bus_config, start_message(harvest_id="x:1", options={"max_batch_size": 3}))
+    assert final(first)["status"] == "completed success", final(first)["errors"]
+    records = stored(data_root, "x:1")
+    assert [r["uri"] for r in records] == sorted(served, key=served.get)
+    assert {r["generation"] for r in records} == {0} and all(r["state"] == 1 for r in records)
+    assert records[0]["fields"] == [["title", "message 0"], ["tag", "a"], ["tag", "b"]]
+    assert StateStore(directory=data_root / "coll").get(WATERMARK) == max(served.values())
+
+    write_record(directory, "r003", uri="file:///mail/003", mtime=1, fields={"title": "edited"})
+    os.remove(directory / "r005.json")
+    write_record(directory, "extra", uri="file:///mail/extra", mtime=2, fields={"title": "added"})
+    entries = running.target.index.entries
+    wait_for(lambda: "file:///mail/extra" in entries and entries["file:///mail/005"].deleted
+             and entries["file:///mail/003"].fields == (("title", "edited"),))
+    second = harvest(bus_config, start_message(harvest_id="x:2"))
+    assert final(second)["status"] == "completed success", final(second)["errors"]
+    delta = stored(data_root, "x:2")
+    assert sorted(r["uri"] for r in delta) == ["file:///mail/003", "file:///mail/005", "file:///mail/extra"]
+    assert {r["uri"]: r["deleted"] for r in delta}["file:///mail/005"] is True
+    totals = {k: v for day in final(second)["stats"].values() for k, v in day.items()}
+    assert totals == {"payloads": 2, "deleted": 1}
+    assert StateStore(directory=data_root / "coll").get(WATERMARK) == max(r["mtime"] for r in delta)
+
+
+def test_too_old_mtime_gets_a_full_dump_with_cleanup_and_a_new_generation(bus_config, serve, data_root, tmp_path):
+    directory = tmp_path / "recs"
+    served = make_records(directory, 5)
+    running = serve(directory)
+    harvest(bus_config, start_message(harvest_id="x:1"))
+    assert StateStore(directory=data_root / "coll").get(WATERMARK) == max(served.values())
+    running.target.horizon_ms = max(served.values()) + 1  # the target lost history past our watermark
+    published = harvest(bus_config, start_message(harvest_id="x:2"))
+    status = final(published)
+    assert status["status"] == "completed success", status["errors"]
+    assert codes_of(status, "infos").count(codes.XESAM_FULL_DUMP) == 1  # False and CleanUp: one new generation
+    second = stored(data_root, "x:2")
+    assert second[0]["kind"] == "cleanup" and second[0]["generation"] == 1 and second[0]["_warc_type"] == "metadata"
+    payloads = second[1:]
+    assert [r["uri"] for r in payloads] == sorted(served, key=served.get)
+    assert {r["generation"] for r in payloads} == {1}
+    assert StateStore(directory=data_root / "coll").get(WATERMARK.replace(":mtime", ":generation")) == 1
+
+
+def test_live_harvest_receives_new_records_until_stop(bus_config, serve, data_root, tmp_path):
+    directory = tmp_path / "recs"
+    served = make_records(directory, 2)
+    serve(directory)
+    stop = threading.Event()
+    result: list = []
+    body = start_message(harvest_id="live:1", options={"live": True})
+    runner = threading.Thread(target=lambda: result.append(harvest(bus_config, body, stop)))
+    runner.start()
+    try:
+        wait_for(lambda: len(stored_open(data_root)) >= 2)
+        write_record(directory, "late", uri="file:///mail/late", fields={"title": "pushed"})
+        wait_for(lambda: len(stored_open(data_root)) >= 3)
+    finally:
+        stop.set()
+        runner.join(timeout=30)
+    assert not runner.is_alive()
+    status = final(result[0])
+    assert status["status"] == "completed success", status["errors"]
+    assert [r["uri"] for r in stored(data_root, "live:1")] == [*sorted(served, key=served.get), "file:///mail/late"]
+
+
+def stored_open(data_root) -> list[bytes]:
+    """Payload records written so far, including the WARC still being written (uncompressed scan)."""
+    import gzip
+
+    found = []
+    for path in (data_root / "coll").rglob("*.warc.gz*"):
+        try:
+            raw = gzip.open(path).read()
+        except (EOFError, OSError):
+            raw = _partial_gunzip(path)
+        found += [line for line in raw.split(b"\n") if line.startswith(b'{"kind":"payload"')]
+    return found
+
+
+def _partial_gunzip(path) -> bytes:
+    import zlib
+
+    data, out = path.read_bytes(), b""
+    while data:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out += d.decompress(data)
+        except zlib.error:
+            break
+        data = d.unused_data
+    return out
+
+
+def test_without_a_bus_or_a_target_the_harvest_fails_with_a_code(bus_config, config, data_root):
+    no_bus = harvest(dataclasses.replace(config, dbus_session_bus_address=""), start_message())
+    assert codes_of(final(no_bus), "errors") == [codes.XESAM_NO_BUS]
+    no_target = harvest(bus_config, start_message(token="org.swath.test.Nobody"))
+    status = final(no_target)
+    assert status["status"] == "completed failure"
+    assert codes_of(status, "errors") == [codes.XESAM_TARGET_UNREACHABLE]
+    assert json.dumps(status).count("Nobody") >= 1
