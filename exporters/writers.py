@@ -8,7 +8,6 @@ segments and atomic renames live in output.py.
 from __future__ import annotations
 
 import csv
-import io
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
@@ -43,21 +42,24 @@ class Writer:
         raise NotImplementedError
 
 
+class _Sink:
+    __slots__ = ("write",)
+
+
 class CsvWriter(Writer):
     ext = "csv"
     dialect_args: ClassVar[dict[str, Any]] = {}
 
     @classmethod
     def encoder(cls, headers: list[str]) -> Encoder:
-        buf = io.StringIO()
-        out = csv.writer(buf, **cls.dialect_args)
+        lines: list[str] = []
+        sink = _Sink()
+        sink.write = lines.append  # the csv writer hands each formatted row to write() exactly once
+        out = csv.writer(sink, **cls.dialect_args)
 
         def encode(item: Any, row: list[Any] | None) -> str:
             out.writerow(row)  # csv writes None as an empty field
-            line = buf.getvalue()
-            buf.seek(0)
-            buf.truncate()
-            return line
+            return lines.pop()
 
         return encode
 
