@@ -129,12 +129,13 @@ class Requester:
             self.check_runnable(s, source)
             job = repo.add_job(s, job_id=f"{source.id}-{repo.new_id()}", source=source,
                                routing_key=self.start_routing_key(source), trigger=trigger)
-        (result,) = self.publish_pending(only=[job.id])
+        results = self.publish_pending(only=[job.id])  # empty if a scheduler is publishing it right now
         with self.store.session() as s:
             job = repo.get_job(s, job.id)
-        if not result.published:
-            raise RequestError(job.errors[-1]["code"] if job.errors else codes.UNKNOWN_ERROR,
-                               result.error or "not published")
+        if results and not results[0].published:
+            code = job.errors[-1]["code"] if job.errors else codes.UNKNOWN_ERROR
+            later = "" if job.errors else "; it stays queued and the scheduler publishes it later"
+            raise RequestError(code, (results[0].error or "not published") + later)
         return job
 
     def run_here(self, ident: str) -> Job:
