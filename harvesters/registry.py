@@ -33,6 +33,7 @@ HARVEST_TYPES: dict[str, tuple[str, str, bool]] = {
     "ckan": ("ckan", "harvesters.ckan:CKANHarvester", False),
     "opendatasoft": ("opendatasoft", "harvesters.opendatasoft:OpenDataSoftHarvester", False),
     "xesam_pmh": ("xesam", "harvesters.xesam.harvester:XesamHarvester", True),
+    "kiel_archive": ("kiel", "harvesters.kiel.harvester:KielHarvester", False),
 }
 
 

@@ -1,0 +1,130 @@
+"""Harvest type `kiel_archive`: renew AMF records and the objects their branches point to, as files.
+
+A seed's `token` is a URL of an AMF file or a directory (inside the data root) of `*.xml` AMF files.
+The archive lives under the message's `path` (`records/`, `etc/`; docs/kiel.md). Objects are fetched
+through the harvest's recording session, so every exchange is in the WARC as well.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlsplit
+
+from harvesters.base import Harvester
+from harvesters.errors import HarvestError
+from harvesters.kiel.amf import AmfRecord, BadAmf, split_records
+from harvesters.kiel.archive import Archive
+from harvesters.kiel.branches import BadBranches, Branches, load_branches
+from harvesters.kiel.fetch import renew_object
+from harvesters.kiel.redist import REDISTS
+from harvesters.kiel.termination import BadTermination, Termination
+from messages import codes
+from messages.model import Seed
+from swath.paths import PathOutsideDataRoot, resolve_inside
+
+
+class KielError(HarvestError):
+    def __init__(self, code: str, message: str, *, seed_id: str | None = None) -> None:
+        super().__init__(message, seed_id=seed_id)
+        self.code = code
+
+
+class KielHarvester(Harvester):
+    platform = "kiel"
+    service = "Kiel Archive Harvester"
+    types = {"kiel_archive": "archive"}
+    clock = staticmethod(time.time)
+
+    def archive(self) -> None:
+        harvest, opts = self.harvest, self.harvest.start.options
+        redist = REDISTS.get(str(opts.get("redist", "nested")))
+        if redist is None:
+            raise KielError(codes.BAD_REQUEST, f"unknown redist {opts.get('redist')!r}; known: {', '.join(REDISTS)}")
+        self.store = Archive(root=harvest.directory, redist=redist())
+        self.branches = self._branches()
+        self.termination = self._termination()
+        for seed in harvest.start.seeds:
+            for record in self._records(seed):
+                if harvest.stopping:
+                    return
+                self._renew(record)
+
+    def _inside(self, path: str) -> Path:
+        try:
+            return resolve_inside(self.harvest.config.data_root, path)
+        except PathOutsideDataRoot as exc:
+            raise KielError(codes.PATH_OUTSIDE_DATA_ROOT, str(exc)) from None
+
+    def _branches(self) -> Branches:
+        """The branches in use; an earlier, different version is kept as etc/branches_<tist>.xml."""
+        given = self.harvest.start.options.get("branches")
+        current = self.store.etc / "branches.xml"
+        source = self._inside(given) if given else current
+        try:
+            branches = load_branches(source)
+        except BadBranches as exc:
+            raise KielError(codes.KIEL_BAD_BRANCHES, str(exc)) from None
+        if source != current:
+            self.store.etc.mkdir(parents=True, exist_ok=True)
+            if current.exists() and current.read_bytes() != source.read_bytes():
+                shutil.copyfile(current, self.store.etc / f"branches_{int(self.clock())}.xml")
+            shutil.copyfile(source, current)
+        return branches
+
+    def _termination(self) -> Termination | None:
+        given = self.harvest.start.options.get("termination")
+        path = self._inside(given) if given else self.store.etc / "termination.ini"
+        if not given and not path.exists():
+            return None
+        try:
+            return Termination.load(path)
+        except BadTermination as exc:
+            self.harvest.warning(codes.KIEL_BAD_TERMINATION, str(exc))
+            return None
+
+    def _records(self, seed: Seed) -> Iterator[AmfRecord]:
+        harvest, token = self.harvest, str(seed.token or "")
+        if urlsplit(token).scheme in ("http", "https"):
+            response = harvest.http.get(token)
+            if response.status_code != 200:
+                harvest.error(codes.TOKEN_NOT_FOUND, f"{token} answered {response.status_code}", seed.id)
+                return
+            sources = [(token, response.content)]
+        else:
+            root = self._inside(token)
+            files = [root] if root.is_file() else sorted(p for p in root.rglob("*.xml") if p.is_file())
+            if not files:
+                harvest.error(codes.TOKEN_NOT_FOUND, f"no AMF files (*.xml) at {token}", seed.id)
+            sources = ((str(p.relative_to(root.parent if root.is_file() else root)), p.read_bytes()) for p in files)
+        for name, data in sources:
+            try:
+                records = list(split_records(data))
+            except BadAmf as exc:
+                harvest.warning(codes.KIEL_BAD_RECORD, f"{name}: {exc}", seed.id)
+                continue
+            yield from records
+
+    def _renew(self, record: AmfRecord) -> None:
+        harvest = self.harvest
+        start = int(self.clock())
+        rdir = self.store.record(record.id)
+        if rdir.open():
+            harvest.count("records_new")
+        changed = rdir.renew(record.data, start)
+        harvest.count("records_changed" if changed else "records_unchanged")
+        rdir.requested(start)
+        current = rdir.current()
+        urls = self.branches.urls(current.read_bytes()) if current and record.noun == "text" else []
+        for url in urls:  # objects of the current version only
+            for hop in renew_object(harvest.http, rdir, url, clock=self.clock):
+                harvest.count("objects_unchanged" if hop.unchanged else "objects_stored")
+                if hop.problem:
+                    harvest.warning(codes.KIEL_REDIRECT_LOOP if hop.loop else codes.KIEL_OBJECT_FAILED,
+                                    f"{hop.url}: {hop.problem}")
+                pruned = self.termination.prune(rdir.object(hop.url), int(self.clock())) if self.termination else []
+                if pruned:
+                    harvest.count("object_versions_pruned", len(pruned))
+        rdir.finish(start, int(self.clock()))
