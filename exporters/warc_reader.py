@@ -112,38 +112,65 @@ def _response(path: str, record, on_truncated: OnTruncated) -> Response | None:
 
 
 def iter_responses(path: str | Path, *, on_truncated: OnTruncated) -> Iterator[Response]:
-    """Every response/resource record of the file, in file order."""
-    path = str(path)
-    try:
-        # Every record type is walked (not only responses) so a cut in a trailing request is noticed too.
-        for record in ArchiveIterator(path, parse_http=True, auto_decode="none"):
-            if not record.record_type & _WANTED:
-                if not _complete(record):
-                    on_truncated(path, _CUT.format(path=path, offset=record.stream_pos))
-                    return
-                continue
-            resp = _response(path, record, on_truncated)
-            if resp is None:
-                return
-            yield resp
-    except OSError as exc:
-        on_truncated(path, f"{path}: unreadable past some point ({exc}); the records before it were exported")
+    """Every readable response/resource record of the file, in file order."""
+    with open(path, "rb") as fh:
+        for ref in scan_refs(path, on_truncated=on_truncated):
+            resp = read_at(fh, ref, on_truncated=on_truncated)
+            if resp is not None:
+                yield resp
+
+
+_GZIP_MEMBER = b"\x1f\x8b\x08"
 
 
 def scan_refs(path: str | Path, *, on_truncated: OnTruncated) -> list[RecordRef]:
-    """Offsets and dates of the response records, without decoding payloads."""
+    """Offsets and dates of the response records, without decoding payloads.
+
+    A corrupt gzip member (each record is one in a .warc.gz) is skipped: scanning resumes at the next
+    member that reads as a record, so the records after the damage are kept too.
+    """
     path = str(path)
     refs: list[RecordRef] = []
-    try:
-        for record in ArchiveIterator(path, parse_http=False, auto_decode="none"):
-            if not _complete(record):
-                on_truncated(path, _CUT.format(path=path, offset=record.stream_pos))
-                break
-            if record.record_type & _WANTED:
-                refs.append(RecordRef(warc=path, offset=record.stream_pos, date=record.record_date))
-    except OSError as exc:
-        on_truncated(path, f"{path}: unreadable past some point ({exc}); the records before it were exported")
-    return refs
+    start = 0
+    with open(path, "rb") as fh:
+        while True:
+            fh.seek(start)
+            last = start - 1  # offset of the last record read whole
+            try:
+                for record in ArchiveIterator(fh, parse_http=False, auto_decode="none"):
+                    if not _complete(record):
+                        on_truncated(path, _CUT.format(path=path, offset=record.stream_pos))
+                        return refs
+                    last = record.stream_pos
+                    if record.record_type & _WANTED:
+                        refs.append(RecordRef(warc=path, offset=last, date=record.record_date))
+                return refs
+            except OSError as exc:
+                resume = _next_member(fh, _next_member(fh, last + 1) + 1) if path.endswith(".gz") else -1
+                if resume < 0:
+                    on_truncated(path, f"{path}: unreadable after offset {max(last, 0)} ({exc}); "
+                                       "the records before it were exported")
+                    return refs
+                on_truncated(path, f"{path}: unreadable bytes after offset {max(last, 0)} ({exc}); "
+                                   f"skipped to the next record at {resume}")
+                start = resume
+
+
+def _next_member(fh, offset: int) -> int:
+    """Offset of the next gzip member header at or after `offset`, or -1."""
+    offset = max(offset, 0)
+    fh.seek(offset)
+    tail = b""
+    while True:
+        block = fh.read(1 << 20)
+        if not block:
+            return -1
+        data = tail + block
+        found = data.find(_GZIP_MEMBER)
+        if found >= 0:
+            return offset - len(tail) + found
+        tail = data[-2:]
+        offset += len(block)
 
 
 def read_at(fh, ref: RecordRef, *, on_truncated: OnTruncated) -> Response | None:

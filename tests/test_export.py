@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import datetime as dt
-import io
 import json
 import shutil
 import zipfile
@@ -16,15 +15,11 @@ import orjson
 import pytest
 from lxml import etree
 from warcio.archiveiterator import ArchiveIterator
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
 
 from exporters import registry
 from exporters.base import run_export
-from exporters.warc_index import ScanIndex
 from messages import codes
-from messages.validation import InvalidMessage
-from swath.jobs import JobContext, JobInterrupted
+from swath.jobs import JobContext
 
 SFM = "sfm-warcs"
 V1_MARKERS = ("/1.1/search/tweets.json", "/1.1/statuses/user_timeline.json", "/1.1/statuses/filter.json")

@@ -3,9 +3,9 @@ NDJSON stream segments, status messages, atomic files. Expectations are computed
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import io
+import json
 import shutil
 import threading
 from pathlib import Path
@@ -16,13 +16,12 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from exporters import registry
-from exporters.base import run_export
 from exporters.dedupe import SeenIds
 from exporters.warc_index import ScanIndex
 from messages import codes
 from swath.jobs import JobContext, JobInterrupted
 from tests.test_export import (  # noqa: F401 - fixtures
-    Run, collections, expected_items, export, item_id, out_dir, read_rows, run, warcio_bodies, warcs_of,
+    collections, expected_items, export, item_id, out_dir, read_rows, run, warcio_bodies, warcs_of,
 )
 
 
@@ -312,3 +311,47 @@ def test_worker_processes_write_what_one_process_writes(run, data_root):
         assert [p.read_bytes() for p in one] == [p.read_bytes() for p in two]
         rows = sum(len(read_rows(p)) for p in one)
         assert rows == (info["unique"] if dedupe else info["items_in_warcs"])
+
+
+# ---------- the WARC reader itself ----------
+
+def test_reader_payloads_equal_warcio_on_every_fixture(fixtures_dir):
+    """Chunked, gzip-encoded, cut-off streams: the decoded bodies are warcio's, byte for byte."""
+    from exporters.warc_reader import iter_responses
+
+    paths = sorted((fixtures_dir / "sfm-warcs").rglob("*.warc.gz"))
+    assert len(paths) >= 10
+    for path in paths:
+        problems: list[str] = []
+        ours = [(r.url, r.body) for r in iter_responses(path, on_truncated=lambda w, m: problems.append(m))]
+        assert ours == [(url, body) for url, _, body in warcio_bodies([path])]
+        assert problems == []
+
+
+def test_corrupt_member_is_skipped_and_later_records_kept(run, collections):
+    from warcio.archiveiterator import ArchiveIterator
+
+    paths = warcs_of(collections, "twitter")
+    big = next(p for p in paths if p.name.startswith("test_1-20151202190229530"))
+    # Record offsets and lengths per warcio, then damage bytes inside one response's gzip member.
+    members = []
+    with open(big, "rb") as fh:
+        it = ArchiveIterator(fh)
+        for rec in it:
+            body = rec.content_stream().read() if rec.rec_type == "response" else None
+            members.append((it.get_record_offset(), it.get_record_length(), body))
+    victim = [m for m in members if m[2] is not None][5]
+    data = bytearray(big.read_bytes())
+    for i in range(victim[0] + 100, victim[0] + 140):
+        data[i] ^= 0x55
+    big.write_bytes(bytes(data))
+    status = run(export("twitter_search", "twitter", format="dehydrate"))
+    assert status["status"] == "completed success"
+    assert [w for w in status["warnings"] if w["code"] == codes.WARC_TRUNCATED and big.name in w["message"]]
+    got = (out_dir(run.config) / "exp1_001.txt").read_text().split()
+    lost = {t["id_str"] for t in json.loads(victim[2])["statuses"]}
+    kept_here = [t["id_str"] for m in members if m[2] is not None and m is not victim
+                 for t in json.loads(m[2])["statuses"]]
+    assert lost.isdisjoint(got) and set(kept_here) <= set(got)
+    others = [t["id_str"] for t in expected_items([p for p in paths if p != big], "twitter_v1")]
+    assert len(got) == len(kept_here) + len(others)
