@@ -5,9 +5,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
+import subprocess
+import sys
 import threading
+from pathlib import Path
+
+from jeepney import new_method_call
 
 from harvesters.state import StateStore
+from harvesters.xesam.bus import DBUS, BusError, Endpoint
 from messages import codes
 from tests.test_engine_support import wait_for
 from tests.test_xesam_support import (TARGET_NAME, bus, bus_config, codes_of, final, harvest, make_records,  # noqa: F401
@@ -121,3 +128,77 @@ def test_without_a_bus_or_a_target_the_harvest_fails_with_a_code(bus_config, con
     assert status["status"] == "completed failure"
     assert codes_of(status, "errors") == [codes.XESAM_TARGET_UNREACHABLE]
     assert json.dumps(status).count("Nobody") >= 1
+
+
+def committed(data_root, key: str = WATERMARK):
+    """The watermark as committed on disk (a fresh StateStore reads only what was committed)."""
+    return StateStore(directory=data_root / "coll").get(key)
+
+
+def test_live_stream_rotates_warcs_and_commits_the_watermark_only_with_a_closed_warc(bus_config, serve, data_root,
+                                                                                       tmp_path):
+    directory = tmp_path / "recs"
+    served = make_records(directory, 2)
+    serve(directory)
+    config = dataclasses.replace(bus_config, warc_max_seconds=0.3)
+    stop = threading.Event()
+    result: list = []
+    runner = threading.Thread(target=lambda: result.append(
+        harvest(config, start_message(harvest_id="live:2", options={"live": True}), stop)))
+    runner.start()
+    try:
+        wait_for(lambda: committed(data_root) == max(served.values()))
+        closed = stored(data_root, "live:2")  # closed WARCs only (*.warc.gz)
+        assert [r["uri"] for r in closed] == sorted(served, key=served.get)
+        write_record(directory, "late", uri="file:///mail/late", fields={"title": "pushed"})
+        wait_for(lambda: (committed(data_root) or 0) > max(served.values()))
+        assert "file:///mail/late" in [r["uri"] for r in stored(data_root, "live:2")]
+    finally:
+        stop.set()
+        runner.join(timeout=30)
+    status = final(result[0])
+    assert status["status"] == "completed success", status["errors"]
+    assert status["warcs"]["count"] >= 2
+    records = stored(data_root, "live:2")
+    assert committed(data_root) == max(r["mtime"] for r in records)
+
+
+def test_swath_xesam_serve_and_its_shutdown_invalidates_a_live_crawl(bus_config, bus, data_root, tmp_path):
+    directory = tmp_path / "recs"
+    served = make_records(directory, 3)
+    root = Path(__file__).resolve().parents[1]
+    server = subprocess.Popen([sys.executable, "-m", "swath", "xesam", "serve", str(directory), "--bus-name",
+                               TARGET_NAME, "--poll", "0.1"], cwd=root, env={**os.environ}, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        probe = Endpoint(address=bus)
+        try:
+            wait_for(lambda: _owned(probe, TARGET_NAME) or server.poll() is not None)
+        finally:
+            probe.close()
+        assert server.poll() is None, server.stderr.read()
+        result: list = []
+        runner = threading.Thread(target=lambda: result.append(
+            harvest(bus_config, start_message(harvest_id="live:3", options={"live": True}))))
+        runner.start()
+        wait_for(lambda: len(stored_open(data_root)) >= 3)
+        server.send_signal(signal.SIGTERM)  # the target invalidates its crawlers: the live harvest ends itself
+        assert server.wait(timeout=20) == 0
+        runner.join(timeout=30)
+        assert not runner.is_alive()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    status = final(result[0])
+    assert status["status"] == "completed success", status["errors"]
+    assert codes_of(status, "warnings") == [codes.XESAM_INVALIDATED]
+    assert sorted(r["uri"] for r in stored(data_root, "live:3")) == sorted(served)
+    assert "serving 3 record(s)" in server.stderr.read()
+
+
+def _owned(endpoint: Endpoint, name: str) -> bool:
+    try:
+        return bool(endpoint.call(new_method_call(DBUS, "NameHasOwner", "s", (name,)))[0])
+    except BusError:
+        return False

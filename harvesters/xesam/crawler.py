@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Literal
 
-from jeepney import DBusAddress, new_method_call
+from jeepney import DBusAddress, Message, new_method_call
 
 from harvesters.xesam.bus import DBUS, ERR_INVALID_ARGS, BusError, Call, Endpoint, Interface
 from harvesters.xesam.payload import (DEFAULT_TARGET_PATH, ERR_BAD_PAYLOAD, IFACE_CRAWLER, IFACE_TARGET,
@@ -70,6 +70,8 @@ class Crawler:
                 max_batch_size: int, timeout: float = 30.0) -> bool:
         """Export the object and call ListRecords; True means incremental, False a full dump."""
         (self.target_owner,) = self.endpoint.call(new_method_call(DBUS, "GetNameOwner", "s", (self.target_name,)))
+        self.endpoint.watch_signal(interface="org.freedesktop.DBus", member="NameOwnerChanged",
+                                   sender="org.freedesktop.DBus", callback=self._owner_changed)
         self.endpoint.export(self.path, Interface(IFACE_CRAWLER, {
             "UpdateRecords": self._update_records, "Invalidate": self._invalidate, "CleanUp": self._cleanup,
         }, INTROSPECTION))
@@ -138,6 +140,12 @@ class Crawler:
             return
         call.reply()
         self._put(Event("cleanup"))
+
+    def _owner_changed(self, msg: Message) -> None:
+        name, _old, new = msg.body
+        if name == self.target_name and new != self.target_owner and not self.invalidated.is_set():
+            self.invalidate("the target left the bus")  # a new owner never installed this crawler
+            self._put(Event("invalidated", message="the target left the bus"))
 
     def _invalidate(self, call: Call) -> None:
         if not self._from_target(call):
