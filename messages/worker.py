@@ -47,7 +47,7 @@ from messages.model import (
     decode_body,
     now_iso,
 )
-from messages.validation import InvalidMessage
+from messages.validation import InvalidMessage, validate_for_key
 from swath.config import Config
 from swath.jobs import Job, JobContext, JobInterrupted
 
@@ -100,6 +100,7 @@ class Worker:
         self.consuming = threading.Event()  # set while the consumer is attached to its queue
         self.replica = uuid.uuid4().hex[:8]
         self.processed = 0  # messages finished (acked), for tests and the monitor
+        self.connections = 0  # consumer connections opened; more than one means we reconnected
 
     # ---- lifecycle ----
 
@@ -136,6 +137,7 @@ class Worker:
 
     def _consume(self) -> None:
         connection = pika.BlockingConnection(connection_parameters(self.config, name=f"{self.queue}-consumer"))
+        self.connections += 1
         self._connection = connection
         try:
             channel = connection.channel()
@@ -289,6 +291,7 @@ class Worker:
         self._settle_threadsafe(channel, delivery_tag, requeue=requeue)
 
     def _publish(self, routing_key: str, body: dict[str, Any]) -> None:
+        validate_for_key(routing_key, body)  # a job must never put an invalid message on the wire
         self.publisher.publish(routing_key, body).result()
 
     def _refuse(self, routing_key: str, body: bytes, message_id: str | None, code: str, message: str) -> bool | None:

@@ -185,3 +185,50 @@ def test_stop_reaches_the_running_job(config, broker):
         w.request_shutdown()
         thread.join(timeout=30)
     assert broker.depth(w.queue) == 0
+
+
+def test_heartbeats_stay_alive_while_a_job_works_longer_than_the_heartbeat(config, broker):
+    config = dataclasses.replace(config, heartbeat=1)
+    finished = threading.Event()
+
+    def slow_job(body, *, routing_key, ctx):
+        # Six missed heartbeats would make the broker drop a connection whose I/O thread was blocked.
+        ctx.stop.wait(6)
+        finished.set()
+
+    w = Worker(config=config, spec=dummy_spec(job=slow_job))
+    thread = threading.Thread(target=w.run, daemon=True)
+    thread.start()
+    assert w.consuming.wait(30)
+    try:
+        broker.publish("harvest.start.dummy.dummy", start_message("slow"))
+        assert finished.wait(30)
+        assert wait_for(lambda: w.processed == 1, 10)
+        assert w.connections == 1  # never had to reconnect
+    finally:
+        w.request_shutdown()
+        thread.join(timeout=30)
+    assert broker.depth(w.queue) == 0
+
+
+def test_a_job_cannot_publish_an_invalid_message(config, broker):
+    errors = []
+
+    def bad_job(body, *, routing_key, ctx):
+        try:
+            ctx.publish("harvest.status.dummy.dummy", {"id": body["id"], "status": "finished-ish"})
+        except Exception as exc:  # noqa: BLE001 - the test inspects it
+            errors.append(exc)
+
+    w = Worker(config=config, spec=dummy_spec(job=bad_job))
+    thread = threading.Thread(target=w.run, daemon=True)
+    thread.start()
+    assert w.consuming.wait(30)
+    try:
+        broker.publish("harvest.start.dummy.dummy", start_message("bad-publisher"))
+        assert wait_for(lambda: w.processed == 1, 20)
+    finally:
+        w.request_shutdown()
+        thread.join(timeout=30)
+    assert len(errors) == 1 and getattr(errors[0], "code", None) == "schema_invalid"
+    assert broker.depth(config.status_queue) == 0  # nothing invalid reached the wire
