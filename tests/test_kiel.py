@@ -271,3 +271,16 @@ def test_escape_name_is_safe_for_any_url():
         assert "/" not in name and name not in ("", ".", "..") and len(name.encode()) <= 200
     assert escape_name(long_url) != escape_name(long_url + "y")
     assert json.dumps(escape_name("http://a/b")) and os.sep not in escape_name("http://a/b")
+
+
+def test_bad_amf_is_skipped_with_a_code_and_paths_stay_inside_the_data_root(config, data_root, site, clock):
+    setup_archive(data_root, amf(site.url, urls=()))
+    (data_root / "src" / "broken.xml").write_text("<amf><text id='x'>")
+    (data_root / "src" / "other.xml").write_text("<records/>")
+    status = harvest(config, harvest_id="k1")
+    assert sorted(w["code"] for w in status["warnings"]) == [codes.KIEL_BAD_RECORD, codes.KIEL_BAD_RECORD]
+    assert totals(status)["records_new"] == 2  # the good file's two records were still archived
+    outside = harvest(config, harvest_id="k2", token="../../etc")
+    assert [e["code"] for e in outside["errors"]] == [codes.PATH_OUTSIDE_DATA_ROOT]
+    escape = harvest(config, harvest_id="k3", options={"branches": "/etc/passwd"})
+    assert [e["code"] for e in escape["errors"]] == [codes.PATH_OUTSIDE_DATA_ROOT]

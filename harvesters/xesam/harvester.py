@@ -61,9 +61,7 @@ class XesamHarvester(Harvester):
 
     def crawl(self) -> None:
         harvest = self.harvest
-        opts = harvest.start.options
-        self.live = bool(opts.get("live"))
-        self.idle_timeout = float(opts.get("idle_timeout", 30.0))
+        self._options(harvest.start.options)
         self.start_ms = int(time.time() * 1000)
         if not harvest.config.dbus_session_bus_address:
             raise XesamError(codes.XESAM_NO_BUS, "DBUS_SESSION_BUS_ADDRESS is not set: no session bus to join")
@@ -83,6 +81,19 @@ class XesamHarvester(Harvester):
         finally:
             endpoint.close()
 
+    def _options(self, opts: dict) -> None:
+        """Check the options once, so a bad one is a clear bad_request rather than a D-Bus type error."""
+        for name in ("fields", "content_cats", "source_cats"):
+            value = opts.get(name) or []
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise XesamError(codes.BAD_REQUEST, f"options.{name} must be a list of strings")
+        batch, idle = opts.get("max_batch_size", 100), opts.get("idle_timeout", 30.0)
+        if not isinstance(batch, int) or isinstance(batch, bool) or not 1 <= batch < 2**32:
+            raise XesamError(codes.BAD_REQUEST, "options.max_batch_size must be a whole number from 1")
+        if not isinstance(idle, (int, float)) or isinstance(idle, bool) or idle <= 0:
+            raise XesamError(codes.BAD_REQUEST, "options.idle_timeout must be a positive number of seconds")
+        self.live, self.idle_timeout, self.max_batch = bool(opts.get("live")), float(idle), batch
+
     def _install(self, endpoint: Endpoint, events: queue.Queue, seed: Seed, index: int) -> SeedRun | None:
         harvest, opts = self.harvest, self.harvest.start.options
         tag = re.sub(r"[^A-Za-z0-9_]", "_", harvest.start.id)
@@ -95,8 +106,8 @@ class XesamHarvester(Harvester):
             incremental = crawler.install(
                 mtime=run.watermark, fields=list(opts.get("fields") or []),
                 content_cats=list(opts.get("content_cats") or []), source_cats=list(opts.get("source_cats") or []),
-                max_batch_size=int(opts.get("max_batch_size") or 100))
-        except (BusError, TimeoutError) as exc:
+                max_batch_size=self.max_batch)
+        except (BusError, TimeoutError, ValueError) as exc:  # ValueError: not a bus name or object path
             harvest.error(codes.XESAM_TARGET_UNREACHABLE, f"target {seed.token} {crawler.target_path}: {exc}", seed.id)
             return None
         if not incremental:
