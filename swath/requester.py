@@ -19,7 +19,7 @@ from messages.model import ExportStart, HarvestStart
 from messages.validation import InvalidMessage
 from swath.config import Config
 from swath.store import Store, repo
-from swath.store.models import ACCEPTED, Export, Job, Source, utcnow
+from swath.store.models import ACCEPTED, FAILURE, Export, Job, Source, utcnow
 
 log = logging.getLogger(__name__)
 STORED = "stored"
@@ -249,14 +249,19 @@ class Requester:
             ExportStart.from_dict(body)
         except (InvalidMessage, ValueError) as exc:
             raise RequestError(getattr(exc, "code", codes.SCHEMA_INVALID), f"invalid export request: {exc}") from None
+        # committed before publishing: the monitor may record its first status before we get the confirm
         with self.store.session() as s:
             export = repo.add_export(s, export_id=export_id, export_type=export_type, fmt=fmt, path=body["path"],
                                      collection_id=collection_id)
-            try:
-                self._publisher().publish(key, body).result(CONFIRM_TIMEOUT)
-            except Unroutable:
-                raise RequestError(codes.NO_WORKER, f"no queue is bound for {key}: start its exporter worker") from None
-            return export
+        try:
+            self._publisher().publish(key, body).result(CONFIRM_TIMEOUT)
+        except Unroutable:
+            message = f"no queue is bound for {key}: start its exporter worker"
+            with self.store.session() as s:
+                export = repo.get_export(s, export_id)
+                export.status, export.errors = FAILURE, [{"code": codes.NO_WORKER, "message": message}]
+            raise RequestError(codes.NO_WORKER, message) from None
+        return export
 
     # ---- plumbing ----
 

@@ -111,3 +111,22 @@ def test_api_status_and_escaping(config: Config, seeded: dict, broker) -> None:
     assert api["volume"] == [{"collection_set": "set", "collection": "col", "warcs": 2, "bytes": seeded["warc_bytes"]}]
     once = swath(config, "dashboard", "--once", "--json")
     assert once["rejected_total"] == 1 and [s["name"] for s in once["sources"]][0] == "seeded-blog"
+
+
+def test_queue_depths_from_the_management_api(config: Config) -> None:
+    """The management API path, against a real HTTP server standing in for RabbitMQ's /api/queues/<vhost>."""
+    from swath.dashboard.snapshot import management_queues
+    from tests.fakes.httpserver import FakeServer, Response
+
+    ours = [config.status_queue, config.queue_prefix + "tumblr_harvester"]
+    rows = [{"name": ours[0], "messages": 3, "consumers": 1}, {"name": ours[1], "messages": 7, "consumers": 2},
+            {"name": "someone_elses_queue", "messages": 9, "consumers": 0}]
+    server = FakeServer({"/api/queues/%2F": lambda req: Response(200, orjson.dumps(rows))})
+    with server:
+        host = server.url.removeprefix("http://")
+        got = management_queues(f"http://monitor:pa55word@{host}", config)
+    assert got == sorted(rows[:2], key=lambda r: r["name"])
+    import base64
+
+    (request,) = server.requests
+    assert request.headers["Authorization"] == "Basic " + base64.b64encode(b"monitor:pa55word").decode()

@@ -142,3 +142,24 @@ def test_launch_sync_runs_here_and_records_job_and_warcs(config: Config) -> None
 def test_every_command_has_help(config: Config, args: list[str]) -> None:
     out = swath(config, *args, "--help").output
     assert "Usage: " in out and ("--json" in out)
+
+
+def test_export_start_refusals(config: Config, broker) -> None:
+    out = swath(config, "export", "start", "tumblr_blog_posts", "--collection", "c1", "--json", expect=1)
+    assert out["error"]["code"] == "no_worker"  # nothing bound to export.start.tumblr.*
+    (failed,) = swath(config, "export", "list", "--json")
+    assert (failed["status"], failed["errors"][0]["code"]) == ("completed failure", "no_worker")
+    assert swath(config, "export", "start", "nope", "--collection", "c1", "--json", expect=1)["error"]["code"] == \
+        "unknown_type"
+    both = swath(config, "export", "start", "tumblr_blog_posts", "--collection", "c", "--seed-uid", "u", expect=2)
+    assert "not both" in both.output
+    starts = broker.queue(config.queue_prefix + "exports", ["export.start.tumblr.*"])
+    export = swath(config, "export", "start", "tumblr_blog_posts", "--seed-uid", "blog-1", "--format", "json",
+                   "--segment-size", "50", "--json")
+    method, _h, body = broker.get(starts)
+    assert method.routing_key == "export.start.tumblr.tumblr_blog_posts"
+    assert body["id"] == export["id"] and [s["uid"] for s in body["seeds"]] == ["blog-1"]
+    assert (body["format"], body["segment_size"], body["path"]) == ("json", 50, f"exports/{export['id']}")
+    assert "collection" not in body
+    assert swath(config, "export", "status", export["id"], "--json")["status"] == "queued"
+    assert len(swath(config, "export", "list", "--json")) == 2
