@@ -9,12 +9,13 @@ time, and turns harvest.stop / shutdown into `Harvest.stopping` and closed strea
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import queue
 import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -23,7 +24,16 @@ from harvesters import registry
 from harvesters.errors import HarvestError, HarvestStopped
 from harvesters.http import Limits, RecordingAdapter, Redactor, StreamRecording, install_log_filter
 from harvesters.state import StateStore
-from harvesters.warc import SOFTWARE, ClosedWarc, RecordFactory, WarcSeries, find_harvest_warcs, name_pattern, recover
+from harvesters.warc import (
+    SOFTWARE,
+    ClosedWarc,
+    RecordFactory,
+    WarcSeries,
+    WarcWriteFailed,
+    find_harvest_warcs,
+    name_pattern,
+    recover,
+)
 from messages import codes
 from messages.model import (
     COMPLETED_FAILURE,
@@ -85,7 +95,8 @@ class Harvest:
         self._factory = RecordFactory()
         self._redactors: list[Redactor] = []
         self._period_start = time.monotonic()  # when the current WARC period began (time rotation)
-        self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo())
+        self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo(),
+                                  on_closed=self._closed)
         self._limits = Limits(retries=config.http_retries, backoff=config.http_backoff,
                               timeout=config.http_timeout, max_response_bytes=config.max_response_bytes)
         self.http = requests.Session()
@@ -135,7 +146,8 @@ class Harvest:
                                                 content_type=content_type, headers=headers)])
 
     # --- the Sink the recording adapter uses ---
-    def write_records(self, records: list) -> None:
+    def write_records(self, records: list | Callable[[], list]) -> None:
+        """Queue records (or a function building them) for the current WARC, in order."""
         self._series.write(records)
 
     def rate_limited(self, wait: float, url: str) -> None:
@@ -159,7 +171,7 @@ class Harvest:
             self._streams.discard(stream)
 
     def debug(self, text: str) -> None:
-        if self.log is not None:
+        if self.log is not None and self.log.isEnabledFor(logging.DEBUG):
             self.log.debug("harvest %s: %s", self.start.id, self.redactor.text(text))
 
     def close(self) -> None:
@@ -232,38 +244,43 @@ class Harvest:
         for stream in streams:
             stream.interrupt()
 
-    def _written(self) -> int:
-        current = self._series.current
-        return current.size if current is not None and current.records else 0
-
     def _rotate_due(self) -> bool:
         """Size: the WARC on disk passed the limit. Time (streams only): the WARC period is over and
         there is something to put in it. Stream bytes that would pass the size limit uncompressed
         are written out first, so the compressed size can be judged."""
+        series = self._series
+        if series.rotation_pending.is_set():
+            return False
         with self._lock:
             streams = list(self._streams)
         buffered = sum(stream.buffered for stream in streams)
-        if buffered and self._written() + buffered >= self.config.warc_max_bytes:
+        if buffered and series.written + buffered >= self.config.warc_max_bytes:
             for stream in streams:
                 stream.flush_segment()
             buffered = sum(stream.buffered for stream in streams)
-        written = self._written()
-        if written >= self.config.warc_max_bytes:
+        if series.written >= self.config.warc_max_bytes:
             return True
         due = time.monotonic() - self._period_start >= self.config.warc_max_seconds
-        return self.is_stream and due and bool(written or buffered)
+        return self.is_stream and due and bool(series.written or buffered)
 
-    def _rotate(self, *, final: bool = False) -> None:
-        """Close the current WARC (flushing stream segments into it), then commit the state staged
-        before the close: its data is now complete on disk."""
+    def _rotate(self, *, last: bool = False, final: bool = False) -> None:
+        """Close the current WARC (flushing stream segments into it first). The state staged up to
+        now is committed once that WARC is complete on disk: its data is queued ahead of the close.
+        `last` also ends the writer (waiting for it); `final` means the harvest is over."""
         with self._lock:
             streams = list(self._streams)
         for stream in streams:
-            stream.finish() if final else stream.flush_segment()
-        with self._series.lock:
-            staged = self.state.take_pending()
-            closed = self._series.close_current()
-            self._period_start = time.monotonic()
+            stream.finish() if last else stream.flush_segment()
+        token = (self.state.take_pending(), final)
+        self._period_start = time.monotonic()
+        if last:
+            self._series.finish(token)
+        else:
+            self._series.rotate(token)
+
+    def _closed(self, closed: ClosedWarc | None, token: tuple[dict[str, Any], bool]) -> None:
+        """On the writer thread, after a WARC was closed, fsynced and renamed."""
+        staged, final = token
         if closed is not None:
             with self._lock:
                 self.warcs.append(closed)
@@ -361,7 +378,10 @@ class _Run:
             if now >= next_progress:
                 ctx.progress(self.progress())
                 next_progress = now + 1.0
-        harvest._rotate(final=not ctx.shutdown.is_set())
+        try:
+            harvest._rotate(last=True, final=not ctx.shutdown.is_set())
+        except WarcWriteFailed as exc:
+            harvest.error(codes.UNKNOWN_ERROR, str(exc))
         self.drain()
         ctx.progress(self.progress())
         if ctx.shutdown.is_set():

@@ -51,8 +51,8 @@ class GenericHarvester(Harvester):
                 except (ValueError, KeyError, TypeError):
                     raise BadResponse(f"page {response.url} is not {{items, next}} JSON", seed_id=seed.id) from None
                 harvest.count("items", len(items))
-                for item in items:
-                    newest = item["id"] if newest is None else max(newest, item["id"])
+                if incremental and items:
+                    newest = max(newest or items[0]["id"], *(item["id"] for item in items))
                 url = urljoin(response.url, page["next"]) if page.get("next") else None
                 harvest.state.set(cursor_key, url)
             harvest.state.delete(cursor_key)

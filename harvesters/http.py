@@ -18,7 +18,8 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Protocol
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Protocol
 from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
 
 import requests
@@ -145,7 +146,7 @@ def install_log_filter() -> SecretLogFilter:
 class Sink(Protocol):
     """What the adapter needs from the harvest that owns it (harvesters.base.Harvest)."""
 
-    def write_records(self, records: list) -> None: ...
+    def write_records(self, records: list | Callable[[], list]) -> None: ...
     def rate_limited(self, wait: float, url: str) -> None: ...
     def requests_refused(self) -> bool: ...  # True once no new request may start (stop/shutdown)
     def sleep(self, seconds: float) -> bool: ...  # False if interrupted by stop/shutdown
@@ -160,6 +161,11 @@ class Limits:
     backoff: float = 0.5  # first retry delay in seconds; doubles per attempt, capped at 60
     timeout: float = 60.0
     max_response_bytes: int = 100 * 1024 * 1024
+
+
+def warc_date() -> str:
+    """The WARC-Date of an exchange, taken when it happened rather than when it is written."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # WARC/1.0: whole seconds
 
 
 def _http_version(raw: Any) -> str:
@@ -220,20 +226,14 @@ class RecordingAdapter(HTTPAdapter):
         body = self.redactor.body(body or b"", request.headers.get("Content-Type", ""))
         return uri, f"{request.method} {target} HTTP/1.1", self.redactor.headers(headers), body
 
-    def _record(self, request: requests.PreparedRequest, raw: Any, body: bytes, *, decoded: bool = False,
-                extra: dict[str, str] | None = None) -> None:
+    def _record(self, request: requests.PreparedRequest, raw: Any, body: bytes) -> None:
         uri, request_line, request_headers, request_body = self._request_parts(request)
-        self.sink.write_records(self.factory.pair(
-            uri=uri,
-            request_line=request_line,
-            request_headers=request_headers,
-            request_body=request_body,
-            status_line=f"{raw.status} {raw.reason or ''}".strip(),
-            response_headers=_recorded_response_headers(raw, decoded=decoded),
-            response_body=body,
-            protocol=_http_version(raw),
-            extra=extra,
-        ))
+        pair = dict(uri=uri, request_line=request_line, request_headers=request_headers, request_body=request_body,
+                    status_line=f"{raw.status} {raw.reason or ''}".strip(),
+                    response_headers=_recorded_response_headers(raw, decoded=False), response_body=body,
+                    protocol=_http_version(raw), extra={"WARC-Date": warc_date()})
+        # built (digests) and gzipped on the WARC writer's thread, not the platform's
+        self.sink.write_records(lambda: self.factory.pair(**pair))
 
     def _read_body(self, raw: Any) -> bytes:
         limit = self.limits.max_response_bytes
@@ -300,7 +300,9 @@ class RecordingAdapter(HTTPAdapter):
                 continue
             if raw.status in (401, 403):
                 raise Unauthorized(f"{url} answered {raw.status} {raw.reason}: credentials refused")
-            return self.build_response(request, self._replay(request, raw, body))
+            # the Response requests built keeps its status, headers and cookies; only the body is replayed
+            response.raw = self._replay(request, raw, body)
+            return response
 
     @staticmethod
     def _replay(request: requests.PreparedRequest, raw: Any, body: bytes) -> urllib3.HTTPResponse:
@@ -398,8 +400,8 @@ class StreamRecording(io.RawIOBase):
                 body = bytes(self._buffer[:cut])
                 del self._buffer[:cut]
                 self.segment += 1
-            self.sink.write_records(self.factory.pair(**self.pair, response_body=body,
-                                                      extra={"WARC-Swath-Stream-Segment": str(self.segment)}))
+            extra = {"WARC-Swath-Stream-Segment": str(self.segment), "WARC-Date": warc_date()}
+            self.sink.write_records(lambda: self.factory.pair(**self.pair, response_body=body, extra=extra))
 
     def finish(self) -> None:
         """End of the stream (EOF, error or close): record the rest and give the connection back."""

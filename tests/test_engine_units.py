@@ -19,10 +19,9 @@ from tests.test_engine_support import PagedApi, read_records, start_message, war
 def _write_warc(directory: Path, harvest_id: str, n: int) -> Path:
     factory = RecordFactory()
     warc = WarcFile(directory=directory, harvest_id=harvest_id, serial=1, info={"software": "test"})
-    for i in range(n):
+    for i in range(n):  # one record per write, so a cut tail loses exactly one
         warc.write(factory.plain(uri=f"urn:test:{i}", record_type="resource", payload=b"x" * 100 + bytes([i]),
                                  content_type="application/octet-stream"))
-    warc.writer.out.flush()
     return warc.open_path
 
 
