@@ -51,6 +51,10 @@ def test_two_crawlers_at_different_mtimes_get_their_own_deltas_in_order(bus, ser
         assert a.install(mtime=0, fields=[], content_cats=[], source_cats=[], max_batch_size=4) is True
         assert b.install(mtime=middle, fields=["title"], content_cats=[], source_cats=[], max_batch_size=3) is True
         got_a, got_b = take_until_idle(a), take_until_idle(b)
+        introspect = lambda bus_name, path: ea.call(new_method_call(  # noqa: E731
+            DBusAddress(path, bus_name=bus_name, interface="org.freedesktop.DBus.Introspectable"), "Introspect"))[0]
+        target_xml = introspect(TARGET_NAME, "/org/freedesktop/xesam/pmh/Target")
+        crawler_xml = introspect(eb.unique_name, "/test/b")
     finally:
         ea.close()
         eb.close()
@@ -59,6 +63,10 @@ def test_two_crawlers_at_different_mtimes_get_their_own_deltas_in_order(bus, ser
     assert max(len(e.payloads) for e in got_a) <= 4 and max(len(e.payloads) for e in got_b) <= 3
     fields_b = {name for e in got_b for p in e.payloads for name, _ in p.fields}
     assert fields_b == {"title"}  # the crawler asked for title only
+    for arg in ('name="mtime" type="t"', 'name="max_batch_size" type="u"', 'name="crawler" type="o"', 'type="b"'):
+        assert arg in target_xml
+    for arg in ('type="a(ssssta(ss))"', '<method name="CleanUp"/>', '<signal name="Invalidated">'):
+        assert arg in crawler_xml
     first = got_a[0].payloads[0]
     assert first.fields == (("title", "message 0"), ("tag", "a"), ("tag", "b")) and first.timestamp == ms_to_iso(
         served[first.uri])

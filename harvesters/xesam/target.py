@@ -189,7 +189,7 @@ class Target:
 
     def _distribute(self) -> None:
         """The one pass: hand each entry to every crawler whose cursor is below it."""
-        active = [s for s in self.sessions.values() if len(s.outbox) < self.outbox_limit]
+        active = [s for s in self.sessions.values() if len(s.outbox) < self._limit(s)]
         if not active:
             return
         low = min(s.cursor for s in active)
@@ -199,9 +199,12 @@ class Target:
                     s.cursor = entry.key
                     if s.wants(entry):
                         s.outbox.append(entry.payload(s.fields))
-            active = [s for s in active if len(s.outbox) < self.outbox_limit]
+            active = [s for s in active if len(s.outbox) < self._limit(s)]
             if not active:
                 return
+
+    def _limit(self, s: Session) -> int:
+        return max(self.outbox_limit, 2 * s.max_batch)  # a full next batch is ready when a reply comes
 
     def _pump(self) -> None:
         sends: list[tuple[Session, str, str, tuple]] = []
