@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from harvesters.registry import lookup as lookup_harvest_type
 from messages import codes, routing
-from messages.broker import PublishError, Publisher, Unroutable
+from messages.broker import Publisher, PublishError, Unroutable
 from messages.model import ExportStart, HarvestStart
 from messages.validation import InvalidMessage
 from swath.config import Config

@@ -14,8 +14,8 @@ import datetime as dt
 import logging
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from sqlalchemy.exc import IntegrityError, OperationalError
 

@@ -12,7 +12,12 @@ import orjson
 import pika
 import pytest
 
-from messages.broker import DEAD_QUEUE, DEAD_REASON_CODE, DEAD_REASON_MESSAGE, DEAD_ROUTING_KEY
+from messages.broker import (
+    DEAD_QUEUE,
+    DEAD_REASON_CODE,
+    DEAD_REASON_MESSAGE,
+    DEAD_ROUTING_KEY,
+)
 from swath.config import Config
 from swath.dashboard.server import Dashboard
 from swath.monitor import record

@@ -10,7 +10,7 @@ import pytest
 
 from swath.config import Config
 from swath.store import Store, repo
-from tests.fakes.httpserver import FakeServer, Request, Response
+from tests.fakes.httpserver import FakeServer, Response
 from tests.test_requester_kit import swath
 
 SECRET = "s3cr3t-value-never-printed"

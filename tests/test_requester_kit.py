@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pytest

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import threading
 import time
@@ -14,7 +13,14 @@ from messages.worker import Worker, wait_for
 from swath.config import Config
 from swath.monitor import monitor_worker, record
 from swath.requester import Requester
-from swath.scheduler import BadSchedule, Cron, Interval, Scheduler, parse_schedule, slot_job_id
+from swath.scheduler import (
+    BadSchedule,
+    Cron,
+    Interval,
+    Scheduler,
+    parse_schedule,
+    slot_job_id,
+)
 from swath.store import Store, repo
 from swath.store.models import utcnow
 from tests.fakes.httpserver import FakeServer, Response

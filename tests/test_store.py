@@ -11,7 +11,16 @@ from sqlalchemy import inspect
 
 from swath.store import Store, repo
 from swath.store.db import alembic_config
-from swath.store.models import ACCEPTED, FAILURE, QUEUED, RUNNING, SUCCESS, Base, Job, Source
+from swath.store.models import (
+    ACCEPTED,
+    FAILURE,
+    QUEUED,
+    RUNNING,
+    SUCCESS,
+    Base,
+    Job,
+    Source,
+)
 from tests.test_requester_kit import db_url, pg_url, store  # noqa: F401  (fixtures)
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import click
 
-from swath.commands.sources import JSON_OPTION, config_of, emit, handles_errors, open_store
+from swath.commands.sources import (
+    JSON_OPTION,
+    config_of,
+    emit,
+    handles_errors,
+    open_store,
+)
 
 
 @click.command(name="dashboard")

@@ -6,7 +6,13 @@ from typing import Any
 
 import click
 
-from swath.commands.sources import JSON_OPTION, emit, handles_errors, open_requester, open_store
+from swath.commands.sources import (
+    JSON_OPTION,
+    emit,
+    handles_errors,
+    open_requester,
+    open_store,
+)
 from swath.requester import as_utc
 from swath.store import repo
 from swath.store.models import Export, Job, Warc

@@ -10,15 +10,17 @@ import csv
 import functools
 import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 import orjson
 
 from messages import codes
 from swath.config import Config
-from swath.requester import RequestError, Requester, as_utc
+from swath.requester import Requester, RequestError, as_utc
 from swath.store import Store, StoreError, repo
 from swath.store.models import ACCEPTED, REFUSED, Source
 
@@ -26,7 +28,8 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-read
 
 
 def emit(data: Any, as_json: bool, human: str) -> None:
-    from swath.cli import emit as cli_emit  # late: swath.cli imports this module while it loads
+    # imported late: swath.cli imports this module while it loads
+    from swath.cli import emit as cli_emit
 
     cli_emit(data, as_json, human)
 
@@ -39,18 +42,13 @@ def open_store(ctx: click.Context) -> Store:
     return ctx.with_resource(_closing_store(config_of(ctx)))
 
 
-def _closing_store(config: Config) -> Any:
-    from contextlib import contextmanager
-
-    @contextmanager
-    def managed():  # type: ignore[no-untyped-def]
-        store = Store(url=config.db_url)
-        try:
-            yield store
-        finally:
-            store.close()
-
-    return managed()
+@contextmanager
+def _closing_store(config: Config) -> Iterator[Store]:
+    store = Store(url=config.db_url)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def open_requester(ctx: click.Context) -> Requester:

@@ -64,7 +64,7 @@ class Dashboard:
     def serve_forever(self) -> None:
         self.httpd.serve_forever()
 
-    def start(self) -> "Dashboard":
+    def start(self) -> Dashboard:
         self._thread = threading.Thread(target=self.serve_forever, daemon=True, name="dashboard")
         self._thread.start()
         return self

@@ -17,7 +17,12 @@ from typing import Any
 import pika
 import pika.exceptions
 
-from messages.broker import DEAD_QUEUE, DEAD_REASON_CODE, DEAD_REASON_MESSAGE, DEAD_ROUTING_KEY
+from messages.broker import (
+    DEAD_QUEUE,
+    DEAD_REASON_CODE,
+    DEAD_REASON_MESSAGE,
+    DEAD_ROUTING_KEY,
+)
 from swath.commands.jobs import job_dict
 from swath.commands.sources import source_dict
 from swath.config import Config
