@@ -103,8 +103,8 @@ def totals(status: dict) -> dict:
     return out
 
 
-def record_dir(data_root: Path, record_id: str = TEXT_ID, redist=NestedRedist()) -> Path:
-    return data_root / "archive" / "records" / redist.directory(record_id)
+def record_dir(data_root: Path, record_id: str = TEXT_ID) -> Path:
+    return data_root / "archive" / "records" / NestedRedist().directory(record_id)
 
 
 def versions(rdir: Path) -> list[str]:
@@ -169,7 +169,7 @@ def test_objects_statuses_redirect_chains_and_unchanged_bodies(config, data_root
     r1, r2, final = (object_files(rdir, f"{u}{p}") for p in ("/r1", "/r2", "/final"))
     assert [r1[0].name.split("_", 1)[1], r2[0].name.split("_", 1)[1]] == ["301_text-plain", "302_text-plain"]
     assert final[0].read_bytes() == b"final body"
-    redirect_of = lambda p: next((rdir / "objects" / escape_name(f"{u}{p}")).glob("*.redirect")).read_text()  # noqa
+    redirect_of = lambda p: next((rdir / "objects" / escape_name(f"{u}{p}")).glob("*.redirect")).read_text()
     assert redirect_of("/r1") == f"{u}/r2\n" and redirect_of("/r2") == f"{u}/final\n"
     assert codes.KIEL_REDIRECT_LOOP in [w["code"] for w in first["warnings"]]
     assert not (rdir / "objects" / escape_name(f"{u}/nothing")).exists()

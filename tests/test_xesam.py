@@ -12,11 +12,26 @@ from jeepney import DBusAddress, new_method_call
 
 from harvesters.xesam.bus import ERR_INVALID_ARGS, BusError, Call, Endpoint, Interface
 from harvesters.xesam.crawler import Crawler, Event
-from harvesters.xesam.payload import IFACE_CRAWLER, IFACE_TARGET, UPDATE_RECORDS_SIG, ms_to_iso
+from harvesters.xesam.payload import (
+    IFACE_CRAWLER,
+    IFACE_TARGET,
+    UPDATE_RECORDS_SIG,
+    ms_to_iso,
+)
 from messages import codes
-from tests.test_engine_support import wait_for
-from tests.test_xesam_support import (TARGET_NAME, bus, bus_config, codes_of, final, harvest, make_records,  # noqa: F401
-                                      serve, start_message, stored, write_record)
+from tests.test_xesam_support import (  # noqa: F401 (fixtures)
+    TARGET_NAME,
+    bus_config_fixture,
+    bus_fixture,
+    codes_of,
+    final,
+    harvest,
+    make_records,
+    serve_fixture,
+    start_message,
+    stored,
+    write_record,
+)
 
 
 def crawler_on(address: str, path: str) -> tuple[Endpoint, Crawler]:
@@ -51,7 +66,7 @@ def test_two_crawlers_at_different_mtimes_get_their_own_deltas_in_order(bus, ser
         assert a.install(mtime=0, fields=[], content_cats=[], source_cats=[], max_batch_size=4) is True
         assert b.install(mtime=middle, fields=["title"], content_cats=[], source_cats=[], max_batch_size=3) is True
         got_a, got_b = take_until_idle(a), take_until_idle(b)
-        introspect = lambda bus_name, path: ea.call(new_method_call(  # noqa: E731
+        introspect = lambda bus_name, path: ea.call(new_method_call(
             DBusAddress(path, bus_name=bus_name, interface="org.freedesktop.DBus.Introspectable"), "Introspect"))[0]
         target_xml = introspect(TARGET_NAME, "/org/freedesktop/xesam/pmh/Target")
         crawler_xml = introspect(eb.unique_name, "/test/b")

@@ -17,8 +17,19 @@ from harvesters.state import StateStore
 from harvesters.xesam.bus import DBUS, BusError, Endpoint
 from messages import codes
 from tests.test_engine_support import wait_for
-from tests.test_xesam_support import (TARGET_NAME, bus, bus_config, codes_of, final, harvest, make_records,  # noqa: F401
-                                      serve, start_message, stored, write_record)
+from tests.test_xesam_support import (  # noqa: F401 (fixtures)
+    TARGET_NAME,
+    bus_config_fixture,
+    bus_fixture,
+    codes_of,
+    final,
+    harvest,
+    make_records,
+    serve_fixture,
+    start_message,
+    stored,
+    write_record,
+)
 
 WATERMARK = f"xesam:{TARGET_NAME}/org/freedesktop/xesam/pmh/Target:mtime"
 
@@ -99,7 +110,8 @@ def stored_open(data_root) -> list[bytes]:
     found = []
     for path in (data_root / "coll").rglob("*.warc.gz*"):
         try:
-            raw = gzip.open(path).read()
+            with gzip.open(path) as fh:
+                raw = fh.read()
         except (EOFError, OSError):
             raw = _partial_gunzip(path)
         found += [line for line in raw.split(b"\n") if line.startswith(b'{"kind":"payload"')]

@@ -8,8 +8,9 @@ import os
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -22,8 +23,8 @@ ROUTING_KEY = "harvest.start.xesam.xesam_pmh"
 TARGET_NAME = "org.swath.test.Target"
 
 
-@pytest.fixture
-def bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+@pytest.fixture(name="bus")
+def bus_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A private session bus for this test; DBUS_SESSION_BUS_ADDRESS names it."""
     daemon = shutil.which("dbus-daemon")
     assert daemon, "dbus-daemon not found: apt-get install dbus"
@@ -39,8 +40,8 @@ def bus(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-@pytest.fixture
-def bus_config(config, bus):
+@pytest.fixture(name="bus_config")
+def bus_config_fixture(config, bus):
     return dataclasses.replace(config, dbus_session_bus_address=bus)
 
 
@@ -77,8 +78,8 @@ class RunningTarget:
         self.endpoint.close()
 
 
-@pytest.fixture
-def serve(bus):
+@pytest.fixture(name="serve")
+def serve_fixture(bus):
     started: list[RunningTarget] = []
 
     def start(directory: Path, **kwargs: Any) -> RunningTarget:

@@ -8,8 +8,8 @@ bytes change — whitespace included, as the Kiel paper asks.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from lxml import etree
 

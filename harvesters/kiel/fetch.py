@@ -4,8 +4,8 @@ body, and follow redirects hop by hop so every URL in a chain gets its own objec
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import urljoin
 
 import requests

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 from harvesters.base import Harvester
@@ -35,7 +36,7 @@ class KielError(HarvestError):
 class KielHarvester(Harvester):
     platform = "kiel"
     service = "Kiel Archive Harvester"
-    types = {"kiel_archive": "archive"}
+    types: ClassVar[dict[str, str]] = {"kiel_archive": "archive"}
     clock = staticmethod(time.time)
 
     def archive(self) -> None:

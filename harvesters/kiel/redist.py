@@ -6,8 +6,9 @@ A redist maps a record id to a relative directory; every part is escaped so any 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import PurePosixPath
-from typing import Callable, Protocol
+from typing import Protocol
 from urllib.parse import quote
 
 MAX_NAME = 200  # bytes; file systems allow 255, and object files add a tist prefix inside

@@ -42,7 +42,7 @@ class Termination:
     max_control_age: int | None = None
 
     @classmethod
-    def load(cls, path: Path) -> "Termination":
+    def load(cls, path: Path) -> Termination:
         parser = configparser.ConfigParser(inline_comment_prefixes=("#", ";"))
         try:
             if not parser.read(path, encoding="utf-8"):

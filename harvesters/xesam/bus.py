@@ -8,12 +8,21 @@ applies back-pressure). Replies to our own calls go to a callback, so a caller n
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from jeepney import DBusAddress, HeaderFields, Message, MessageType, new_error, new_method_call, new_method_return
-from jeepney import new_signal
+from jeepney import (
+    DBusAddress,
+    HeaderFields,
+    Message,
+    MessageType,
+    new_error,
+    new_method_call,
+    new_method_return,
+    new_signal,
+)
 from jeepney.io.threading import ReceiveStopped, open_dbus_connection
 from jeepney.low_level import Endianness, Header
 
@@ -50,7 +59,7 @@ def error_of(msg: Message) -> BusError | None:
 class Call:
     """One incoming method call; answer it exactly once with `reply` or `fail` (from any thread)."""
 
-    endpoint: "Endpoint"
+    endpoint: Endpoint
     msg: Message
     answered: bool = False
 
@@ -221,7 +230,7 @@ class Endpoint:
             if handler is not None:
                 try:
                     handler(call)
-                except Exception as exc:  # a handler bug must not kill the receiver thread
+                except Exception as exc:  # noqa: BLE001  a handler bug must not kill the receiver thread
                     call.fail("org.freedesktop.DBus.Error.Failed", f"{type(exc).__name__}: {exc}")
                 return
         call.fail(ERR_UNKNOWN_METHOD, f"no method {iface}.{member} at {path}")

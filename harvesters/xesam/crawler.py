@@ -14,9 +14,24 @@ from typing import Literal
 
 from jeepney import DBusAddress, Message, new_method_call
 
-from harvesters.xesam.bus import DBUS, ERR_INVALID_ARGS, BusError, Call, Endpoint, Interface
-from harvesters.xesam.payload import (DEFAULT_TARGET_PATH, ERR_BAD_PAYLOAD, IFACE_CRAWLER, IFACE_TARGET,
-                                      LIST_RECORDS_SIG, UPDATE_RECORDS_SIG, BadPayload, Payload)
+from harvesters.xesam.bus import (
+    DBUS,
+    ERR_INVALID_ARGS,
+    BusError,
+    Call,
+    Endpoint,
+    Interface,
+)
+from harvesters.xesam.payload import (
+    DEFAULT_TARGET_PATH,
+    ERR_BAD_PAYLOAD,
+    IFACE_CRAWLER,
+    IFACE_TARGET,
+    LIST_RECORDS_SIG,
+    UPDATE_RECORDS_SIG,
+    BadPayload,
+    Payload,
+)
 
 ERR_ACCESS_DENIED = "org.freedesktop.DBus.Error.AccessDenied"
 
@@ -38,7 +53,7 @@ class Event:
     out_of_order: list[Payload] = field(default_factory=list)  # payloads older than one received before
     message: str = ""
     call: Call | None = None
-    crawler: "Crawler | None" = None  # set by the crawler that queued it (several may share a queue)
+    crawler: Crawler | None = None  # set by the crawler that queued it (several may share a queue)
 
     def done(self) -> None:
         if self.call is not None:
@@ -57,7 +72,7 @@ class Crawler:
     path: str
     target_name: str
     target_path: str = DEFAULT_TARGET_PATH
-    events: "queue.Queue[Event]" = field(default_factory=queue.Queue)
+    events: queue.Queue[Event] = field(default_factory=queue.Queue)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()

@@ -14,6 +14,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass
+from typing import ClassVar
 
 import orjson
 
@@ -55,7 +56,7 @@ class SeedRun:
 class XesamHarvester(Harvester):
     platform = "xesam"
     service = "Xesam-PMH Harvester"
-    types = {"xesam_pmh": "crawl"}
+    types: ClassVar[dict[str, str]] = {"xesam_pmh": "crawl"}
     # registered as a stream so harvest.stop ends a live crawl; without options.live it ends by itself
     stream_types = frozenset({"xesam_pmh"})
 

@@ -28,7 +28,7 @@ class BadPayload(ValueError):
 
 def ms_to_iso(ms: int) -> str:
     """Milliseconds since the epoch -> `2026-11-21T23:39:14.123Z`."""
-    stamp = dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc)
+    stamp = dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
@@ -39,8 +39,8 @@ def iso_to_ms(text: str) -> int:
     except ValueError:
         raise BadPayload(f"timestamp {text!r} is not ISO 8601") from None
     if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=dt.timezone.utc)
-    return int(round(stamp.timestamp() * 1000))
+        stamp = stamp.replace(tzinfo=dt.UTC)
+    return round(stamp.timestamp() * 1000)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +64,7 @@ class Payload:
         return (self.uri, self.timestamp, self.content_cat, self.source_cat, self.state, list(self.fields))
 
     @classmethod
-    def from_wire(cls, raw: Any) -> "Payload":
+    def from_wire(cls, raw: Any) -> Payload:
         """Check one already-unmarshalled `(ssssta(ss))`; raises BadPayload."""
         uri, timestamp, content_cat, source_cat, state, body = raw
         if not uri:

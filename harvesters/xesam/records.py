@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from harvesters.xesam.payload import DELETED, NORMAL, Payload, iso_to_ms, ms_to_iso
 

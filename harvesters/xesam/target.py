@@ -12,15 +12,29 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from jeepney import DBusAddress, HeaderFields, Message, new_method_call
 
-from harvesters.xesam.bus import ERR_INVALID_ARGS, Call, Endpoint, Interface, error_of, header
-from harvesters.xesam.payload import (DEFAULT_TARGET_PATH, IFACE_CRAWLER, IFACE_TARGET, LIST_RECORDS_SIG,
-                                      UPDATE_RECORDS_SIG, Payload)
+from harvesters.xesam.bus import (
+    ERR_INVALID_ARGS,
+    BusError,
+    Call,
+    Endpoint,
+    Interface,
+    error_of,
+    header,
+)
+from harvesters.xesam.payload import (
+    DEFAULT_TARGET_PATH,
+    IFACE_CRAWLER,
+    IFACE_TARGET,
+    LIST_RECORDS_SIG,
+    UPDATE_RECORDS_SIG,
+    Payload,
+)
 from harvesters.xesam.records import DirectoryScanner, Entry, Index, Key
 
 log = logging.getLogger("swath.xesam.target")
@@ -234,7 +248,7 @@ class Target:
         address = DBusAddress(s.path, bus_name=s.sender, interface=IFACE_CRAWLER)
         try:
             self.endpoint.call_async(new_method_call(address, member, sig or None, body), on_reply)
-        except Exception as exc:  # the bus went away: nothing more to feed
+        except (BusError, OSError, ValueError) as exc:  # the bus went away: nothing more to feed
             log.warning("cannot call %s on %s%s: %s", member, s.sender, s.path, exc)
             self._drop(s)
 
