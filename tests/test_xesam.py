@@ -167,11 +167,12 @@ def test_wrong_signature_and_bad_state_are_refused_and_others_cannot_feed_the_cr
 class ScriptedTarget:
     """A hand-driven target for what the reference target never does (out-of-order payloads)."""
 
-    def __init__(self, address: str, batches: list[list[tuple]]) -> None:
+    def __init__(self, address: str, batches: list[list[tuple] | tuple[str, list[tuple]]]) -> None:
         self.endpoint = Endpoint(address=address)
         self.endpoint.request_name(TARGET_NAME)
-        self.batches = batches
+        self.batches = batches  # a list of payloads, or (signature, body) for a malformed call
         self.calls: queue.Queue = queue.Queue()
+        self.refused: list[BusError] = []
         self.endpoint.export("/org/freedesktop/xesam/pmh/Target",
                              Interface(IFACE_TARGET, {"ListRecords": self._list_records}))
 
@@ -183,7 +184,11 @@ class ScriptedTarget:
 
     def _feed(self, crawler: DBusAddress) -> None:
         for batch in [*self.batches, []]:
-            self.endpoint.call(new_method_call(crawler, "UpdateRecords", UPDATE_RECORDS_SIG, (batch,)))
+            signature, body = batch if isinstance(batch, tuple) else (UPDATE_RECORDS_SIG, batch)
+            try:
+                self.endpoint.call(new_method_call(crawler, "UpdateRecords", signature, (body,)))
+            except BusError as exc:
+                self.refused.append(exc)
 
     def close(self) -> None:
         self.endpoint.close()
@@ -201,3 +206,34 @@ def test_out_of_order_payloads_are_stored_and_reported_with_a_code(bus_config, b
     assert status["status"] == "completed failure"
     assert codes_of(status, "errors") == [codes.XESAM_OUT_OF_ORDER, codes.XESAM_OUT_OF_ORDER]
     assert [r["uri"] for r in stored(data_root)] == [x[0] for x in p]  # nothing lost
+
+
+def test_a_call_with_the_wrong_signature_fails_the_harvest_but_the_good_payloads_are_kept(bus_config, bus, data_root):
+    good = [(f"file:///y/{i}", ms_to_iso(1000 * (i + 1)), "email", "local", 1, [("title", str(i))]) for i in range(3)]
+    wrong = ("a(sssst)", [("file:///y/bad", ms_to_iso(1500), "email", "local", 1)])
+    target = ScriptedTarget(bus, [good[:1], wrong, good[1:]])
+    try:
+        status = final(harvest(bus_config, start_message()))
+    finally:
+        target.close()
+    assert [e.name for e in target.refused] == [ERR_INVALID_ARGS]
+    assert status["status"] == "completed failure"
+    assert codes_of(status, "errors") == [codes.XESAM_BAD_PAYLOAD]
+    assert [r["uri"] for r in stored(data_root)] == [g[0] for g in good]
+
+
+def test_a_too_old_mtime_gets_false_then_cleanup_first_then_a_dump_without_tombstones(bus, serve, tmp_path):
+    directory = tmp_path / "recs"
+    served = make_records(directory, 4)
+    write_record(directory, "gone", uri="file:///mail/gone", mtime=1, deleted=True)
+    running = serve(directory, horizon_ms=max(served.values()) + 10)
+    endpoint, crawler = crawler_on(bus, "/test/full")
+    try:
+        assert crawler.install(mtime=max(served.values()), fields=[], content_cats=[], source_cats=[],
+                               max_batch_size=10) is False
+        events = take_until_idle(crawler)
+    finally:
+        endpoint.close()
+    assert events[0].kind == "cleanup"
+    assert uris(events[1:]) == sorted(served, key=served.get)  # everything, but not the old tombstone
+    assert running.target.index.entries["file:///mail/gone"].deleted
