@@ -3,6 +3,7 @@ redists and the termination strategy — files on disk, all HTTP against a local
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -284,3 +285,18 @@ def test_bad_amf_is_skipped_with_a_code_and_paths_stay_inside_the_data_root(conf
     assert [e["code"] for e in outside["errors"]] == [codes.PATH_OUTSIDE_DATA_ROOT]
     escape = harvest(config, harvest_id="k3", options={"branches": "/etc/passwd"})
     assert [e["code"] for e in escape["errors"]] == [codes.PATH_OUTSIDE_DATA_ROOT]
+
+
+def test_refused_broken_and_unreachable_objects_keep_their_status(config, data_root, site, clock):
+    site.routes["/forbidden"] = lambda r: Response(403, b"no", content_type="text/plain")
+    site.routes["/broken"] = lambda r: Response(503, b"down", content_type="text/plain")
+    dead = "http://127.0.0.1:9/never"  # the discard port: nothing listens
+    setup_archive(data_root, amf(site.url, urls=("/forbidden", "/broken")).replace(
+        f"{site.url}/page", dead))
+    status = harvest(dataclasses.replace(config, http_retries=0), harvest_id="k1")
+    rdir = record_dir(data_root)
+    kinds = {url: [p.name.split("_", 1)[1] for p in object_files(rdir, url)]
+             for url in (f"{site.url}/forbidden", f"{site.url}/broken", dead)}
+    assert kinds == {f"{site.url}/forbidden": ["403_none"], f"{site.url}/broken": ["503_none"], dead: ["000_none"]}
+    assert [w["code"] for w in status["warnings"]].count(codes.KIEL_OBJECT_FAILED) == 3
+    assert status["status"] == "completed success"  # an object's failure is data, not a failed harvest
