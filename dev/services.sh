@@ -35,6 +35,10 @@ ensure_dbus() {
     command -v dbus-daemon >/dev/null 2>&1 || { echo "swath: installing dbus" >&2; apt_install dbus; }
 }
 
-ensure_chromium() {
+ensure_chromium() {  # the dashboard is tested in headless Chromium
     command -v chromium >/dev/null 2>&1 || { echo "swath: installing chromium" >&2; apt_install chromium; }
+}
+
+ensure_compose() {  # docker-compose.yml is validated with `docker-compose config` (no engine needed)
+    command -v docker-compose >/dev/null 2>&1 || { echo "swath: installing docker-compose" >&2; apt_install docker-compose; }
 }

@@ -59,6 +59,7 @@ def cli(ctx: click.Context, data_root: Path | None, log_level: str) -> None:
     """
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pika").setLevel(max(logging.WARNING, logging.getLogger().level))  # chatty at INFO
     config = Config.from_env()
     if data_root is not None:
         config = dataclasses.replace(config, data_root=data_root.absolute())
