@@ -37,7 +37,7 @@ SECRET_PARAMS = frozenset({
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"})
 # hop-by-hop framing that no longer describes the recorded body; kept under the pywb-style prefix
 ORIG_PREFIX = "X-Archive-Orig-"
-MAX_RATE_WAIT = 15 * 60.0
+MAX_RATE_WAIT = 20 * 60.0  # Twitter windows are 15 minutes; a reset just past one is still waited for
 MAX_RATE_LIMITS = 50
 STREAM_FLUSH_BYTES = 1 << 20
 _TRANSIENT = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
