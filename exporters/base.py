@@ -16,8 +16,8 @@ from exporters.dedupe import SeenIds
 from exporters.items import Source
 from exporters.output import SegmentedOutput
 from exporters.warc_index import ScanIndex, WarcIndex
-from exporters.reader import Plan, batches, default_workers
-from exporters.warc_reader import RecordRef, scan_refs
+from exporters.reader import Plan, batches, default_workers, sources_for
+from exporters.warc_reader import RecordRef, read_at, scan_refs
 from exporters.writers import FORMATS, Writer
 from messages import codes
 from messages.model import COMPLETED_FAILURE, COMPLETED_SUCCESS, RUNNING, ExportStart, ExportStatus, Note, Origin, now_iso
@@ -154,21 +154,31 @@ class Export:
                 self.warn(codes.WARC_MISSING, f"{warc} is indexed but not on disk; exported the others")
         self.warcs_total = len(present)
 
-        sources = [cls() for cls in export_type.sources]
+        # Current-state tables (datasets, LRs, Xesam payloads) always keep only the latest copy of an item.
+        dedupe = start.dedupe or export_type.current_state
+        classes = export_type.sources
+        is_fact = None
+        if any(c.has_facts for c in classes):
+            is_fact = lambda uri, ctype: any(c.is_fact(uri, ctype) for c in classes if c.has_facts)  # noqa: E731
+        refs, fact_refs = self._refs(start, present, is_fact=is_fact, newest_first=dedupe)
+        facts = self._facts(start.type, fact_refs)
+        sources = sources_for(start.type, facts)
         plan = Plan(
             type=start.type, format=start.format,
             uids=frozenset(s.uid for s in start.seeds if s.uid) if start.seeds else None,
-            item_date_start=start.item_date_start, item_date_end=start.item_date_end, newest_first=start.dedupe,
+            item_date_start=start.item_date_start, item_date_end=start.item_date_end, newest_first=dedupe,
+            facts=facts,
         )
-        refs = self._refs(start, present)
         workers = self.workers if self.workers is not None else default_workers(sum(p.stat().st_size for p in present))
-        seen = SeenIds(spill_dir=directory) if start.dedupe else None
+        seen = SeenIds(spill_dir=directory) if dedupe else None
         bad_lines: dict[str, int] = {}
         records = 0
         try:
             for batch in batches(plan, refs, workers=workers):
-                for table, item_id, payload in batch.items:
-                    if seen is not None and not seen.add(table, item_id):
+                for table, key, payload in batch.items:
+                    if seen is not None and not seen.add(table, key):
+                        continue
+                    if payload is None:  # a tombstone: its key is remembered, the older copies stay out
                         continue
                     self._output(table, export_type, sources, start, directory, writer_cls).write(payload)
                     self.items_done += 1
@@ -226,16 +236,53 @@ class Export:
     def _on_truncated(self, warc: str, message: str) -> None:
         self.warn(codes.WARC_TRUNCATED, message)
 
-    def _refs(self, start: ExportStart, warcs: list[Path]) -> list[RecordRef]:
-        """The response records to read, in export order: file order, or (dedupe) newest harvest first,
-        so dedupe keeps the first copy it meets, which is the latest, remembering nothing but ids."""
+    def _refs(self, start: ExportStart, warcs: list[Path], *, is_fact, newest_first: bool
+              ) -> tuple[list[RecordRef], list[RecordRef]]:
+        """The records to read, in export order: file order, or (dedupe) newest harvest first, so dedupe
+        keeps the first copy it meets, which is the latest, remembering nothing but ids. Then the fact
+        records, oldest first."""
         refs: list[RecordRef] = []
+        facts: list[RecordRef] = []
         ends = []
         for warc in warcs:
-            refs.extend(r for r in scan_refs(warc, on_truncated=self._on_truncated)
-                        if self._harvest_date_ok(start, r.date))
+            for r in scan_refs(warc, on_truncated=self._on_truncated, is_fact=is_fact):
+                if not self._harvest_date_ok(start, r.date):
+                    continue
+                if r.item:
+                    refs.append(r)
+                if r.fact:
+                    facts.append(r)
             ends.append(len(refs))
         self._warc_ends = ends  # progress: records read -> WARCs done (file order)
-        if start.dedupe:
-            refs.sort(key=lambda r: (r.date, r.warc, r.offset), reverse=True)
-        return refs
+        # WARC-Date has whole seconds: ties between files go to the file written last (then by name).
+        rank = {str(w): n for n, w in enumerate(sorted(warcs, key=lambda w: (w.stat().st_mtime_ns, str(w))))}
+
+        def order(r: RecordRef) -> tuple:
+            return r.date, rank[r.warc], r.offset
+
+        if newest_first:
+            refs.sort(key=order, reverse=True)
+        facts.sort(key=order)
+        return refs, facts
+
+    def _facts(self, export_type: str, refs: list[RecordRef]) -> dict[str, Any]:
+        """What the fact records say, read oldest first (see items.Source.collect)."""
+        facts: dict[str, Any] = {}
+        if not refs:
+            return facts
+        sources = [s for s in sources_for(export_type, {}) if s.has_facts]
+        handles: dict[str, Any] = {}
+        try:
+            for ref in refs:
+                fh = handles.get(ref.warc) or handles.setdefault(ref.warc, open(ref.warc, "rb"))
+                resp = read_at(fh, ref, on_truncated=lambda warc, message: None)  # the scan warned already
+                if resp is None:
+                    continue
+                for source in sources:
+                    if source.is_fact(resp.url, resp.content_type):
+                        source.collect(resp, facts)
+                self._tick()
+        finally:
+            for fh in handles.values():
+                fh.close()
+        return facts

@@ -32,6 +32,8 @@ class Item:
     raw: bytes | None = None  # byte-exact JSON as returned (only when the format needs it)
     context: Any = None  # page-level lookups shared by the items of one response (v2 includes)
     scratch: Any = None  # per-item values a table's prepare() computes once for several columns
+    key: str | None = None  # dedupe key when the id alone is not unique (e.g. per harvest source)
+    deleted: bool = False  # a tombstone: dedupe remembers the key, nothing is written
     _date: Any = _UNSET
 
     @property
@@ -62,6 +64,25 @@ class Source:
 
     def accepts(self, url: str) -> bool:
         return any(marker in url for marker in self.url_markers)
+
+    def reads(self, resp: Response) -> bool:
+        """Whether this source reads the record (by URL unless a source looks at more)."""
+        return self.accepts(resp.url)
+
+    # Facts: records some sources must read before any item (a later full dump superseding earlier
+    # payloads, the latest inventory of a node). They are read oldest first into one picklable dict,
+    # which reaches every source (also in worker processes) through configure().
+    has_facts: ClassVar[bool] = False
+
+    @staticmethod
+    def is_fact(uri: str, content_type: str) -> bool:
+        return False
+
+    def collect(self, resp: Response, facts: dict[str, Any]) -> None:
+        """Add what a fact record says to `facts` (records come oldest first)."""
+
+    def configure(self, facts: dict[str, Any]) -> None:
+        """Called once with the facts before any item is read; may set `self.table` (columns from facts)."""
 
     def items(self, resp: Response, *, want_raw: bool, on_bad: Callable[[int], None]) -> Iterator[Item]:
         for doc in docs(resp.body, on_bad):

@@ -34,11 +34,13 @@ class Plan:
     item_date_start: dt.datetime | None = None
     item_date_end: dt.datetime | None = None
     newest_first: bool = False  # dedupe: items of a record in reverse, records newest first
+    facts: dict[str, Any] = field(default_factory=dict)  # what fact records said (see items.Source)
 
 
 @dataclass
 class Batch:
-    """What a chunk of records gave: (table, id, encoded item) in export order, and unreadable lines."""
+    """What a chunk of records gave: (table, dedupe key, encoded item or None for a tombstone) in export
+    order, and unreadable lines."""
 
     items: list[tuple[str, str, Any]] = field(default_factory=list)
     bad_lines: dict[str, int] = field(default_factory=dict)
@@ -48,7 +50,7 @@ class Batch:
 class RecordReader:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        self.sources: list[Source] = [cls() for cls in registry.lookup(plan.type).sources]
+        self.sources: list[Source] = sources_for(plan.type, plan.facts)
         writer_cls = FORMATS[plan.format]
         self.want_raw = writer_cls.needs_raw
         self.needs_row = writer_cls.needs_row
@@ -81,7 +83,7 @@ class RecordReader:
             batch.records += 1
             if resp is None:
                 continue
-            source = next((s for s in self.sources if s.accepts(resp.url)), None)
+            source = next((s for s in self.sources if s.reads(resp)), None)
             if source is None:
                 continue
 
@@ -92,6 +94,9 @@ class RecordReader:
             if plan.newest_first:
                 items.reverse()  # the first copy dedupe meets is then the latest harvested one
             for item in items:
+                if item.deleted:  # tombstones skip the filters: they must reach dedupe whatever they say
+                    out.append((item.type, item.key or item.id, None))
+                    continue
                 if uids is not None and item.uid not in uids:
                     continue
                 if start is not None or end is not None:
@@ -99,8 +104,15 @@ class RecordReader:
                     if date is None or (start is not None and date < start) or (end is not None and date > end):
                         continue
                 row = self.tables[item.type].row(item) if self.needs_row else None
-                out.append((item.type, item.id, self.encoders[item.type](item, row)))
+                out.append((item.type, item.key or item.id, self.encoders[item.type](item, row)))
         return batch
+
+
+def sources_for(export_type: str, facts: dict[str, Any]) -> list[Source]:
+    sources = [cls() for cls in registry.lookup(export_type).sources]
+    for source in sources:
+        source.configure(facts)
+    return sources
 
 
 _WORKER: RecordReader | None = None

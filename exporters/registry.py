@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from exporters.datasets import CkanDatasets, DcatDatasets, OaiRecords, OdsDatasets
 from exporters.flickr import Flickr
 from exporters.items import Source
+from exporters.metashare import Metashare
 from exporters.tumblr import Tumblr
 from exporters.twitter_v1 import TwitterV1
 from exporters.twitter_v2 import TwitterV2
 from exporters.weibo import Weibo
+from exporters.xesam import Xesam
 from messages import routing
 
 
@@ -25,6 +28,9 @@ class ExportType:
     # Item sources read for this type; a response is read by the first whose URL markers match.
     # Twitter types read both API versions, so a collection holding both exports one table per version.
     sources: tuple[type[Source], ...]
+    # True for tables of the current state (datasets, LRs, Xesam payloads): the latest copy of each item
+    # only, deletions left out, whatever the export's `dedupe` says.
+    current_state: bool = False
 
     @property
     def primary_table(self) -> str:
@@ -50,6 +56,16 @@ _TYPES = [
     ExportType(name="tumblr_blog_posts", platform="tumblr", service="Tumblr Exporter", sources=(Tumblr,)),
     ExportType(name="weibo_timeline", platform="weibo", service="Weibo Exporter", sources=(Weibo,)),
     ExportType(name="weibo_search", platform="weibo", service="Weibo Exporter", sources=(Weibo,)),
+    # Protocol harvesters: platform = the harvest platform (harvesters/registry.py); current-state tables.
+    ExportType(name="oai_pmh", platform="oai_pmh", service="OAI-PMH Exporter", sources=(OaiRecords,),
+               current_state=True),
+    ExportType(name="dcat", platform="dcat", service="DCAT Exporter", sources=(DcatDatasets,), current_state=True),
+    ExportType(name="ckan", platform="ckan", service="CKAN Exporter", sources=(CkanDatasets,), current_state=True),
+    ExportType(name="opendatasoft", platform="opendatasoft", service="OpenDataSoft Exporter",
+               sources=(OdsDatasets,), current_state=True),
+    ExportType(name="metashare_sync", platform="metashare", service="META-SHARE Exporter", sources=(Metashare,),
+               current_state=True),
+    ExportType(name="xesam_pmh", platform="xesam", service="Xesam Exporter", sources=(Xesam,), current_state=True),
 ]
 TYPES: dict[str, ExportType] = {t.name: t for t in _TYPES}
 

@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 _WANTED = WarcRecordType.response | WarcRecordType.resource
+_READABLE = _WANTED | WarcRecordType.metadata  # metadata records are read only as facts (see scan_refs)
 _CUT = "{path}: record at offset {offset} is cut short; the records before it were exported"
 
 
@@ -27,6 +28,8 @@ class Response:
     body: bytes
     warc: str
     offset: int
+    content_type: str = ""  # the WARC Content-Type of a resource/metadata record ("" for HTTP responses)
+    item_type: str | None = None  # WARC-Swath-Item-Type of swath's item records ("dataset")
 
 
 @dataclass(slots=True)
@@ -36,6 +39,12 @@ class RecordRef:
     warc: str
     offset: int
     date: dt.datetime
+    fact: bool = False  # a record an export type reads before the items (see scan_refs)
+    item: bool = True  # a response/resource record; False for a metadata record read only as a fact
+
+
+# Called with (WARC-Target-URI, Content-Type) during the scan: True marks a record as a fact.
+IsFact = Callable[[str, str], bool]
 
 
 # Called with (warc path, human message) when a WARC is cut short or unreadable past some point.
@@ -108,7 +117,11 @@ def _response(path: str, record, on_truncated: OnTruncated) -> Response | None:
     if not record.is_http and len(body) < expected:
         on_truncated(path, _CUT.format(path=path, offset=offset))
         return None
-    return Response(url=url, date=record.record_date, body=body, warc=path, offset=offset)
+    if record.is_http:
+        return Response(url=url, date=record.record_date, body=body, warc=path, offset=offset)
+    headers = record.headers
+    return Response(url=url, date=record.record_date, body=body, warc=path, offset=offset,
+                    content_type=headers.get("Content-Type") or "", item_type=headers.get("WARC-Swath-Item-Type"))
 
 
 def iter_responses(path: str | Path, *, on_truncated: OnTruncated) -> Iterator[Response]:
@@ -123,9 +136,11 @@ def iter_responses(path: str | Path, *, on_truncated: OnTruncated) -> Iterator[R
 _GZIP_MEMBER = b"\x1f\x8b\x08"
 
 
-def scan_refs(path: str | Path, *, on_truncated: OnTruncated) -> list[RecordRef]:
+def scan_refs(path: str | Path, *, on_truncated: OnTruncated, is_fact: IsFact | None = None) -> list[RecordRef]:
     """Offsets and dates of the response records, without decoding payloads.
 
+    With `is_fact`, records (metadata ones too) it marks are flagged as facts: what an export type must
+    know before its items (superseding full dumps, the latest inventory), read in a pass of their own.
     A corrupt gzip member (each record is one in a .warc.gz) is skipped: scanning resumes at the next
     member that reads as a record, so the records after the damage are kept too.
     """
@@ -142,8 +157,15 @@ def scan_refs(path: str | Path, *, on_truncated: OnTruncated) -> list[RecordRef]
                         on_truncated(path, _CUT.format(path=path, offset=record.stream_pos))
                         return refs
                     last = record.stream_pos
-                    if record.record_type & _WANTED:
-                        refs.append(RecordRef(warc=path, offset=last, date=record.record_date))
+                    if is_fact is None:
+                        if record.record_type & _WANTED:
+                            refs.append(RecordRef(warc=path, offset=last, date=record.record_date))
+                    elif record.record_type & _READABLE:
+                        headers = record.headers
+                        fact = is_fact(headers.get("WARC-Target-URI") or "", headers.get("Content-Type") or "")
+                        item = bool(record.record_type & _WANTED)
+                        if fact or item:
+                            refs.append(RecordRef(warc=path, offset=last, date=record.record_date, fact=fact, item=item))
                 return refs
             except OSError as exc:
                 resume = _next_member(fh, _next_member(fh, last + 1) + 1) if path.endswith(".gz") else -1
@@ -177,7 +199,7 @@ def read_at(fh, ref: RecordRef, *, on_truncated: OnTruncated) -> Response | None
     """The response record starting at `ref.offset` of the open file `fh`."""
     fh.seek(ref.offset)
     try:
-        for record in ArchiveIterator(fh, record_types=_WANTED, parse_http=True, auto_decode="none"):
+        for record in ArchiveIterator(fh, record_types=_READABLE, parse_http=True, auto_decode="none"):
             return _response(ref.warc, record, on_truncated)
     except OSError as exc:
         on_truncated(ref.warc, f"{ref.warc}: record at offset {ref.offset} unreadable ({exc})")

@@ -1,0 +1,108 @@
+"""Metadata backends (oai_pmh, dcat, ckan, opendatasoft): one row per current dataset or record.
+
+The backends write one `resource` record per item (WARC-Swath-Item-Type: dataset, JSON payload; see
+docs/metadata-harvesting.md). The latest record per (source, id) wins and a deletion leaves the id out:
+the export type is a current-state one, so records come newest first and deletions are tombstones.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Iterator
+
+from exporters.dates import iso_date
+from exporters.items import Doc, Item, Source
+from exporters.table import Col, Table, json_list
+from exporters.warc_reader import Response
+
+
+def _tags(value: Any) -> str | None:
+    return ", ".join(str(t) for t in value) if value else None
+
+
+def _count(value: Any) -> int:
+    return len(value) if isinstance(value, list) else 0
+
+
+def _first_url(item: Item) -> str | None:
+    for resource in item.item.get("resources") or ():
+        if isinstance(resource, dict) and resource.get("url"):
+            return resource["url"]
+    return None
+
+
+TABLE = Table(
+    name="dataset",
+    columns=(
+        Col("id", lambda item: item.id),
+        Col("title", "title"),
+        Col("description", "description"),
+        Col("tags", "tags", _tags),
+        Col("frequency", "frequency"),
+        Col("temporal_start", "temporal_coverage.start"),
+        Col("temporal_end", "temporal_coverage.end"),
+        Col("license", "license"),
+        Col("created_at", "created_at"),
+        Col("last_modified", "last_modified"),
+        Col("url", "extras.uri"),
+        Col("resources", "resources", _count),
+        Col("first_resource_url", _first_url),
+        Col("resources_json", "resources", json_list),
+        Col("extras", "extras", json_list),  # backend-specific: oai:* and dc for OAI-PMH, ckan:name, ods:*
+        Col("source_id", "$harvest.source_id"),
+        Col("domain", "$harvest.domain"),
+        Col("last_update", "$harvest.last_update"),
+        Col("backend", "$harvest.backend"),
+        Col("source_url", "$harvest.source_url"),
+    ),
+    prepare=lambda item: item.context,  # "$harvest..." columns read the record's harvest metadata
+)
+
+
+class _Harvest:
+    __slots__ = ("harvest",)
+
+    def __init__(self, harvest: dict[str, Any]) -> None:
+        self.harvest = harvest
+
+
+class Datasets(Source):
+    """Dataset records of one backend; a collection's records of other backends are not read."""
+
+    table = TABLE
+    backend: ClassVar[str]
+
+    def reads(self, resp: Response) -> bool:
+        return resp.item_type == "dataset"
+
+    def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
+        record = doc.value
+        if not isinstance(record, dict) or not doc.whole:
+            return
+        harvest = record.get("harvest") if isinstance(record.get("harvest"), dict) else {}
+        if (harvest.get("backend") or self.backend) != self.backend or not record.get("id"):
+            return
+        rid, source_id = str(record["id"]), str(harvest.get("source_id") or "")
+        dataset = record.get("dataset")
+        deleted = record.get("status") == "deleted" or bool(record.get("deleted")) or not isinstance(dataset, dict)
+        yield Item(
+            type="dataset", id=rid, url=resp.url, item=dataset if not deleted else {}, harvest_date=resp.date,
+            uid=source_id, date_text=None if deleted else dataset.get("last_modified"), parse_date=iso_date,
+            raw=doc.body if want_raw else None, context=_Harvest(harvest), key=f"{source_id}\x00{rid}",
+            deleted=deleted,
+        )
+
+
+class OaiRecords(Datasets):
+    backend = "oai_pmh"
+
+
+class DcatDatasets(Datasets):
+    backend = "dcat"
+
+
+class CkanDatasets(Datasets):
+    backend = "ckan"
+
+
+class OdsDatasets(Datasets):
+    backend = "opendatasoft"
