@@ -4,6 +4,7 @@ so tests can share the one real RabbitMQ on this machine without seeing each oth
 from __future__ import annotations
 
 import dataclasses
+import os
 import uuid
 from pathlib import Path
 
@@ -11,7 +12,19 @@ import pytest
 
 from swath.config import Config
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+def _find_fixtures() -> Path:
+    """The shared real-data fixtures: $SWATH_SHARED_FIXTURES, else ../shared/fixtures beside this checkout,
+    else the workplace copy (a CI clone may live elsewhere on this machine)."""
+    candidates = [os.environ.get("SWATH_SHARED_FIXTURES", ""),
+                  Path(__file__).resolve().parents[2] / "shared" / "fixtures",
+                  "/work/shared/fixtures"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return Path(candidates[1])
+
+
+FIXTURES = _find_fixtures()
 # Names of broker entities made by this test session start with this, so cleanup never touches
 # another session's queues on the same broker.
 SESSION_PREFIX = f"test_{uuid.uuid4().hex[:6]}"
