@@ -438,9 +438,14 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
         return _refuse(ctx, status_key, start, cls.service, codes.PATH_OUTSIDE_DATA_ROOT, str(exc))
     directory.mkdir(parents=True, exist_ok=True)
     harvest = Harvest(start=start, config=ctx.config, directory=directory, stream=htype.stream, log=ctx.log)
-    harvester = cls(harvest=harvest)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
+        try:
+            harvester = cls(harvest=harvest)
+        except Exception as exc:  # a platform that cannot even start (e.g. credentials missing)
+            code = exc.code if isinstance(exc, HarvestError) else codes.UNKNOWN_ERROR
+            return _refuse(ctx, status_key, start, cls.service, code,
+                           harvest.redactor.text(f"{type(exc).__name__}: {exc}"))
         _Run(harvest=harvest, harvester=harvester, method=cls.types[start.type], ctx=ctx,
              status_key=status_key, origin=origin).run()
     finally:

@@ -163,6 +163,10 @@ class Limits:
     max_response_bytes: int = 100 * 1024 * 1024
 
 
+def _text(value: str | bytes) -> str:
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
 def warc_date() -> str:
     """The WARC-Date of an exchange, taken when it happened rather than when it is written."""
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # WARC/1.0: whole seconds
@@ -214,7 +218,8 @@ class RecordingAdapter(HTTPAdapter):
         uri = self.redactor.url(request.url or "")
         split = urlsplit(uri)
         target = (split.path or "/") + (f"?{split.query}" if split.query else "")
-        headers = list(request.headers.items())
+        # some auth libraries (requests_oauthlib) set header names or values as bytes
+        headers = [(_text(name), _text(value)) for name, value in request.headers.items()]
         if not any(name.lower() == "host" for name, _ in headers):
             headers.insert(0, ("Host", urlsplit(request.url or "").netloc.rpartition("@")[2]))
         body = request.body
@@ -223,7 +228,7 @@ class RecordingAdapter(HTTPAdapter):
         elif body is not None and not isinstance(body, bytes):
             headers.append(("X-Swath-Body-Not-Recorded", "streamed upload"))
             body = b""
-        body = self.redactor.body(body or b"", request.headers.get("Content-Type", ""))
+        body = self.redactor.body(body or b"", _text(request.headers.get("Content-Type", "")))
         return uri, f"{request.method} {target} HTTP/1.1", self.redactor.headers(headers), body
 
     def _record(self, request: requests.PreparedRequest, raw: Any, body: bytes) -> None:

@@ -8,6 +8,7 @@ import logging
 import time
 
 import pytest
+import requests
 
 from harvesters.base import run_harvest
 from harvesters.registry import UnknownHarvestType, harvester_types, lookup
@@ -205,3 +206,53 @@ def test_registry_lists_and_loads_types():
     with pytest.raises(UnknownHarvestType) as info:
         lookup("no_such")
     assert info.value.code == codes.UNKNOWN_TYPE and "generic_pages" in str(info.value)
+
+
+def test_adapter_on_another_session_redacts_oauth1(config, data_root, server):
+    """A client library's own Session (as twarc/flickrapi have) signing with OAuth 1.0a."""
+    from requests_oauthlib import OAuth1
+
+    from harvesters.base import Harvest
+    from messages.model import HarvestStart
+    from tests.test_engine_support import raw_bytes as warc_bytes
+
+    api = PagedApi(server, pages=1, per_page=2)
+    creds = {"consumer_key": "ck-123456789", "consumer_secret": "cs-abcdefghij",
+             "access_token": "at-987654321", "access_token_secret": "ats-zyxwvuts", "api_key": SECRET}
+    start = HarvestStart.from_dict(start_message(server.url + "/pages", credentials=creds))
+    harvest = Harvest(start=start, config=config, directory=data_root / "coll")
+    (data_root / "coll").mkdir()
+    session = requests.Session()
+    session.mount("http://", harvest.recording_adapter(["extra-secret-42"]))
+    auth = OAuth1(creds["consumer_key"], creds["consumer_secret"], creds["access_token"], creds["access_token_secret"])
+    response = session.post(server.url + "/pages", params={"api_key": SECRET},
+                            data={"status": "hello", "note": "extra-secret-42"}, auth=auth)
+    assert response.status_code == 200 and response.json()["items"] == [{"id": 0, "text": "item 0"},
+                                                                        {"id": 1, "text": "item 1"}]
+    assert server.requests[0].headers["Authorization"].startswith("OAuth ")  # really signed
+    harvest._rotate(last=True, final=True)
+    harvest.close()
+    files = warc_files(data_root)
+    data = warc_bytes(files)
+    signature = server.requests[0].headers["Authorization"].split('oauth_signature="')[1].split('"')[0]
+    for secret in [*creds.values(), "extra-secret-42", signature]:
+        assert secret.encode() not in data, secret
+    request = next(r for r in read_records(files) if r[0] == "request")
+    assert request[3].get_header("Authorization") == "OAuth REDACTED"
+    assert request[4] == b"status=hello&note=REDACTED"
+    response_record = next(r for r in read_records(files) if r[0] == "response")
+    assert json.loads(response_record[4])["items"][0]["id"] == 0 and api.served == [0, 1]
+
+
+def test_a_platform_that_cannot_start_fails_with_a_status(config, server, monkeypatch):
+    from harvesters.generic import GenericHarvester
+
+    def broken(self, *, harvest):
+        raise KeyError(f"credential missing near {SECRET}")
+
+    monkeypatch.setattr(GenericHarvester, "__init__", broken)
+    ctx, published = context(config)
+    run_harvest(start_message(server.url + "/pages"), routing_key=routing_key(), ctx=ctx)
+    assert published.kinds() == ["completed failure"]
+    error = published.statuses[0]["errors"][0]
+    assert error["code"] == codes.UNKNOWN_ERROR and "KeyError" in error["message"] and SECRET not in error["message"]

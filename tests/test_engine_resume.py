@@ -126,3 +126,30 @@ def test_resume_of_a_finished_harvest_id_reports_its_warcs_and_adds_nothing_miss
     assert second.warcs[0] == first.warcs[0]  # same file, same stable id
     assert codes.HARVEST_RESUMED in [w["code"] for w in second.statuses[-1]["warnings"]]
     assert set(page_item_ids(warc_files(data_root))) == set(api.served)
+
+
+def test_a_leftover_open_warc_is_recovered_reported_and_never_reported_open(config, data_root):
+    from harvesters.warc import RecordFactory, WarcFile
+
+    with FakeServer() as server:
+        api = PagedApi(server, pages=2, per_page=2)
+        message = start_message(server.url + "/pages", harvest_id="crashed:1")
+        leftover = WarcFile(directory=data_root / "coll", harvest_id="crashed:1", serial=1, info={})
+        factory = RecordFactory()
+        for i in range(3):
+            leftover.write(factory.plain(uri=f"urn:x:{i}", record_type="resource", payload=b"kept %d" % i,
+                                         content_type="text/plain"))
+        leftover.open_path.write_bytes(leftover.open_path.read_bytes()[:-5])  # the last record cut
+        ctx, published = context(config)
+        run_harvest(message, routing_key=routing_key(), ctx=ctx)
+    final = published.statuses[-1]
+    assert [w["code"] for w in final["warnings"]] == [codes.WARC_RECOVERED, codes.HARVEST_RESUMED]
+    files = warc_files(data_root)
+    assert len(files) == 2 and not list(data_root.rglob("*.open"))
+    assert [w["warc"]["path"] for w in published.warcs] == [str(leftover.final_path), str(files[1])]
+    assert warcio_check(files).returncode == 0
+    from tests.test_engine_support import read_records
+
+    kept = [r[4] for r in read_records([leftover.final_path]) if r[0] == "resource"]
+    assert kept == [b"kept 0", b"kept 1"]
+    assert set(page_item_ids(files)) == set(api.served)
