@@ -8,6 +8,7 @@ retrieved_at = harvest date, url = the API URL.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterator
 
 from exporters.dates import iso_date
@@ -22,13 +23,29 @@ VERSION = "swath"  # what __twarc.version says: these rows were not made by twar
 class Includes:
     """Lookups of one response's `includes`, built on first use (json_full/dehydrate never need them)."""
 
-    __slots__ = ("_raw", "_built", "matching_rules")
+    __slots__ = ("_raw", "_built", "matching_rules", "_authors")
     _KEYS = {"users": "id", "tweets": "id", "media": "media_key", "polls": "id", "places": "id"}
 
     def __init__(self, includes: dict[str, Any] | None, matching_rules: Any = None) -> None:
         self._raw = includes or {}
         self._built: dict[str, dict[str, Any]] = {}
         self.matching_rules = matching_rules
+        self._authors: dict[int, tuple[Any, Any, Any]] = {}
+
+    def author_values(self, author: dict[str, Any]) -> tuple[Any, Any, Any]:
+        """(description entities, url entities' urls, url) of an author, once per author and page:
+        a page's tweets share few authors, and these cost JSON encoding."""
+        key = id(author)  # the includes' own object, alive as long as this page
+        values = self._authors.get(key)
+        if values is None:
+            ents = (author.get("entities") or _NONE).get("description")
+            urls = ((author.get("entities") or _NONE).get("url") or _NONE).get("urls")
+            values = self._authors[key] = (
+                {kind: _processed(ents, kind) for kind in ents} if ents else _NONE,
+                json_list([u.get("expanded_url") for u in urls]) if urls else None,
+                urls[-1].get("expanded_url") if urls else author.get("url"),
+            )
+        return values
 
     def get(self, name: str) -> dict[str, Any]:
         built = self._built.get(name)
@@ -48,7 +65,7 @@ class _Prepared:
     """Per-tweet values several columns share; "$name..." column paths read these attributes."""
 
     __slots__ = ("refs", "merged", "author", "poll", "place", "inc", "ref_author", "ref_username", "ents",
-                 "author_ents")
+                 "author_ents", "author_urls", "author_url")
 
     def __init__(self, item: Item) -> None:
         t = item.item
@@ -71,8 +88,7 @@ class _Prepared:
         self.author = author = inc.users.get(t.get("author_id")) or _NONE
         ents = self.merged.get("entities")
         self.ents = {kind: _processed(ents, kind) for kind in ents} if ents else _NONE
-        ents = (author.get("entities") or _NONE).get("description")
-        self.author_ents = {kind: _processed(ents, kind) for kind in ents} if ents else _NONE
+        self.author_ents, self.author_urls, self.author_url = inc.author_values(author)
         attachments = t.get("attachments")
         poll_ids = attachments.get("poll_ids") if attachments else None
         self.poll = inc.polls.get(poll_ids[0]) or _NONE if poll_ids else _NONE
@@ -116,20 +132,6 @@ def _media(item: Item) -> str | None:
         return None
     media = _p(item).inc.media
     return json_list([media.get(k, {"media_key": k}) for k in keys])
-
-
-def _author_urls(item: Item) -> str | None:
-    author = _p(item).author
-    urls = ((author.get("entities") or _NONE).get("url") or _NONE).get("urls")
-    return json_list([u.get("expanded_url") for u in urls]) if urls else None
-
-
-def _author_url(item: Item) -> Any:
-    author = _p(item).author
-    urls = ((author.get("entities") or _NONE).get("url") or _NONE).get("urls")
-    if urls:
-        return urls[-1].get("expanded_url")
-    return author.get("url")
 
 
 def _matching_rules(item: Item) -> Any:
@@ -195,8 +197,8 @@ TABLE = Table(
         Col("author.entities.description.hashtags", "$author_ents.hashtags"),
         Col("author.entities.description.mentions", "$author_ents.mentions"),
         Col("author.entities.description.urls", "$author_ents.urls"),
-        Col("author.entities.url.urls", _author_urls),
-        Col("author.url", _author_url),
+        Col("author.entities.url.urls", "$author_urls"),
+        Col("author.url", "$author_url"),
         Col("author.location", "$author.location", no_newlines),
         Col("author.pinned_tweet_id", "$author.pinned_tweet_id"),
         Col("author.profile_image_url", "$author.profile_image_url"),
@@ -222,11 +224,16 @@ TABLE = Table(
         Col("geo.place_id", "geo.place_id"),
         Col("geo.place_type", "$place.place_type"),
         Col("matching_rules", _matching_rules),
-        Col("__twarc.retrieved_at", lambda item: item.harvest_date.isoformat()),
+        Col("__twarc.retrieved_at", lambda item: _iso(item.harvest_date)),
         Col("__twarc.url", lambda item: item.url),
         Col("__twarc.version", lambda item: VERSION),
     ),
 )
+
+
+@functools.lru_cache(maxsize=256)
+def _iso(date: Any) -> str:
+    return date.isoformat()  # one harvest date per response, shared by its tweets
 
 
 def _is_tweet(obj: Any) -> bool:
