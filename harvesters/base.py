@@ -77,6 +77,7 @@ class Harvest:
         self.is_stream = stream
         self.log = log
         self.resumed = False  # True when this run continues an interrupted harvest of the same id
+        self.stop_requested = False  # harvest.stop (not a shutdown) ended this stream
         self.state = StateStore(directory=directory)
         self.redactor = Redactor(start.credentials.values())
         self.warcs: list[ClosedWarc] = []
@@ -237,6 +238,8 @@ class Harvest:
         """harvest.stop ends a stream (REST harvests ignore it); shutdown ends any harvest."""
         if not (shutdown or self.is_stream) or self._refuse.is_set():
             return
+        # a stream stopped by harvest.stop stays stopped even if a shutdown follows: it finishes
+        self.stop_requested = not shutdown
         self._stopping.set()
         self._refuse.set()
         with self._lock:
@@ -360,6 +363,30 @@ class _Run:
             self.publish_warc(warc)
         worker = threading.Thread(target=self._target, name=f"harvest-{harvest.start.id}", daemon=True)
         worker.start()
+        try:
+            self._loop(worker)
+        except BaseException:
+            # e.g. publishing failed: end the platform thread too, or a redelivery would race with it
+            harvest._begin_stop(shutdown=True)
+            raise
+        interrupted = ctx.shutdown.is_set() and not harvest.stop_requested
+        try:
+            harvest._rotate(last=True, final=not interrupted)
+        except WarcWriteFailed as exc:
+            harvest.error(codes.UNKNOWN_ERROR, str(exc))
+        self.drain()
+        ctx.progress(self.progress())
+        if interrupted:
+            ctx.log.info("harvest %s interrupted by shutdown; it resumes when redelivered", harvest.start.id)
+            raise JobInterrupted(f"harvest {harvest.start.id} interrupted by shutdown")
+        self._record_outcome()
+        final = COMPLETED_FAILURE if harvest.errors else COMPLETED_SUCCESS
+        self.publish_status(final)
+        ctx.log.info("%s: %s", self.progress(), final)
+
+    def _loop(self, worker: threading.Thread) -> None:
+        """Until the platform thread ends: stop, rotation, warc_created, running statuses, progress."""
+        harvest, ctx = self.harvest, self.ctx
         interval = max(ctx.config.status_interval, TICK)
         next_status = time.monotonic() + interval
         next_progress = time.monotonic()
@@ -378,19 +405,6 @@ class _Run:
             if now >= next_progress:
                 ctx.progress(self.progress())
                 next_progress = now + 1.0
-        try:
-            harvest._rotate(last=True, final=not ctx.shutdown.is_set())
-        except WarcWriteFailed as exc:
-            harvest.error(codes.UNKNOWN_ERROR, str(exc))
-        self.drain()
-        ctx.progress(self.progress())
-        if ctx.shutdown.is_set():
-            ctx.log.info("harvest %s interrupted by shutdown; it resumes when redelivered", harvest.start.id)
-            raise JobInterrupted(f"harvest {harvest.start.id} interrupted by shutdown")
-        self._record_outcome()
-        final = COMPLETED_FAILURE if harvest.errors else COMPLETED_SUCCESS
-        self.publish_status(final)
-        ctx.log.info("%s: %s", self.progress(), final)
 
     def _record_outcome(self) -> None:
         exc, harvest = self.exc, self.harvest

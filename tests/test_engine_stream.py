@@ -109,3 +109,37 @@ def test_streams_rotate_by_size_and_stop_independently(config, data_root):
         assert all(p.stat().st_size >= 3000 for p in files[:-1])
         ids, _ = _stream_ids(files)
         assert ids == list(range(len(ids)))
+
+
+def test_shutdown_interrupts_a_stream_leaving_complete_warcs_and_no_final_status(config, data_root):
+    from swath.jobs import JobInterrupted
+
+    config = dataclasses.replace(config, warc_max_seconds=600, status_interval=0.2)
+    outcome: list[object] = []
+    with FakeServer() as server:
+        StreamApi(server)
+        ctx, published = context(config)
+        message = start_message(server.url + "/stream", harvest_id="shut", type_="generic_stream")
+
+        def run() -> None:
+            try:
+                run_harvest(message, routing_key=routing_key("generic_stream"), ctx=ctx)
+                outcome.append("returned")
+            except JobInterrupted as exc:
+                outcome.append(exc)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        try:
+            wait_for(lambda: any(s["stats"] for s in published.statuses))
+        finally:
+            ctx.shutdown.set()
+            ctx.stop.set()
+            thread.join(20)
+    assert len(outcome) == 1 and isinstance(outcome[0], JobInterrupted)
+    assert {s["status"] for s in published.statuses} == {"running"}
+    files = warc_files(data_root)
+    assert [w["warc"]["path"] for w in published.warcs] == [str(p) for p in files] and len(files) == 1
+    assert not list(data_root.rglob("*.open")) and warcio_check(files).returncode == 0
+    ids, _ = _stream_ids(files)
+    assert ids == list(range(len(ids))) and ids
