@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+import threading
 import time
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
 import pika
 
 from messages.broker import declare_topology, declare_work_queue
+from messages.worker import Worker
 from swath.config import Config
 
 
@@ -95,3 +98,33 @@ def delete_test_entities(prefix: str) -> None:
                 else:
                     ch.exchange_delete(name)
     conn.close()
+
+
+@contextlib.contextmanager
+def running_worker(config, name: str) -> Iterator[Worker]:
+    worker = Worker(config=config, spec=_service(name))
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    assert worker.consuming.wait(30), f"{name} did not attach to its queue"
+    try:
+        yield worker
+    finally:
+        worker.request_shutdown()
+        thread.join(timeout=60)
+        assert not thread.is_alive(), f"{name} did not shut down"
+
+
+def until_final(broker, queue: str, *, timeout: float = 60.0) -> list[tuple[str, dict]]:
+    """Read (routing key, body) from `queue` until a final status arrives."""
+    received: list[tuple[str, dict]] = []
+    while True:
+        method, _headers, body = broker.get(queue, timeout=timeout)
+        received.append((method.routing_key, body))
+        if ".status." in method.routing_key and body["status"] != "running":
+            return received
+
+
+def _service(name: str):
+    from swath.services import all_services
+
+    return all_services()[name]

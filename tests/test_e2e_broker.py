@@ -1,0 +1,123 @@
+"""Whole flows through the real RabbitMQ: the worker services from swath.services, real HTTP fakes,
+real WARCs, real exports. A stand-in requester publishes with confirms and reads the status queue."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from messages.broker import Publisher
+from tests.brokerprobe import running_worker, until_final
+from tests.fakes.httpserver import FakeServer
+from tests.fakes.tumblr import API_KEY, FakeTumblr
+from tests.test_engine_support import StreamApi, warcio_check
+
+
+def response_payloads(paths: list[Path]) -> list[bytes]:
+    payloads = []
+    for path in paths:
+        with path.open("rb") as fh:
+            for record in ArchiveIterator(fh):
+                if record.rec_type == "response":
+                    payloads.append(record.content_stream().read())
+    return payloads
+
+
+def test_tumblr_harvest_and_export_through_rabbitmq(config, broker):
+    host = "gwulibraries.tumblr.com"
+    with FakeTumblr() as fake:
+        config = dataclasses.replace(config, tumblr_api_url=fake.url)
+        harvest = {
+            "id": "e2e:tumblr:1", "type": "tumblr_blog_posts", "path": "collections/set1/coll1",
+            "seeds": [{"id": "seed-gwu", "uid": "gwulibraries"}],
+            "credentials": {"api_key": API_KEY},
+            "collection_set": {"id": "set1"}, "collection": {"id": "coll1"},
+        }
+        with running_worker(config, "tumblr_harvester"), Publisher(config=config) as requester:
+            requester.publish("harvest.start.tumblr.tumblr_blog_posts", harvest).result(30)
+            messages = until_final(broker, config.status_queue)
+        served_posts = fake.expected_posts(host)
+        served_bodies = fake.bodies(f"/v2/blog/{host}/posts")
+
+    keys = [key for key, _ in messages]
+    assert keys[0] == "harvest.status.tumblr.tumblr_blog_posts" and messages[0][1]["status"] == "running"
+    assert keys[-1] == "harvest.status.tumblr.tumblr_blog_posts"
+    final = messages[-1][1]
+    assert final["status"] == "completed success", final
+    assert sum(day.get("posts", 0) for day in final["stats"].values()) == len(served_posts)
+    warcs = [body["warc"] for key, body in messages if key == "warc_created"]
+    assert warcs and keys.index("warc_created") < len(keys) - 1  # warc_created before the final status
+    paths = [Path(w["path"]) for w in warcs]
+    for warc, path in zip(warcs, paths):
+        assert path.is_relative_to(config.data_root.resolve())
+        assert hashlib.sha1(path.read_bytes()).hexdigest() == warc["sha1"]
+        assert path.stat().st_size == warc["bytes"]
+    assert final["warcs"] == {"count": len(paths), "bytes": sum(p.stat().st_size for p in paths)}
+    assert warcio_check(paths).returncode == 0
+    assert response_payloads(paths) == served_bodies  # byte-exact replay of what the server sent
+    assert all(API_KEY.encode() not in p.read_bytes() for p in paths)
+
+    export = {"id": "e2e:export:1", "type": "tumblr_blog_posts", "collection": {"id": "coll1"},
+              "path": "exports/e2e-1", "format": "csv", "dedupe": True, "segment_size": None}
+    with running_worker(config, "tumblr_exporter"), Publisher(config=config) as requester:
+        requester.publish("export.start.tumblr.tumblr_blog_posts", export).result(30)
+        statuses = until_final(broker, config.status_queue)
+    assert statuses[0][1]["status"] == "running"
+    assert statuses[-1][0] == "export.status.tumblr.tumblr_blog_posts"
+    assert statuses[-1][1]["status"] == "completed success", statuses[-1][1]
+    files = sorted((config.data_root / "exports" / "e2e-1").glob("*.csv"))
+    assert len(files) == 1
+    with files[0].open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    warc_ids = [post["id_string"] for body in response_payloads(paths)
+                for post in json.loads(body)["response"]["posts"]]
+    assert sorted(row["tumblr_id"] for row in rows) == sorted(warc_ids)
+
+
+@pytest.mark.xfail(strict=True, reason="engine: lines buffered when a stream stops are in the WARC but not "
+                   "counted in stats (being fixed in harvesters/http.py)")
+def test_stream_harvest_stops_through_rabbitmq(config, broker):
+    config = dataclasses.replace(config, warc_max_seconds=0.5, status_interval=0.3)
+    with FakeServer() as server:
+        StreamApi(server)
+        start = {"id": "e2e:stream:1", "type": "generic_stream", "path": "collections/s/stream1",
+                 "seeds": [{"id": "seed-1", "token": server.url + "/stream"}],
+                 "collection_set": {"id": "s"}, "collection": {"id": "stream1"}}
+        with running_worker(config, "generic_harvester") as worker, Publisher(config=config) as requester:
+            requester.publish("harvest.start.generic.generic_stream", start).result(30)
+            received: list[tuple[str, dict]] = []
+            while sum(1 for key, _ in received if key == "warc_created") < 2:
+                method, _h, body = broker.get(config.status_queue, timeout=30)
+                received.append((method.routing_key, body))
+            assert all(body["status"] == "running" for key, body in received if key != "warc_created")
+            requester.publish("harvest.stop.generic.generic_stream", {"id": "e2e:stream:1"}).result(30)
+            received += until_final(broker, config.status_queue)
+            assert broker.depth(worker.queue) == 0
+
+    final = received[-1][1]
+    assert final["status"] == "completed success", final
+    warcs = [Path(body["warc"]["path"]) for key, body in received if key == "warc_created"]
+    assert received[-2][0] == "warc_created"  # the final WARC is reported before the final status
+    assert final["warcs"]["count"] == len(warcs) >= 3
+    assert warcio_check(warcs).returncode == 0
+    lines = [line for body in response_payloads(warcs) for line in body.splitlines() if line.strip()]
+    assert sum(day["items"] for day in final["stats"].values()) == len(lines)
+
+
+@pytest.mark.parametrize("body", [
+    {"id": "e2e:bad:1", "type": "tumblr_blog_posts", "path": "../../etc", "collection_set": {"id": "s"},
+     "collection": {"id": "c"}, "seeds": [{"id": "x", "uid": "gwulibraries"}], "credentials": {"api_key": "k"}},
+])
+def test_path_outside_data_root_is_refused_through_rabbitmq(config, broker, body):
+    with running_worker(config, "tumblr_harvester"), Publisher(config=config) as requester:
+        requester.publish("harvest.start.tumblr.tumblr_blog_posts", body).result(30)
+        final = until_final(broker, config.status_queue)[-1][1]
+    assert final["status"] == "completed failure"
+    assert [e["code"] for e in final["errors"]] == ["path_outside_data_root"]
+    assert not any(config.data_root.rglob("*.warc.gz"))
