@@ -104,7 +104,9 @@ class Origin:
 
 
 @dataclass(kw_only=True)
-class HarvestStatus:
+class _Status:
+    """What harvest and export statuses share: who, when, and the infos/warnings/errors."""
+
     id: str
     status: str
     origin: Origin
@@ -113,13 +115,8 @@ class HarvestStatus:
     infos: list[Note] = field(default_factory=list)
     warnings: list[Note] = field(default_factory=list)
     errors: list[Note] = field(default_factory=list)
-    stats: dict[str, dict[str, int]] = field(default_factory=dict)
-    token_updates: dict[str, str] = field(default_factory=dict)
-    uids: dict[str, str] = field(default_factory=dict)
-    warcs_count: int = 0
-    warcs_bytes: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def _common(self) -> dict[str, Any]:
         body: dict[str, Any] = {
             "id": self.id,
             "status": self.status,
@@ -127,16 +124,31 @@ class HarvestStatus:
             "infos": [n.to_dict() for n in self.infos],
             "warnings": [n.to_dict() for n in self.warnings],
             "errors": [n.to_dict() for n in self.errors],
-            "stats": self.stats,
-            "token_updates": self.token_updates,
-            "uids": self.uids,
-            "warcs": {"count": self.warcs_count, "bytes": self.warcs_bytes},
             "service": self.origin.service,
             "host": self.origin.host,
             "instance": self.origin.instance,
         }
         if self.date_ended is not None:
             body["date_ended"] = self.date_ended
+        return body
+
+
+@dataclass(kw_only=True)
+class HarvestStatus(_Status):
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+    token_updates: dict[str, str] = field(default_factory=dict)
+    uids: dict[str, str] = field(default_factory=dict)
+    warcs_count: int = 0
+    warcs_bytes: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        body = {
+            **self._common(),
+            "stats": self.stats,
+            "token_updates": self.token_updates,
+            "uids": self.uids,
+            "warcs": {"count": self.warcs_count, "bytes": self.warcs_bytes},
+        }
         validate("harvest_status", body)
         return body
 
@@ -223,32 +235,11 @@ class ExportStart:
 
 
 @dataclass(kw_only=True)
-class ExportStatus:
-    id: str
-    status: str
-    origin: Origin
-    date_started: str
-    date_ended: str | None = None
-    infos: list[Note] = field(default_factory=list)
-    warnings: list[Note] = field(default_factory=list)
-    errors: list[Note] = field(default_factory=list)
+class ExportStatus(_Status):
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. progress counts, files written
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            **self.extra,
-            "id": self.id,
-            "status": self.status,
-            "date_started": self.date_started,
-            "infos": [n.to_dict() for n in self.infos],
-            "warnings": [n.to_dict() for n in self.warnings],
-            "errors": [n.to_dict() for n in self.errors],
-            "service": self.origin.service,
-            "host": self.origin.host,
-            "instance": self.origin.instance,
-        }
-        if self.date_ended is not None:
-            body["date_ended"] = self.date_ended
+        body = {**self.extra, **self._common()}
         validate("export_status", body)
         return body
 

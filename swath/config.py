@@ -6,30 +6,29 @@ import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 DEFAULT_AMQP_URL = "amqp://guest:guest@localhost:5672/%2F"
 DEFAULT_EXCHANGE = "sfm_exchange"
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
+def _number(env: Mapping[str, str], name: str, default: float, cast: type) -> Any:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
     try:
-        return int(raw)
+        return cast(raw)
     except ValueError:
-        raise SystemExit(f"{name} must be an integer, got {raw!r}") from None
+        kind = "an integer" if cast is int else "a number"
+        raise SystemExit(f"{name} must be {kind}, got {raw!r}") from None
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    return _number(env, name, default, int)
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise SystemExit(f"{name} must be a number, got {raw!r}") from None
+    return _number(env, name, default, float)
 
 
 def _url(env: Mapping[str, str], name: str, default: str) -> str:

@@ -1,9 +1,10 @@
-"""The worker services swath runs: one harvester per platform, one exporter, built from the registries."""
+"""The worker services swath runs: one harvester and one exporter per platform, built from the registries."""
 
 from __future__ import annotations
 
 import importlib
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from messages.worker import ServiceSpec
@@ -16,71 +17,65 @@ class UnknownService(LookupError):
     pass
 
 
-def _job(target: str) -> Any:
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+@dataclass(frozen=True)
+class _Entry:
+    """One harvest or export type as a worker service needs it."""
+
+    name: str
+    platform: str
+    service: Callable[[], str]  # human service name, looked up lazily (imports the platform module)
+    stream: bool = False
 
 
 def _lazy_job(target: str) -> Callable[..., None]:
+    module, _, name = target.partition(":")
+
     def job(body: dict[str, Any], *, routing_key: str, ctx: Any) -> None:
-        _job(target)(body, routing_key=routing_key, ctx=ctx)
+        getattr(importlib.import_module(module), name)(body, routing_key=routing_key, ctx=ctx)
 
     return job
 
 
-def harvester_services() -> dict[str, ServiceSpec]:
-    from harvesters.registry import harvester_types
-
-    by_platform: dict[str, list] = defaultdict(list)
-    for harvest_type in harvester_types():
-        by_platform[harvest_type.platform].append(harvest_type)
+def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str) -> dict[str, ServiceSpec]:
+    """One service per platform: `<platform>_<role>` consuming `<noun>.start.<platform>.*`."""
+    by_platform: dict[str, list[_Entry]] = defaultdict(list)
+    for entry in entries:
+        by_platform[entry.platform].append(entry)
     services = {}
     for platform, types in sorted(by_platform.items()):
         names = frozenset(t.name for t in types)
-        service_name = types[0].load().service
 
         def accepts(body: dict[str, Any], names: frozenset[str] = names, platform: str = platform) -> str | None:
             if body.get("type") in names:
                 return None
-            return (f"the {platform} harvester does not handle harvest type {body.get('type')!r}; "
+            return (f"the {platform} {role} does not handle {noun} type {body.get('type')!r}; "
                     f"it handles {', '.join(sorted(names))}")
 
-        services[f"{platform}_harvester"] = ServiceSpec(
-            name=f"{platform}_harvester",
-            service=service_name,
-            bindings=[f"harvest.start.{platform}.*"],
-            stop_bindings=[f"harvest.stop.{platform}.*"],
-            job=_lazy_job("harvesters.base:run_harvest"),
+        name = f"{platform}_{role}"
+        services[name] = ServiceSpec(
+            name=name,
+            service=types[0].service(),
+            bindings=[f"{noun}.start.{platform}.*"],
+            stop_bindings=[f"{noun}.stop.{platform}.*"] if noun == "harvest" else [],
+            job=_lazy_job(job),
             accepts=accepts,
             concurrency=STREAM_CONCURRENCY if any(t.stream for t in types) else 1,
         )
     return services
 
 
+def harvester_services() -> dict[str, ServiceSpec]:
+    from harvesters.registry import harvester_types
+
+    entries = [_Entry(t.name, t.platform, lambda t=t: t.load().service, t.stream) for t in harvester_types()]
+    return _per_platform(entries, noun="harvest", role="harvester", job="harvesters.base:run_harvest")
+
+
 def exporter_services() -> dict[str, ServiceSpec]:
     from exporters.registry import export_types, lookup
 
-    by_platform: dict[str, list] = defaultdict(list)
-    for name in export_types():
-        by_platform[lookup(name).platform].append(lookup(name))
-    services = {}
-    for platform, types in sorted(by_platform.items()):
-        names = frozenset(t.name for t in types)
-
-        def accepts(body: dict[str, Any], names: frozenset[str] = names, platform: str = platform) -> str | None:
-            if body.get("type") in names:
-                return None
-            return (f"the {platform} exporter does not handle export type {body.get('type')!r}; "
-                    f"it handles {', '.join(sorted(names))}")
-
-        services[f"{platform}_exporter"] = ServiceSpec(
-            name=f"{platform}_exporter",
-            service=types[0].service,
-            bindings=[f"export.start.{platform}.*"],
-            job=_lazy_job("exporters.base:run_export"),
-            accepts=accepts,
-        )
-    return services
+    entries = [_Entry(t.name, t.platform, lambda t=t: t.service) for t in map(lookup, export_types())]
+    return _per_platform(entries, noun="export", role="exporter", job="exporters.base:run_export")
 
 
 def all_services() -> dict[str, ServiceSpec]:
