@@ -101,8 +101,11 @@ def delete_test_entities(prefix: str) -> None:
 
 
 @contextlib.contextmanager
-def running_worker(config, name: str) -> Iterator[Worker]:
-    worker = Worker(config=config, spec=_service(name))
+def running_worker(config, service) -> Iterator[Worker]:
+    """A Worker for `service` (a worker name or a ServiceSpec) running in a thread, attached to its queue."""
+    spec = _service(service) if isinstance(service, str) else service
+    name = spec.name
+    worker = Worker(config=config, spec=spec)
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
     assert worker.consuming.wait(30), f"{name} did not attach to its queue"

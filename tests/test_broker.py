@@ -16,7 +16,7 @@ import pytest
 
 from messages.broker import DEAD_REASON_CODE, DEAD_ROUTING_KEY, Publisher, Unroutable
 from messages.worker import Worker, wait_for
-from tests.brokerprobe import close_connections_named
+from tests.brokerprobe import close_connections_named, running_worker
 from tests.dummyjob import dummy_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,14 +30,8 @@ def start_message(harvest_id: str, **options) -> dict:
 @pytest.fixture
 def worker(config, broker):
     """A dummy worker running in a thread of this process."""
-    w = Worker(config=config, spec=dummy_spec())
-    thread = threading.Thread(target=w.run, daemon=True)
-    thread.start()
-    assert w.consuming.wait(30), "worker did not attach to its queue"
-    yield w
-    w.request_shutdown()
-    thread.join(timeout=30)
-    assert not thread.is_alive(), "worker did not shut down"
+    with running_worker(config, dummy_spec()) as w:
+        yield w
 
 
 def done_ids(config) -> list[str]:
@@ -196,18 +190,11 @@ def test_heartbeats_stay_alive_while_a_job_works_longer_than_the_heartbeat(confi
         ctx.stop.wait(6)
         finished.set()
 
-    w = Worker(config=config, spec=dummy_spec(job=slow_job))
-    thread = threading.Thread(target=w.run, daemon=True)
-    thread.start()
-    assert w.consuming.wait(30)
-    try:
+    with running_worker(config, dummy_spec(job=slow_job)) as w:
         broker.publish("harvest.start.dummy.dummy", start_message("slow"))
         assert finished.wait(30)
         assert wait_for(lambda: w.processed == 1, 10)
         assert w.connections == 1  # never had to reconnect
-    finally:
-        w.request_shutdown()
-        thread.join(timeout=30)
     assert broker.depth(w.queue) == 0
 
 
@@ -220,15 +207,8 @@ def test_a_job_cannot_publish_an_invalid_message(config, broker):
         except Exception as exc:  # noqa: BLE001 - the test inspects it
             errors.append(exc)
 
-    w = Worker(config=config, spec=dummy_spec(job=bad_job))
-    thread = threading.Thread(target=w.run, daemon=True)
-    thread.start()
-    assert w.consuming.wait(30)
-    try:
+    with running_worker(config, dummy_spec(job=bad_job)) as w:
         broker.publish("harvest.start.dummy.dummy", start_message("bad-publisher"))
         assert wait_for(lambda: w.processed == 1, 20)
-    finally:
-        w.request_shutdown()
-        thread.join(timeout=30)
     assert len(errors) == 1 and getattr(errors[0], "code", None) == "schema_invalid"
     assert broker.depth(config.status_queue) == 0  # nothing invalid reached the wire
