@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from messages.broker import DEAD_REASON_CODE, DEAD_ROUTING_KEY, Publisher, Unroutable
-from messages.worker import Worker, wait_for
+from messages.worker import wait_for
 from tests.brokerprobe import close_connections_named, running_worker
 from tests.dummyjob import dummy_spec
 
@@ -163,21 +163,13 @@ def test_stop_reaches_the_running_job(config, broker):
         if ctx.stop.is_set() and not ctx.shutdown.is_set():
             stopped.set()
 
-    spec = dummy_spec(job=stream_job, concurrency=2)
-    w = Worker(config=config, spec=spec)
-    thread = threading.Thread(target=w.run, daemon=True)
-    thread.start()
-    assert w.consuming.wait(30)
-    try:
+    with running_worker(config, dummy_spec(job=stream_job, concurrency=2)) as w:
         broker.publish("harvest.start.dummy.dummy", start_message("stream-1"))
         assert wait_for(lambda: "stream-1" in w._running, 20)
         broker.publish("harvest.stop.dummy.dummy", {"id": "unknown-stream"})  # ignored, logged
         broker.publish("harvest.stop.dummy.dummy", {"id": "stream-1"})
         assert stopped.wait(20)
         assert wait_for(lambda: w.processed == 1, 10)
-    finally:
-        w.request_shutdown()
-        thread.join(timeout=30)
     assert broker.depth(w.queue) == 0
 
 
