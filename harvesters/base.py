@@ -60,10 +60,16 @@ class Harvester:
     platform: ClassVar[str]
     service: ClassVar[str]
     types: ClassVar[dict[str, str]]
-    stream_types: ClassVar[frozenset[str]] = frozenset()
+    stream_types: ClassVar[frozenset[str]] = frozenset()  # types that may run until harvest.stop
 
     def __init__(self, *, harvest: "Harvest") -> None:
         self.harvest = harvest
+
+    @classmethod
+    def is_stream(cls, start: HarvestStart) -> bool:
+        """Whether this harvest runs until harvest.stop (honours stop, rotates by time). Override when
+        the message decides, e.g. an option; the registry's `stream` only says the type may stream."""
+        return start.type in cls.stream_types
 
 
 class Harvest:
@@ -116,6 +122,13 @@ class Harvest:
         self._redactors.append(redactor)
         install_log_filter().add(redactor)
         return RecordingAdapter(sink=self, redactor=redactor, limits=self._limits, factory=self._factory)
+
+    def add_secret(self, value: str) -> None:
+        """A credential learnt during the harvest (e.g. a session token): redacted from now on in recorded
+        requests, logs, notes and errors, like the start message's credentials."""
+        self.redactor.add(value)
+        for redactor in self._redactors:
+            redactor.add(value)
 
     def count(self, label: str, n: int = 1, day: dt.date | None = None) -> None:
         key = (day or dt.datetime.now(dt.timezone.utc).date()).isoformat()
@@ -245,7 +258,7 @@ class Harvest:
         with self._lock:
             streams = list(self._streams)
         for stream in streams:
-            stream.interrupt()
+            stream.stop()  # the client reads what was recorded, then EOF; reconnecting gets HarvestStopped
 
     def _rotate_due(self) -> bool:
         """Size: the WARC on disk passed the limit. Time (streams only): the WARC period is over and
@@ -451,7 +464,7 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
     except PathOutsideDataRoot as exc:
         return _refuse(ctx, status_key, start, cls.service, codes.PATH_OUTSIDE_DATA_ROOT, str(exc))
     directory.mkdir(parents=True, exist_ok=True)
-    harvest = Harvest(start=start, config=ctx.config, directory=directory, stream=htype.stream, log=ctx.log)
+    harvest = Harvest(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start), log=ctx.log)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:

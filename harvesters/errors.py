@@ -10,14 +10,16 @@ from messages import codes
 
 
 class HarvestError(Exception):
-    """Base of the errors a harvest can end with; `code` goes into the status's errors."""
+    """Base of the errors a harvest can end with; `code` goes into the status's errors, `status` is the
+    HTTP status of the answer that caused it (None when there was none, e.g. a connection error)."""
 
     code: str = codes.UNKNOWN_ERROR
 
-    def __init__(self, message: str, *, seed_id: str | None = None) -> None:
+    def __init__(self, message: str, *, seed_id: str | None = None, status: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.seed_id = seed_id
+        self.status = status
 
 
 class Unauthorized(HarvestError):
@@ -33,7 +35,7 @@ class RateLimited(HarvestError):
 
 
 class RemoteError(HarvestError):
-    code = codes.REMOTE_ERROR  # connection errors or 5xx persisted after retries
+    code = codes.REMOTE_ERROR  # connection errors or 5xx persisted after retries (status None / the last 5xx)
 
 
 class BadResponse(HarvestError):

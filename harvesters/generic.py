@@ -4,7 +4,8 @@ generic_pages: each seed's token is a URL answering {"items": [{"id": ...}, ...]
 the pages are followed to the end. The next page is kept in the state store per harvest, so a
 resumed harvest continues after the last page whose WARC was complete; with options.incremental
 the highest item id seen per seed is sent as `since_id` on the next harvest.
-generic_stream: each seed's token is a URL streaming one JSON item per line until harvest.stop.
+generic_stream: the first seed's token is a URL streaming one JSON item per line until harvest.stop
+(every line recorded in the WARC is counted, including those read just before the stop).
 Credentials: `api_key` goes in the query string, `bearer_token` in an Authorization header.
 """
 
@@ -65,14 +66,8 @@ class GenericHarvester(Harvester):
         if not harvest.start.seeds:
             raise NotFound("generic_stream needs one seed whose token is the stream URL")
         response = harvest.http.get(harvest.start.seeds[0].token, params=params, headers=headers, stream=True)
-        try:
+        # read to EOF: on harvest.stop the engine ends the stream after the lines already recorded
+        with response:
             for line in response.iter_lines():
                 if line.strip():
                     harvest.count("items")
-                if harvest.stopping:
-                    break
-        except Exception:
-            if not harvest.stopping:  # a read broken by harvest.stop is the normal end
-                raise
-        finally:
-            response.close()

@@ -3,8 +3,10 @@
 Mount it on any requests.Session (the harvest's own, twarc's, flickrapi's). It:
 - records a request + response record pair per exchange, the request with secrets redacted,
   the response byte-exact as received (Content-Encoding kept; chunked framing removed);
-- retries connection errors and 5xx with exponential backoff, waits out 429 using the
-  platform's reset headers, raises Unauthorized on 401/403 and ResponseTooLarge past the limit;
+- retries connection errors and 5xx (not 501/505) with exponential backoff, waits out 429 using the
+  platform's reset headers and 503 using Retry-After, raises Unauthorized on 401/403 and
+  ResponseTooLarge past the limit (each error carries the HTTP status that ended it);
+- redacts the values of Set-Cookie headers in the recorded response (session cookies are credentials);
 - for `stream=True` 2xx responses, hands the client a tap that records what it reads in
   segments of complete lines (see docs/harvesting.md).
 """
@@ -39,6 +41,7 @@ SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x
 ORIG_PREFIX = "X-Archive-Orig-"
 MAX_RATE_WAIT = 20 * 60.0  # Twitter windows are 15 minutes; a reset just past one is still waited for
 MAX_RATE_LIMITS = 50
+FINAL_5XX = frozenset({501, 505})  # not implemented / version not supported: asking again cannot help
 STREAM_FLUSH_BYTES = 1 << 20
 _TRANSIENT = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
               urllib3.exceptions.ProtocolError, urllib3.exceptions.ReadTimeoutError)
@@ -48,11 +51,18 @@ class Redactor:
     """Removes credentials from recorded requests, URLs, log lines and messages."""
 
     def __init__(self, secrets: Iterable[Any] = ()) -> None:
+        self._values: set[str] = set()
+        self._forms: list[str] = []
+        self._bytes: list[bytes] = []
+        self.add(*secrets)
+
+    def add(self, *secrets: Any) -> None:
+        """Redact these values too from now on (e.g. a session token learnt during the harvest)."""
         values = {str(s) for s in secrets if isinstance(s, (str, int, float)) and not isinstance(s, bool)}
-        values = {v for v in values if len(v) >= 4}  # shorter values would redact ordinary text
+        values = self._values | {v for v in values if len(v) >= 4}  # shorter values would redact ordinary text
         forms = set(values) | {quote(v, safe="") for v in values} | {quote_plus(v) for v in values}
-        self._forms = sorted(forms, key=len, reverse=True)
-        self._bytes = [f.encode("utf-8") for f in self._forms]
+        ordered = sorted(forms, key=len, reverse=True)
+        self._values, self._forms, self._bytes = values, ordered, [f.encode("utf-8") for f in ordered]
 
     def text(self, text: str) -> str:
         for form in self._forms:
@@ -176,10 +186,24 @@ def _http_version(raw: Any) -> str:
     return {10: "HTTP/1.0", 11: "HTTP/1.1", 20: "HTTP/2"}.get(getattr(raw, "version", 11), "HTTP/1.1")
 
 
+def redact_set_cookie(value: str) -> str:
+    """`name=value; attributes` -> `name=REDACTED; attributes`: a cookie the server sets may be a session."""
+    pair, sep, attributes = value.partition(";")
+    name, eq, cookie = pair.partition("=")
+    return f"{name}={REDACTED}{sep}{attributes}" if eq and cookie.strip() else value
+
+
 def _recorded_response_headers(raw: Any, *, decoded: bool) -> list[tuple[str, str]]:
-    """The response's headers as received, renaming those that no longer describe the stored body."""
+    """The response's headers as received, renaming those that no longer describe the stored body
+    and redacting the values of Set-Cookie (the only change: the body stays byte-exact)."""
     renamed = {"transfer-encoding"} | ({"content-encoding", "content-length"} if decoded else set())
-    return [((ORIG_PREFIX + name) if name.lower() in renamed else name, value) for name, value in raw.headers.items()]
+    out = []
+    for name, value in raw.headers.items():
+        lower = name.lower()
+        if lower == "set-cookie":
+            value = redact_set_cookie(value)
+        out.append(((ORIG_PREFIX + name) if lower in renamed else name, value))
+    return out
 
 
 def rate_limit_wait(headers: Any, *, now: float | None = None) -> float | None:
@@ -192,13 +216,25 @@ def rate_limit_wait(headers: Any, *, now: float | None = None) -> float | None:
             return max(0.0, (value - now if value > 1e9 else value) + 1.0)
         except ValueError:
             pass
+    return retry_after_wait(headers, now=now)
+
+
+def retry_after_wait(headers: Any, *, now: float | None = None) -> float | None:
+    """Seconds a Retry-After header (seconds or an HTTP date) asks for; None without a usable one.
+    A 503 is read only this way: rate-limit reset headers come on every answer of some APIs."""
+    now = time.time() if now is None else now
     retry_after = headers.get("retry-after")
     if retry_after:
         try:
             return max(0.0, float(retry_after))
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(retry_after)
+            try:
+                parsed = email.utils.parsedate_to_datetime(retry_after)
+            except (TypeError, ValueError):
+                return None
             if parsed is not None:
+                if parsed.tzinfo is None:
+                    parsed = parsed.replace(tzinfo=timezone.utc)
                 return max(0.0, parsed.timestamp() - now)
     return None
 
@@ -245,18 +281,25 @@ class RecordingAdapter(HTTPAdapter):
         declared = raw.headers.get("Content-Length")
         if declared and declared.isdigit() and int(declared) > limit:
             raw.close()
-            raise ResponseTooLarge(f"response declares {declared} bytes, over the limit of {limit}")
+            raise ResponseTooLarge(f"response declares {declared} bytes, over the limit of {limit}",
+                                   status=raw.status)
         chunks, size = [], 0
         for chunk in raw.stream(65536, decode_content=False):
             size += len(chunk)
             if size > limit:
                 raw.close()
-                raise ResponseTooLarge(f"response exceeded the limit of {limit} bytes")
+                raise ResponseTooLarge(f"response exceeded the limit of {limit} bytes", status=raw.status)
             chunks.append(chunk)
         raw.release_conn()
         return b"".join(chunks)
 
     # --- sending ---
+    def _wait(self, seconds: float, url: str) -> None:
+        """The server said how long to wait (429 reset headers, 503 Retry-After): counted as rate limiting."""
+        self.sink.rate_limited(seconds, url)
+        if not self.sink.sleep(seconds):
+            raise HarvestStopped("harvest stopping during a wait the server asked for")
+
     def _backoff(self, attempt: int, why: str, url: str) -> None:
         delay = min(60.0, self.limits.backoff * 2 ** (attempt - 1)) * random.uniform(0.8, 1.2)
         self.sink.debug(f"{why} from {url}; retry {attempt}/{self.limits.retries} in {delay:.1f}s")
@@ -285,26 +328,33 @@ class RecordingAdapter(HTTPAdapter):
                 self._backoff(attempt, type(exc).__name__, url)
                 continue
             self._record(request, raw, body)
-            self.sink.debug(f"{request.method} {url} -> {raw.status} ({len(body)} bytes)")
-            if raw.status == 429:
+            status = raw.status
+            self.sink.debug(f"{request.method} {url} -> {status} ({len(body)} bytes)")
+            if status == 429:
                 rate_limits += 1
                 wait = rate_limit_wait(raw.headers)
                 if wait is None:
                     wait = min(MAX_RATE_WAIT, max(self.limits.backoff, 1.0) * 2 ** min(rate_limits, 10))
                 if rate_limits > MAX_RATE_LIMITS or wait > MAX_RATE_WAIT:
-                    raise RateLimited(f"{url} still rate limited after {rate_limits} waits (next wait {wait:.0f}s)")
-                self.sink.rate_limited(wait, url)
-                if not self.sink.sleep(wait):
-                    raise HarvestStopped("harvest stopping during a rate-limit wait")
+                    raise RateLimited(f"{url} still rate limited after {rate_limits} waits (next wait {wait:.0f}s)",
+                                      status=status)
+                self._wait(wait, url)
                 continue
-            if raw.status >= 500:
+            if status >= 500 and status not in FINAL_5XX:
                 attempt += 1
                 if attempt > self.limits.retries:
-                    raise RemoteError(f"{url} answered {raw.status} after {self.limits.retries} retries")
-                self._backoff(attempt, f"HTTP {raw.status}", url)
+                    raise RemoteError(f"{url} answered {status} after {self.limits.retries} retries", status=status)
+                wait = retry_after_wait(raw.headers) if status == 503 else None
+                if wait is None:
+                    self._backoff(attempt, f"HTTP {status}", url)
+                elif wait > MAX_RATE_WAIT:
+                    raise RemoteError(f"{url} answered {status} asking to retry after {wait:.0f}s "
+                                      f"(more than {MAX_RATE_WAIT:.0f}s)", status=status)
+                else:
+                    self._wait(wait, url)
                 continue
-            if raw.status in (401, 403):
-                raise Unauthorized(f"{url} answered {raw.status} {raw.reason}: credentials refused")
+            if status in (401, 403):
+                raise Unauthorized(f"{url} answered {status} {raw.reason}: credentials refused", status=status)
             # the Response requests built keeps its status, headers and cookies; only the body is replayed
             response.raw = self._replay(request, raw, body)
             return response
@@ -358,6 +408,7 @@ class StreamRecording(io.RawIOBase):
         self._lock = threading.Lock()
         self._flush_lock = threading.Lock()
         self._finished = False
+        self._stopped = False  # harvest.stop/shutdown: read no more from the socket
         self._error: BaseException | None = None
 
     def readable(self) -> bool:
@@ -376,13 +427,17 @@ class StreamRecording(io.RawIOBase):
             raise error
         if self._finished:
             return 0
+        if self._stopped:
+            self.finish()
+            return 0
         try:
             data = self.upstream.read1(len(target), decode_content=True)
         except Exception as exc:
             # Report EOF now and raise on the next read: urllib3 then first hands the client the
             # bytes it buffered from earlier reads (already in the WARC) instead of dropping them.
             self.finish()
-            self._error = exc
+            if not self._stopped:  # a read broken by stop() is the stream's clean end
+                self._error = exc
             return 0
         if not data:
             self.finish()
@@ -419,8 +474,10 @@ class StreamRecording(io.RawIOBase):
             self.sink.remove_stream(self)
             self.upstream.close()
 
-    def interrupt(self) -> None:
-        """Called from another thread on harvest.stop: wake a read blocked on the socket."""
+    def stop(self) -> None:
+        """From another thread on harvest.stop or shutdown: read no more from the socket (waking a read
+        blocked on it) and report EOF, so the client still gets, and counts, every byte recorded."""
+        self._stopped = True
         try:
             self.upstream.shutdown()
         except Exception:  # already closed or released: nothing is blocked on it

@@ -31,16 +31,6 @@ class _Twarc(Twarc2):
         self._mount(self.client)
 
 
-class _StopFlag:
-    """The `event` twarc's stream loop polls on every line (keep-alives included)."""
-
-    def __init__(self, harvest: Any) -> None:
-        self._harvest = harvest
-
-    def is_set(self) -> bool:
-        return self._harvest.stopping
-
-
 class TwitterHarvester(Harvester):
     platform = "twitter"
     service = "Twitter Harvester"
@@ -207,14 +197,14 @@ class TwitterHarvester(Harvester):
         self._stream(self.twarc.sample)
 
     def _stream(self, connect: Callable[..., Iterator[dict]]) -> None:
+        # No stop event for twarc: on harvest.stop the engine ends the stream after the lines already
+        # recorded (so each is counted) and refuses twarc's reconnect with HarvestStopped, a normal end.
         try:
-            for item in connect(event=_StopFlag(self.harvest), record_keepalive=False):
+            for item in connect(record_keepalive=False):
                 if isinstance(item, dict) and "data" in item:
                     self.harvest.count("tweets")
-                if self.harvest.stopping:
-                    break
         except Exception:
-            if not self.harvest.stopping:  # a closed socket on stop is how a stream ends
+            if not self.harvest.stopping:  # HarvestStopped, or a line cut mid-way by the stop
                 raise
 
     def _sync_rules(self) -> None:

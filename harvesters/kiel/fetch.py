@@ -3,7 +3,6 @@ body, and follow redirects hop by hop so every URL in a chain gets its own objec
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urljoin
@@ -16,7 +15,6 @@ from harvesters.kiel.objects import Version
 
 REDIRECTS = {301, 302, 303, 307, 308}
 MAX_HOPS = 10
-_ANSWERED = re.compile(r"answered (\d{3})")
 
 
 @dataclass
@@ -61,8 +59,7 @@ def _get(session: requests.Session, url: str) -> tuple[int, str | None, bytes, s
     try:
         response = session.get(url, allow_redirects=False)
     except HarvestError as exc:  # 401/403 and exhausted 5xx retries arrive as errors; keep their status
-        m = _ANSWERED.search(exc.message)
-        return (int(m.group(1)) if m else 0), None, b"", None, f"{exc.code}: {exc.message}"
+        return exc.status or 0, None, b"", None, f"{exc.code}: {exc.message}"
     except requests.RequestException as exc:
         return 0, None, b"", None, f"{type(exc).__name__}: {exc}"
     return (response.status_code, response.headers.get("Content-Type"), response.content,

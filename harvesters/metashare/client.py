@@ -90,17 +90,9 @@ class MetashareClient:
 
     def inventory(self) -> dict[str, str]:
         """{storage id: checksum} from GET /sync/?sync_protocol=1.0, as the node sent it (sync checks each entry)."""
-        try:
-            reply = self.session.get(
-                f"{self.base_url}/sync/", params={"sync_protocol": SYNC_PROTOCOL}, timeout=self.timeout
-            )
-        except HarvestError as exc:
-            # The engine's session retries every 5xx and then raises; 501 is this protocol's "wrong version".
-            if " answered 501" in exc.message:
-                raise MetashareError(codes.SYNC_PROTOCOL_UNSUPPORTED, _unsupported()) from None
-            raise
+        reply = self.session.get(f"{self.base_url}/sync/", params={"sync_protocol": SYNC_PROTOCOL}, timeout=self.timeout)
         self._refuse_auth_failure(reply, "GET /sync/")
-        if reply.status_code == 501:
+        if reply.status_code == 501:  # this protocol's "wrong version"; the engine answers it without retrying
             raise MetashareError(codes.SYNC_PROTOCOL_UNSUPPORTED, _unsupported())
         self._require_ok(reply, "GET /sync/")
         if reply.headers.get("Sync-Protocol") != SYNC_PROTOCOL:
