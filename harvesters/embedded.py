@@ -18,7 +18,7 @@ from typing import Any, Callable, TextIO
 from harvesters import registry
 from messages.model import COMPLETED_SUCCESS, decode_body
 from messages.routing import key as routing_key_for
-from messages.validation import InvalidMessage
+from messages.validation import InvalidMessage, validate_for_key
 from swath.config import Config
 from swath.jobs import JobContext, JobInterrupted, Publish
 
@@ -26,10 +26,12 @@ EXIT_SUCCESS, EXIT_FAILURE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 3
 
 
 def print_publish(out: TextIO, sent: list[dict[str, Any]] | None = None) -> Publish:
-    """A publish function writing JSON lines (one message each) to `out`; also keeps them in `sent`."""
+    """A publish function writing JSON lines (one message each) to `out`; also keeps them in `sent`.
+    Each message is validated first, as the broker worker does: an invalid one raises InvalidMessage."""
     lock = threading.Lock()
 
     def publish(routing_key: str, body: dict[str, Any]) -> None:
+        validate_for_key(routing_key, body)
         line = json.dumps({"routing_key": routing_key, "message": body}, ensure_ascii=False)
         with lock:
             out.write(line + "\n")

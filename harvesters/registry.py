@@ -1,12 +1,16 @@
-"""Harvest type name -> (platform, "module:Class", stream?), imported only when looked up.
+"""Harvest type name -> (platform, "module:Class", may stream?), imported only when looked up.
 
-Platform engineers add one line per harvest type to HARVEST_TYPES. The worker runtime and
-the CLI use `harvester_types()` to bind queues and `lookup(type)` to find the class.
+Platform engineers add one line per harvest type to HARVEST_TYPES. A third-party metadata backend
+installed under the `swath.backends` entry point group needs no line: its name is its harvest type
+and platform (see harvesters/backends.py). The worker runtime and the CLI use `harvester_types()`
+to bind queues and `lookup(type)` to find the class.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,7 +19,10 @@ from messages import codes
 if TYPE_CHECKING:
     from harvesters.base import Harvester
 
-# type name: (platform for routing keys, "module:Class", is a stream harvest)
+log = logging.getLogger(__name__)
+
+# type name: (platform for routing keys, "module:Class", may be a stream: the worker runs such types
+# concurrently; each message's Harvester.is_stream(start) decides)
 HARVEST_TYPES: dict[str, tuple[str, str, bool]] = {
     "generic_pages": ("generic", "harvesters.generic:GenericHarvester", False),
     "generic_stream": ("generic", "harvesters.generic:GenericHarvester", True),
@@ -51,11 +58,14 @@ class UnknownHarvestType(LookupError):
 class HarvesterType:
     name: str
     platform: str
-    target: str  # "module:Class"
-    stream: bool
+    target: str  # "module:Class" (of the Backend, for an entry-point backend)
+    stream: bool  # may stream
+    backend: bool = False  # a `swath.backends` entry point, run by harvesters.backends.BackendHarvester
 
     def load(self) -> "type[Harvester]":
         """Import the class; checks it really handles this type."""
+        if self.backend:
+            return _backend_harvester(self.name, self.target)
         module_name, _, class_name = self.target.partition(":")
         cls = getattr(importlib.import_module(module_name), class_name)
         if self.name not in cls.types:
@@ -66,14 +76,54 @@ class HarvesterType:
 
 
 def harvester_types() -> list[HarvesterType]:
-    """Every registered harvest type, sorted by name."""
-    return [lookup(name) for name in sorted(HARVEST_TYPES)]
+    """Every registered harvest type and every entry-point backend that loads, sorted by name."""
+    found = [lookup(name) for name in HARVEST_TYPES]
+    for name, target in _plugin_backends().items():
+        htype = HarvesterType(name, name, target, False, backend=True)
+        try:
+            htype.load()
+        except UnknownHarvestType as exc:  # a broken plugin must not take the installed types down with it
+            log.warning("%s", exc.message)
+            continue
+        found.append(htype)
+    return sorted(found, key=lambda t: t.name)
 
 
 def lookup(type_name: str) -> HarvesterType:
-    try:
+    """The registered type, else an entry-point backend of that name; UnknownHarvestType if neither."""
+    if type_name in HARVEST_TYPES:
         platform, target, stream = HARVEST_TYPES[type_name]
-    except KeyError:
-        known = ", ".join(sorted(HARVEST_TYPES)) or "none"
-        raise UnknownHarvestType(f"no harvester for harvest type {type_name!r}; known types: {known}") from None
-    return HarvesterType(type_name, platform, target, stream)
+        return HarvesterType(type_name, platform, target, stream)
+    plugins = _plugin_backends()
+    if type_name in plugins:
+        return HarvesterType(type_name, type_name, plugins[type_name], False, backend=True)
+    known = ", ".join(sorted([*HARVEST_TYPES, *plugins])) or "none"
+    raise UnknownHarvestType(f"no harvester for harvest type {type_name!r}; known types: {known}")
+
+
+def _plugin_backends() -> dict[str, str]:
+    """Entry-point backends whose name is not a registered type (the registry wins), name -> target."""
+    # imported here: harvesters.backends imports the engine, which imports this module
+    from harvesters.backends import installed_backends
+
+    return {name: target for name, target in installed_backends().items() if name not in HARVEST_TYPES}
+
+
+def _backend_harvester(name: str, target: str) -> "type[Harvester]":
+    from harvesters.backends import load_backend
+
+    try:
+        backend = load_backend(name)
+    except Exception as exc:  # ImportError, AttributeError, not a Backend: the plugin's fault, said clearly
+        raise UnknownHarvestType(f"backend {name!r} ({target}) cannot be loaded: {type(exc).__name__}: {exc}") from None
+    if backend.name != name:
+        raise UnknownHarvestType(f"backend {target} is installed as {name!r} but names itself {backend.name!r}")
+    return _harvester_class(backend)
+
+
+@functools.cache
+def _harvester_class(backend: type) -> "type[Harvester]":
+    """One Harvester class per backend class, however often it is looked up."""
+    from harvesters.backends import harvester_for
+
+    return harvester_for(backend)

@@ -8,10 +8,14 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from harvesters.embedded import EXIT_INVALID, EXIT_SUCCESS, print_publish, run_message
 from harvesters.http import REDACTED, Redactor, rate_limit_wait
 from harvesters.state import StateStore
 from harvesters.warc import RecordFactory, WarcFile, find_harvest_warcs, recover, safe_id
+from messages import codes
+from messages.validation import InvalidMessage
 from tests.fakes.httpserver import FakeServer
 from tests.test_engine_support import PagedApi, read_records, start_message, warcio_check
 
@@ -89,9 +93,6 @@ def test_rate_limit_wait_reads_reset_headers():
 
 
 def test_embedded_runner_prints_json_lines(config):
-    out = io.StringIO()
-    print_publish(out)("warc_created", {"a": 1})
-    assert json.loads(out.getvalue()) == {"routing_key": "warc_created", "message": {"a": 1}}
     with FakeServer() as server:
         PagedApi(server, pages=2)
         out, err = io.StringIO(), io.StringIO()
@@ -99,4 +100,23 @@ def test_embedded_runner_prints_json_lines(config):
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert code == EXIT_SUCCESS
     assert [m["routing_key"] for m in lines][-2:] == ["warc_created", "harvest.status.generic.generic_pages"]
+    assert lines[-1]["message"]["status"] == "completed success"
     assert run_message({"id": "x", "type": "nope", "path": "p"}, config=config, out=out, err=err) == EXIT_INVALID
+
+
+def test_embedded_publish_prints_only_valid_messages():
+    out, sent = io.StringIO(), []
+    publish = print_publish(out, sent)
+    good = {"id": "h:1", "status": "running", "date_started": "2024-01-01T00:00:00+00:00",
+            "service": "Generic Harvester", "host": "localhost", "instance": "1"}
+    publish("harvest.status.generic.generic_pages", good)
+    for key, body, code in [
+        ("harvest.status.generic.generic_pages", {**good, "status": "half done"}, codes.SCHEMA_INVALID),
+        ("warc_created", good, codes.SCHEMA_INVALID),  # a status is not a warc_created
+        ("harvest.finished.generic", good, codes.UNKNOWN_ROUTING_KEY),
+    ]:
+        with pytest.raises(InvalidMessage) as caught:
+            publish(key, body)
+        assert caught.value.code == code
+    assert [json.loads(line)["message"] for line in out.getvalue().splitlines()] == [good]
+    assert [m["message"] for m in sent] == [good]

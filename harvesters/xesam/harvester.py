@@ -24,7 +24,7 @@ from harvesters.xesam.bus import BusError, Endpoint
 from harvesters.xesam.crawler import Crawler, Event
 from harvesters.xesam.payload import DEFAULT_TARGET_PATH, RECORD_CONTENT_TYPE, ms_to_iso
 from messages import codes
-from messages.model import Seed, now_iso
+from messages.model import HarvestStart, Seed, now_iso
 
 
 class XesamError(HarvestError):
@@ -57,8 +57,11 @@ class XesamHarvester(Harvester):
     platform = "xesam"
     service = "Xesam-PMH Harvester"
     types: ClassVar[dict[str, str]] = {"xesam_pmh": "crawl"}
-    # registered as a stream so harvest.stop ends a live crawl; without options.live it ends by itself
-    stream_types = frozenset({"xesam_pmh"})
+    stream_types = frozenset({"xesam_pmh"})  # may stream: only a live crawl waits for harvest.stop
+
+    @classmethod
+    def is_stream(cls, start: HarvestStart) -> bool:
+        return bool(start.options.get("live"))
 
     def crawl(self) -> None:
         harvest = self.harvest

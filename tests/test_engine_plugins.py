@@ -1,0 +1,131 @@
+"""How the engine finds and runs harvesters beyond its own table: `swath.backends` entry points (a real
+dist-info on sys.path, read by importlib.metadata) and the per-message stream hook."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from harvesters import registry
+from harvesters.backends import Backend, Item
+from harvesters.base import TICK, Harvester, run_harvest
+from harvesters.mapping.dataset import Dataset
+from messages import codes
+from tests.fakes.httpserver import FakeServer, Response
+from tests.test_engine_support import context, read_records, start_message, warc_files
+
+PLUGIN = "swath_test_echo"
+
+
+class EchoBackend(Backend):
+    """A third-party backend as a plugin would ship it: ids from /list, each a dataset titled by its id."""
+
+    name = PLUGIN
+    display_name = "Echo (engine test plugin)"
+
+    def list_items(self) -> Iterator[Item]:
+        for rid in self.fetch_json(f"{self.source.url}/list"):
+            yield Item(remote_id=rid, uri=f"{self.source.url}/item/{rid}")
+
+    def process(self, item: Item) -> Dataset | None:
+        return Dataset(remote_id=item.remote_id, title=f"title {item.remote_id}")
+
+
+class MisnamedBackend(EchoBackend):
+    name = "something_else"
+
+
+def install_plugins(tmp_path: Path, monkeypatch, entries: dict[str, str]) -> None:
+    """A distribution's metadata on sys.path, exactly as pip would leave it in site-packages."""
+    dist = tmp_path / "swath_engine_test_plugins-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: swath-engine-test-plugins\nVersion: 1.0\n")
+    lines = "".join(f"{name} = {target}\n" for name, target in entries.items())
+    (dist / "entry_points.txt").write_text(f"[swath.backends]\n{lines}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_an_entry_point_backend_is_a_harvest_type_without_a_registry_line(config, data_root, tmp_path, monkeypatch):
+    with pytest.raises(registry.UnknownHarvestType):
+        registry.lookup(PLUGIN)
+    install_plugins(tmp_path, monkeypatch, {
+        PLUGIN: "tests.test_engine_plugins:EchoBackend",
+        "dcat": "tests.test_engine_plugins:EchoBackend",  # cannot take over a registered type
+    })
+    htype = registry.lookup(PLUGIN)
+    assert (htype.platform, htype.stream) == (PLUGIN, False) and PLUGIN not in registry.HARVEST_TYPES
+    cls = htype.load()
+    assert cls.types == {PLUGIN: "harvest_sources"} and cls.backend is EchoBackend and htype.load() is cls
+    assert registry.lookup("dcat").load().__name__ == "DCATHarvester"
+    assert [t.name for t in registry.harvester_types()].count(PLUGIN) == 1
+
+    ids = ["a1", "b2", "c3"]
+    with FakeServer({"/list": lambda request: Response(200, json.dumps(ids).encode())}) as server:
+        ctx, published = context(config)
+        message = {**start_message(server.url), "type": PLUGIN, "credentials": {}}
+        run_harvest(message, routing_key=f"harvest.start.{PLUGIN}.{PLUGIN}", ctx=ctx)
+    final = published.statuses[-1]
+    assert final["status"] == "completed success", final
+    assert sum(day.get("done", 0) for day in final["stats"].values()) == len(ids)
+    resources = [json.loads(r[4]) for r in read_records(warc_files(data_root)) if r[0] == "resource"]
+    assert sorted(r["id"] for r in resources) == ids
+
+
+def test_a_broken_or_misnamed_plugin_is_refused_clearly_and_hides_nothing(config, tmp_path, monkeypatch):
+    install_plugins(tmp_path, monkeypatch, {
+        "swath_test_missing": "no_such_module_for_swath:Nope",
+        "swath_test_misnamed": "tests.test_engine_plugins:MisnamedBackend",
+    })
+    for name, why in [("swath_test_missing", "ModuleNotFoundError"), ("swath_test_misnamed", "names itself")]:
+        with pytest.raises(registry.UnknownHarvestType) as caught:
+            registry.lookup(name).load()
+        assert why in caught.value.message
+    listed = {t.name for t in registry.harvester_types()}
+    assert set(registry.HARVEST_TYPES) <= listed and not {"swath_test_missing", "swath_test_misnamed"} & listed
+
+    ctx, published = context(config)
+    message = {**start_message("http://127.0.0.1:9/"), "type": "swath_test_missing"}
+    run_harvest(message, routing_key="harvest.start.swath_test_missing.swath_test_missing", ctx=ctx)
+    assert [(s["status"], [e["code"] for e in s["errors"]]) for s in published.statuses] == \
+        [("completed failure", [codes.UNKNOWN_TYPE])]
+
+
+class OptionStream(Harvester):
+    """Streams only when the message asks for it (like xesam_pmh with options.live)."""
+
+    platform = "generic"
+    service = "Option Stream Harvester"
+    types = {"test_option_stream": "run"}
+    stream_types = frozenset({"test_option_stream"})
+    seen: list[tuple[bool, bool]] = []
+
+    @classmethod
+    def is_stream(cls, start) -> bool:
+        return bool(start.options.get("live"))
+
+    def run(self) -> None:
+        deadline = time.monotonic() + (20 if self.harvest.is_stream else 3 * TICK)
+        while not self.harvest.stopping and time.monotonic() < deadline:  # a stream runs until stopped
+            time.sleep(0.01)
+        OptionStream.seen.append((self.harvest.is_stream, self.harvest.stopping))
+
+
+def test_the_message_decides_whether_a_type_that_may_stream_is_a_stream(config, monkeypatch):
+    monkeypatch.setitem(registry.HARVEST_TYPES, "test_option_stream",
+                        ("generic", "tests.test_engine_plugins:OptionStream", True))
+    monkeypatch.setattr(OptionStream, "seen", [])
+    finals = []
+    for live in (False, True):
+        ctx, published = context(config)
+        ctx.stop.set()  # harvest.stop is waiting from the start: only a stream honours it
+        message = {**start_message("x", type_="test_option_stream", harvest_id=f"opt-{live}"),
+                   "options": {"live": live}}
+        run_harvest(message, routing_key="harvest.start.generic.test_option_stream", ctx=ctx)
+        finals.append(published.statuses[-1]["status"])
+    assert OptionStream.seen == [(False, False), (True, True)]
+    assert finals == ["completed success"] * 2
+    assert registry.lookup("test_option_stream").stream  # the registry still says "may stream"
