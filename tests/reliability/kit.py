@@ -163,8 +163,12 @@ class Collector:
                     channel = conn.channel()
                     for method, _props, body in channel.consume(self.queue, auto_ack=True, inactivity_timeout=0.2):
                         if method is not None:
+                            try:
+                                decoded = orjson.loads(body)
+                            except orjson.JSONDecodeError:
+                                decoded = {"undecodable": body.decode("utf-8", "replace")}
                             with self._lock:
-                                self.messages.append((method.routing_key, orjson.loads(body)))
+                                self.messages.append((method.routing_key, decoded))
                         if self._stop.is_set():
                             break
                 finally:
@@ -179,7 +183,8 @@ class Collector:
             return list(self.messages)
 
     def statuses(self, harvest_id: str | None = None) -> list[dict[str, Any]]:
-        return [b for k, b in self.snapshot() if ".status." in k and (harvest_id is None or b["id"] == harvest_id)]
+        return [b for k, b in self.snapshot()
+                if ".status." in k and "id" in b and (harvest_id is None or b["id"] == harvest_id)]
 
     def finals(self) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}
