@@ -226,10 +226,10 @@ class ExportStart:
             collection_id=(body.get("collection") or {}).get("id"),
             dedupe=bool(body.get("dedupe", False)),
             segment_size=body.get("segment_size"),
-            item_date_start=parse_datetime(body.get("item_date_start")),
-            item_date_end=parse_datetime(body.get("item_date_end")),
-            harvest_date_start=parse_datetime(body.get("harvest_date_start")),
-            harvest_date_end=parse_datetime(body.get("harvest_date_end")),
+            item_date_start=parse_datetime(body.get("item_date_start"), field_name="item_date_start"),
+            item_date_end=parse_datetime(body.get("item_date_end"), field_name="item_date_end"),
+            harvest_date_start=parse_datetime(body.get("harvest_date_start"), field_name="harvest_date_start"),
+            harvest_date_end=parse_datetime(body.get("harvest_date_end"), field_name="harvest_date_end"),
             raw=body,
         )
 
@@ -244,9 +244,15 @@ class ExportStatus(_Status):
         return body
 
 
-def parse_datetime(value: str | None) -> dt.datetime | None:
-    """ISO 8601 -> aware datetime; naive values are taken as UTC (SFM sends naive UTC)."""
+def parse_datetime(value: str | None, *, field_name: str = "date") -> dt.datetime | None:
+    """ISO 8601 -> aware datetime; naive values are taken as UTC (SFM sends naive UTC).
+
+    Raises InvalidMessage(schema_invalid) for a date the schema's pattern lets through but the calendar
+    does not have (month 13, February 30th, year 0)."""
     if value is None:
         return None
-    parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidMessage(codes.SCHEMA_INVALID, f"at {field_name}: {value!r} is not a real date ({exc})") from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)

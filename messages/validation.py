@@ -52,12 +52,25 @@ def validator(name: str) -> Draft202012Validator:
 
 
 def _describe(error: jsonschema.ValidationError) -> str:
-    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-    if error.validator == "oneOf" and not error.absolute_path:
+    """A readable line for one schema error that never quotes a credential."""
+    path = list(error.absolute_path)
+    where = "/".join(str(p) for p in path) or "(top level)"
+    if error.validator == "oneOf" and not path:
         return f"at {where}: give exactly one of 'seeds' or 'collection'"
-    if error.validator == "else" or error.validator == "if":
+    if _may_quote(error):
         return f"at {where}: {error.message}"
-    return f"at {where}: {error.message}"
+    # jsonschema's message would quote the value (a credential, or a whole object holding some)
+    if error.validator == "type":
+        return f"at {where}: must be of type {error.validator_value}"
+    return f"at {where}: does not satisfy '{error.validator}'"
+
+
+def _may_quote(error: jsonschema.ValidationError) -> bool:
+    if error.absolute_path and error.absolute_path[0] == "credentials":
+        return False
+    if error.validator == "required":  # names the missing property, not the instance
+        return True
+    return isinstance(error.instance, (str, int, float, bool)) or error.instance is None
 
 
 def validate(name: str, body: Any) -> None:

@@ -138,3 +138,24 @@ def test_builders_produce_valid_messages():
     created = WarcCreated(path="/d/a.warc.gz", sha1="0" * 40, bytes=10, warc_id="w", date_created="2026-01-01T00:00:00",
                           collection_set_id="cs", collection_id="c", harvest_id="h", harvest_type="t")
     assert WarcCreated.from_dict(created.to_dict()) == created
+
+
+@pytest.mark.parametrize("credentials", [{"api_key": ["s3cret-value"]}, "s3cret-value", {"k": {"nested": "s3cret-value"}}])
+def test_schema_errors_never_quote_credentials(credentials):
+    body = changed(VALID_START, credentials=credentials)
+    with pytest.raises(InvalidMessage) as info:
+        validate("harvest_start", body)
+    assert "s3cret-value" not in str(info.value)
+    assert "credentials" in str(info.value)
+
+
+@pytest.mark.parametrize("date", ["0000-00-00T00:00", "2026-02-30T00:00:00", "2026-13-01T00:00:00"])
+def test_impossible_dates_are_schema_invalid(date):
+    with pytest.raises(InvalidMessage) as info:
+        ExportStart.from_dict(changed(VALID_EXPORT, item_date_start=date))
+    assert info.value.code == "schema_invalid" and "item_date_start" in str(info.value)
+
+
+def test_non_ascii_digits_are_not_dates():
+    with pytest.raises(InvalidMessage):
+        validate("export_start", changed(VALID_EXPORT, item_date_start="\u0662\u0660\u0662\u0664-01-01T00:00Z"))

@@ -333,9 +333,6 @@ def test_paths_outside_the_data_root_are_refused(fleet, tmp_path):
     assert not (tmp_path / "x").exists() and not (config.data_root.parent / "b").exists()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "messages/validation.py: a schema error quotes the offending value, so a credential of the wrong type "
-    "is copied into the failure status, the dead-letter reason header and the worker's log"))
 def test_schema_errors_do_not_quote_credentials(fleet):
     config, workers, got, dead, publisher, logs = fleet
     bodies = [{"id": "cred:1", "type": "generic_pages", "path": "p", "credentials": {"api_key": [FUZZ_SECRET]}},
@@ -352,10 +349,6 @@ def test_schema_errors_do_not_quote_credentials(fleet):
     assert not leaks([FUZZ_SECRET], blobs)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "schemas/common.json isoDateTime uses \\d (any Unicode digit in Python's re) and allows year 0, so "
-    "such dates pass the schema and the exporter fails with unknown_error (ValueError in parse_datetime) "
-    "instead of refusing the message with schema_invalid or bad_request"))
 def test_impossible_export_dates_are_refused_with_a_code(fleet):
     config, workers, got, dead, publisher, logs = fleet
     for n, date in enumerate(["0000-00-00T00:00", "\u0662\u0660\u0662\u0664-01-01T00:00Z"]):
