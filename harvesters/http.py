@@ -20,7 +20,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any, Callable, Iterable, Protocol
 from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
 
@@ -177,9 +177,16 @@ def _text(value: str | bytes) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
+_last_date: tuple[int, str] = (0, "")
+
+
 def warc_date() -> str:
     """The WARC-Date of an exchange, taken when it happened rather than when it is written."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # WARC/1.0: whole seconds
+    global _last_date
+    second = int(time.time())
+    if _last_date[0] != second:  # WARC/1.0 dates are whole seconds: format once per second
+        _last_date = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return _last_date[1]
 
 
 def _http_version(raw: Any) -> str:
@@ -193,12 +200,12 @@ def redact_set_cookie(value: str) -> str:
     return f"{name}={REDACTED}{sep}{attributes}" if eq and cookie.strip() else value
 
 
-def _recorded_response_headers(raw: Any, *, decoded: bool) -> list[tuple[str, str]]:
+def _recorded_response_headers(items: Iterable[tuple[str, str]], *, decoded: bool) -> list[tuple[str, str]]:
     """The response's headers as received, renaming those that no longer describe the stored body
     and redacting the values of Set-Cookie (the only change: the body stays byte-exact)."""
     renamed = {"transfer-encoding"} | ({"content-encoding", "content-length"} if decoded else set())
     out = []
-    for name, value in raw.headers.items():
+    for name, value in items:
         lower = name.lower()
         if lower == "set-cookie":
             value = redact_set_cookie(value)
@@ -250,39 +257,53 @@ class RecordingAdapter(HTTPAdapter):
         self.factory = factory  # harvesters.warc.RecordFactory
 
     # --- recording ---
-    def _request_parts(self, request: requests.PreparedRequest) -> tuple[str, str, list[tuple[str, str]], bytes]:
-        uri = self.redactor.url(request.url or "")
+    def _request_parts(self, method: str, url: str, header_items: list[tuple[Any, Any]],
+                       body: Any) -> tuple[str, str, list[tuple[str, str]], bytes]:
+        """The recorded request: URI, request line, headers and body, with the secrets redacted."""
+        uri = self.redactor.url(url)
         split = urlsplit(uri)
         target = (split.path or "/") + (f"?{split.query}" if split.query else "")
         # some auth libraries (requests_oauthlib) set header names or values as bytes
-        headers = [(_text(name), _text(value)) for name, value in request.headers.items()]
+        headers = [(_text(name), _text(value)) for name, value in header_items]
+        content_type = next((value for name, value in headers if name.lower() == "content-type"), "")
         if not any(name.lower() == "host" for name, _ in headers):
-            headers.insert(0, ("Host", urlsplit(request.url or "").netloc.rpartition("@")[2]))
-        body = request.body
+            headers.insert(0, ("Host", urlsplit(url).netloc.rpartition("@")[2]))
         if isinstance(body, str):
             body = body.encode("utf-8")
         elif body is not None and not isinstance(body, bytes):
             headers.append(("X-Swath-Body-Not-Recorded", "streamed upload"))
             body = b""
-        body = self.redactor.body(body or b"", _text(request.headers.get("Content-Type", "")))
-        return uri, f"{request.method} {target} HTTP/1.1", self.redactor.headers(headers), body
+        body = self.redactor.body(body or b"", content_type)
+        return uri, f"{method} {target} HTTP/1.1", self.redactor.headers(headers), body
 
     def _record(self, request: requests.PreparedRequest, raw: Any, body: bytes) -> None:
-        uri, request_line, request_headers, request_body = self._request_parts(request)
-        pair = dict(uri=uri, request_line=request_line, request_headers=request_headers, request_body=request_body,
-                    status_line=f"{raw.status} {raw.reason or ''}".strip(),
-                    response_headers=_recorded_response_headers(raw, decoded=False), response_body=body,
-                    protocol=_http_version(raw), extra={"WARC-Date": warc_date()})
-        # built (digests) and gzipped on the WARC writer's thread, not the platform's
-        self.sink.write_records(lambda: self.factory.pair(**pair))
+        # a snapshot of what the exchange was; the rest of the work is left to the writer
+        method, url, request_body = request.method or "GET", request.url or "", request.body
+        header_items, response_headers = list(request.headers.items()), list(raw.headers.items())
+        status_line, protocol, date = f"{raw.status} {raw.reason or ''}".strip(), _http_version(raw), warc_date()
+
+        def build() -> list:
+            # redaction, digests and gzip run on the WARC writer's thread, not the platform's
+            uri, request_line, request_headers, recorded_body = self._request_parts(method, url, header_items,
+                                                                                    request_body)
+            return self.factory.pair(uri=uri, request_line=request_line, request_headers=request_headers,
+                                     request_body=recorded_body, status_line=status_line,
+                                     response_headers=_recorded_response_headers(response_headers, decoded=False),
+                                     response_body=body, protocol=protocol, extra={"WARC-Date": date})
+
+        self.sink.write_records(build)
 
     def _read_body(self, raw: Any) -> bytes:
         limit = self.limits.max_response_bytes
         declared = raw.headers.get("Content-Length")
-        if declared and declared.isdigit() and int(declared) > limit:
-            raw.close()
-            raise ResponseTooLarge(f"response declares {declared} bytes, over the limit of {limit}",
-                                   status=raw.status)
+        if declared and declared.isdigit() and "chunked" not in raw.headers.get("Transfer-Encoding", ""):
+            if int(declared) > limit:
+                raw.close()
+                raise ResponseTooLarge(f"response declares {declared} bytes, over the limit of {limit}",
+                                       status=raw.status)
+            body = raw.read(decode_content=False)  # the declared length, within the limit: one read
+            raw.release_conn()
+            return body
         chunks, size = [], 0
         for chunk in raw.stream(65536, decode_content=False):
             size += len(chunk)
@@ -355,8 +376,13 @@ class RecordingAdapter(HTTPAdapter):
                 continue
             if status in (401, 403):
                 raise Unauthorized(f"{url} answered {status} {raw.reason}: credentials refused", status=status)
-            # the Response requests built keeps its status, headers and cookies; only the body is replayed
-            response.raw = self._replay(request, raw, body)
+            # the Response requests built keeps its status, headers and cookies; only the body is handed on:
+            # as its content when stored as sent (no copy, no second urllib3 response), else replayed
+            # through urllib3 so it is decoded as usual
+            if raw.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity"):
+                response._content, response._content_consumed = body, True
+            else:
+                response.raw = self._replay(request, raw, body)
             return response
 
     @staticmethod
@@ -372,12 +398,13 @@ class RecordingAdapter(HTTPAdapter):
 
     def _stream_response(self, request: requests.PreparedRequest, response: requests.Response) -> requests.Response:
         raw = response.raw
-        uri, request_line, request_headers, request_body = self._request_parts(request)
+        uri, request_line, request_headers, request_body = self._request_parts(
+            request.method or "GET", request.url or "", list(request.headers.items()), request.body)
         recording = StreamRecording(
             sink=self.sink, factory=self.factory, upstream=raw,
             pair=dict(uri=uri, request_line=request_line, request_headers=request_headers,
                       request_body=request_body, status_line=f"{raw.status} {raw.reason or ''}".strip(),
-                      response_headers=_recorded_response_headers(raw, decoded=True),
+                      response_headers=_recorded_response_headers(raw.headers.items(), decoded=True),
                       protocol=_http_version(raw)),
         )
         headers = raw.headers.copy()

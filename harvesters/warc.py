@@ -8,7 +8,6 @@ is written, so a killed process leaves whole gzip members followed by at most on
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import hashlib
 import os
@@ -154,8 +153,8 @@ class WarcFile:
         self.final_path = folder / f"{safe_id(harvest_id)}-{now.strftime(_STAMP)}-{serial:05d}.warc.gz"
         self.open_path = self.final_path.with_name(self.final_path.name + OPEN_SUFFIX)
         self._fh = open(self.open_path, "xb")
-        self._scratch = BytesIO()
-        self.writer = WARCWriter(self._scratch, gzip=False)  # we gzip each record ourselves
+        self._members = _GzipMembers()
+        self.writer = WARCWriter(self._members, gzip=False)  # gzipped by _GzipMembers, one member a record
         self.records = 0  # records after the warcinfo
         self.write(self.writer.create_warcinfo_record(self.final_path.name, info))
 
@@ -165,15 +164,9 @@ class WarcFile:
 
     def write(self, *records) -> None:
         """Append records, each as its own gzip member, with one write and flush for all of them."""
-        members = []
         for record in records:
-            self._scratch.seek(0)
-            self._scratch.truncate()
             self.writer.write_record(record)
-            compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS | 16)
-            members.append(compressor.compress(self._scratch.getbuffer()))
-            members.append(compressor.flush())
-        self._fh.write(b"".join(members))
+        self._fh.write(self._members.take())
         self._fh.flush()  # whole gzip members reach the OS, so kill -9 loses at most these records
         self.records += sum(1 for record in records if record.rec_type != "warcinfo")
 
@@ -191,17 +184,56 @@ class WarcFile:
         self.open_path.unlink()
 
 
+class _GzipMembers:
+    """The file-like warcio writes a record to: compressed as it comes (no uncompressed copy of the
+    record), each record its own gzip member, since warcio flushes once at the end of every record."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._compressor: Any = None
+
+    def write(self, data: bytes) -> int:
+        if self._compressor is None:
+            self._compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+        self._parts.append(self._compressor.compress(data))
+        return len(data)
+
+    def flush(self) -> None:
+        if self._compressor is not None:
+            self._parts.append(self._compressor.flush())
+            self._compressor = None
+
+    def take(self) -> bytes:
+        """The members written since the last take()."""
+        data, self._parts = b"".join(self._parts), []
+        return data
+
+
+_B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+_B32_PAIRS = [a + b for a in _B32 for b in _B32]  # 10 bits -> 2 characters
+
+
+def _b32_sha1(digest: bytes) -> str:
+    """base64.b32encode of a 20-byte SHA-1 (160 bits: no padding), without its per-call overhead."""
+    n = int.from_bytes(digest, "big")
+    return "".join([_B32_PAIRS[(n >> shift) & 0x3FF] for shift in range(150, -1, -10)])
+
+
 def _sha1(*parts: bytes) -> str:
     digest = hashlib.sha1()
     for part in parts:
         digest.update(part)
-    return "sha1:" + base64.b32encode(digest.digest()).decode("ascii")
+    return "sha1:" + _b32_sha1(digest.digest())
+
+
+_EMPTY_SHA1 = _sha1(b"")  # the payload digest of most requests (GETs)
 
 
 def _digests(http_headers: StatusAndHeaders, body: bytes) -> dict[str, str]:
     """Block and payload digests computed once here, so warcio does not re-read the body twice."""
     http_headers.compute_headers_buffer(None)
-    return {"WARC-Payload-Digest": _sha1(body), "WARC-Block-Digest": _sha1(http_headers.headers_buff, body)}
+    payload = _sha1(body) if body else _EMPTY_SHA1
+    return {"WARC-Payload-Digest": payload, "WARC-Block-Digest": _sha1(http_headers.headers_buff, body)}
 
 
 class RecordFactory:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import gzip
 import hashlib
+import json
 import logging
 from typing import Iterator
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from harvesters.base import Harvest
 from harvesters.errors import RemoteError, ResponseTooLarge, Unauthorized
@@ -151,3 +154,21 @@ def test_a_secret_learnt_during_the_harvest_is_redacted_from_then_on(config, dat
     assert token.encode() not in raw_bytes(warc_files(data_root))
     assert harvest.warnings[0].message == "session REDACTED is about to expire"
     assert "/api?session=" in caplog.text and token not in caplog.text
+
+
+def test_bodies_reach_the_client_decoded_and_the_warc_as_sent(config, data_root, server):
+    plain = json.dumps({"items": list(range(300))}).encode()
+    packed = gzip.compress(plain)
+    server.route("/plain")(lambda request: Response(200, plain))
+    server.route("/packed")(lambda request: Response(200, packed, headers={"Content-Encoding": "gzip"}))
+    with recording(config, data_root) as harvest:
+        as_sent = harvest.http.get(server.url + "/plain")
+        encoded = harvest.http.get(server.url + "/packed")
+    assert as_sent.content == plain and b"".join(as_sent.iter_content(7)) == plain
+    assert encoded.content == plain and encoded.json() == json.loads(plain)
+    files = warc_files(data_root)
+    assert warcio_check(files).returncode == 0
+    with open(files[0], "rb") as fh:
+        stored = {rec.rec_headers.get_header("WARC-Target-URI").rsplit("/", 1)[1]: rec.raw_stream.read()
+                  for rec in ArchiveIterator(fh) if rec.rec_type == "response"}
+    assert stored == {"plain": plain, "packed": packed}  # gzip stays gzip in the WARC

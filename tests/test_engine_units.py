@@ -120,3 +120,13 @@ def test_embedded_publish_prints_only_valid_messages():
         assert caught.value.code == code
     assert [json.loads(line)["message"] for line in out.getvalue().splitlines()] == [good]
     assert [m["message"] for m in sent] == [good]
+
+
+def test_digests_are_base32_sha1_as_the_standard_library_writes_them():
+    import base64
+    import hashlib
+
+    from harvesters.warc import _sha1
+
+    for data in [b"", b"x", bytes(range(256)) * 40]:
+        assert _sha1(data) == "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
