@@ -80,8 +80,6 @@ def test_tumblr_harvest_and_export_through_rabbitmq(config, broker):
     assert sorted(row["tumblr_id"] for row in rows) == sorted(warc_ids)
 
 
-@pytest.mark.xfail(strict=True, reason="engine: lines buffered when a stream stops are in the WARC but not "
-                   "counted in stats (being fixed in harvesters/http.py)")
 def test_stream_harvest_stops_through_rabbitmq(config, broker):
     config = dataclasses.replace(config, warc_max_seconds=0.5, status_interval=0.3)
     with FakeServer() as server:
