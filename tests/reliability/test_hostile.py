@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from messages import codes
 from messages.broker import DEAD_REASON_CODE, DEAD_REASON_MESSAGE, Publisher
-from messages.model import COMPLETED_SUCCESS, HarvestStatus, Origin, now_iso
+from messages.model import COMPLETED_SUCCESS, ExportStart, HarvestStart, HarvestStatus, HarvestStop, Origin, now_iso
 from messages.validation import InvalidMessage, validate
 from tests.fakes.httpserver import FakeServer, Request, Response, end_chunks, write_chunk
 from tests.reliability.kit import (
@@ -41,6 +41,8 @@ pytestmark = pytest.mark.reliability
 FUZZ_SECRET = "fz-secret-3c2b1a0f9e"
 CODES = {v for k, v in vars(codes).items() if k.isupper() and isinstance(v, str)}
 _counter = itertools.count()
+PARSERS = {"harvest_start": HarvestStart.from_dict, "export_start": ExportStart.from_dict,
+           "harvest_stop": HarvestStop.from_dict}
 
 
 class DeadLetters:
@@ -109,6 +111,7 @@ def expected_refusal(kind: str, raw: bytes) -> str | None:
         return codes.UNKNOWN_TYPE
     try:
         validate(kind, body)
+        PARSERS[kind](body)  # the dataclasses check what a schema cannot, e.g. that a date exists
     except InvalidMessage as exc:
         return exc.code
     return None
