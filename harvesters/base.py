@@ -9,6 +9,7 @@ time, and turns harvest.stop / shutdown into `Harvest.stopping` and closed strea
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import queue
 import threading
@@ -23,7 +24,7 @@ from requests.adapters import HTTPAdapter
 from harvesters import registry
 from harvesters.errors import HarvestError, HarvestStopped
 from harvesters.http import Limits, RecordingAdapter, Redactor, StreamRecording, install_log_filter
-from harvesters.state import StateStore
+from harvesters.state import StateStore, write_json_atomic
 from harvesters.warc import (
     SOFTWARE,
     ClosedWarc,
@@ -33,6 +34,7 @@ from harvesters.warc import (
     find_harvest_warcs,
     name_pattern,
     recover,
+    safe_id,
 )
 from messages import codes
 from messages.model import (
@@ -323,6 +325,27 @@ class Harvest:
             return sum(n for counts in self.stats.values() for n in counts.values())
 
 
+class FinalOutcome:
+    """The final status of a finished harvest, kept beside its WARCs so a redelivered start message
+    (a worker died after finishing, before its ack) neither harvests again nor loses the final status.
+
+    Written before the final status is published and marked published after the broker confirmed it;
+    a redelivery re-publishes only what was not confirmed."""
+
+    def __init__(self, *, directory: Path, harvest_id: str) -> None:
+        self.path = directory / ".swath-harvests" / f"{safe_id(harvest_id)}.json"
+
+    def read(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.path.read_text("utf-8"))
+        except FileNotFoundError:
+            return None
+
+    def write(self, status: dict[str, Any], *, published: bool) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.path, {"status": status, "published": published})
+
+
 class _Run:
     """The control loop of one harvest, on the job's thread (the only thread that publishes)."""
 
@@ -370,6 +393,9 @@ class _Run:
 
     def run(self) -> None:
         harvest, ctx = self.harvest, self.ctx
+        outcome = FinalOutcome(directory=harvest.directory, harvest_id=harvest.start.id)
+        if self._finished_before(outcome):
+            return
         prior = harvest._resume()
         self.publish_status(RUNNING)
         for warc in prior:  # reported again: warc ids are stable, consumers treat them idempotently
@@ -394,8 +420,30 @@ class _Run:
             raise JobInterrupted(f"harvest {harvest.start.id} interrupted by shutdown")
         self._record_outcome()
         final = COMPLETED_FAILURE if harvest.errors else COMPLETED_SUCCESS
-        self.publish_status(final)
+        body = harvest._status(final, self.origin, self.started).to_dict()
+        outcome.write(body, published=False)
+        ctx.publish(self.status_key, body)
+        outcome.write(body, published=True)
         ctx.log.info("%s: %s", self.progress(), final)
+
+    def _finished_before(self, outcome: FinalOutcome) -> bool:
+        """A start for a harvest that already finished: report what was not confirmed, harvest nothing."""
+        record = outcome.read()
+        if record is None:
+            return False
+        harvest, ctx = self.harvest, self.ctx
+        if record["published"]:
+            ctx.log.info("harvest %s already finished (%s); redelivered start ignored",
+                         harvest.start.id, record["status"]["status"])
+            return True
+        ctx.log.info("harvest %s finished but its final status was not confirmed; publishing it again",
+                     harvest.start.id)
+        done, _leftovers = find_harvest_warcs(harvest.directory, harvest.start.id)
+        for path in done:
+            self.publish_warc(ClosedWarc.of(path, harvest.start.id))
+        ctx.publish(self.status_key, record["status"])
+        outcome.write(record["status"], published=True)
+        return True
 
     def _loop(self, worker: threading.Thread) -> None:
         """Until the platform thread ends: stop, rotation, warc_created, running statuses, progress."""

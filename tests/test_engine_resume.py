@@ -12,6 +12,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from harvesters.base import run_harvest
 from messages import codes
 from swath.jobs import JobInterrupted
@@ -115,17 +117,43 @@ def test_shutdown_interrupts_and_the_redelivery_resumes(config, data_root):
     _check_resumed_run(published, data_root, api, pages * per_page)
 
 
-def test_resume_of_a_finished_harvest_id_reports_its_warcs_and_adds_nothing_missing(config, data_root):
+def test_a_finished_harvest_delivered_again_is_not_harvested_again(config, data_root):
     with FakeServer() as server:
         api = PagedApi(server, pages=3, per_page=2)
         message = start_message(server.url + "/pages")
         ctx, first = context(config)
         run_harvest(message, routing_key=routing_key(), ctx=ctx)
+        served, files = list(api.served), warc_files(data_root)
         ctx, second = context(config)
         run_harvest(message, routing_key=routing_key(), ctx=ctx)
-    assert second.warcs[0] == first.warcs[0]  # same file, same stable id
-    assert codes.HARVEST_RESUMED in [w["code"] for w in second.statuses[-1]["warnings"]]
-    assert set(page_item_ids(warc_files(data_root))) == set(api.served)
+    assert first.statuses[-1]["status"] == "completed success"
+    assert second.messages == []  # its final status was confirmed: nothing to report twice
+    assert api.served == served and warc_files(data_root) == files
+
+
+def test_a_final_status_that_was_never_confirmed_is_published_on_redelivery(config, data_root):
+    class BrokerGone(Exception):
+        pass
+
+    def publish_until_final(routing_key, body):
+        if body.get("status") in ("completed success", "completed failure"):
+            raise BrokerGone  # the worker dies here: WARCs done, final status never confirmed
+        first(routing_key, body)
+
+    with FakeServer() as server:
+        api = PagedApi(server, pages=3, per_page=2)
+        message = start_message(server.url + "/pages")
+        _ctx, first = context(config)
+        ctx = dataclasses.replace(_ctx, publish=publish_until_final)
+        with pytest.raises(BrokerGone):
+            run_harvest(message, routing_key=routing_key(), ctx=ctx)
+        served = list(api.served)
+        ctx, second = context(config)
+        run_harvest(message, routing_key=routing_key(), ctx=ctx)
+    assert api.served == served  # nothing fetched again
+    assert second.kinds()[-1] == "completed success"
+    assert [w["warc"]["path"] for w in second.warcs] == [str(p) for p in warc_files(data_root)]
+    assert sum(day["items"] for day in second.statuses[-1]["stats"].values()) == len(served)
 
 
 def test_a_leftover_open_warc_is_recovered_reported_and_never_reported_open(config, data_root):

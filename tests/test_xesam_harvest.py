@@ -133,17 +133,17 @@ def _partial_gunzip(path) -> bytes:
 
 
 def test_without_a_bus_or_a_target_the_harvest_fails_with_a_code(bus_config, config, data_root, serve, tmp_path):
-    no_bus = harvest(dataclasses.replace(config, dbus_session_bus_address=""), start_message())
+    no_bus = harvest(dataclasses.replace(config, dbus_session_bus_address=""), start_message(harvest_id="fail:1"))
     assert codes_of(final(no_bus), "errors") == [codes.XESAM_NO_BUS]
-    no_target = harvest(bus_config, start_message(token="org.swath.test.Nobody"))
+    no_target = harvest(bus_config, start_message(harvest_id="fail:2", token="org.swath.test.Nobody"))
     status = final(no_target)
     assert status["status"] == "completed failure"
     assert codes_of(status, "errors") == [codes.XESAM_TARGET_UNREACHABLE]
     assert json.dumps(status).count("Nobody") >= 1
-    bad_option = harvest(bus_config, start_message(options={"max_batch_size": "lots"}))
+    bad_option = harvest(bus_config, start_message(harvest_id="fail:3", options={"max_batch_size": "lots"}))
     assert codes_of(final(bad_option), "errors") == [codes.BAD_REQUEST]
     serve(tmp_path)  # a live target, but the seed names no valid object path on it
-    bad_path = start_message()
+    bad_path = start_message(harvest_id="fail:4")  # each its own harvest: a finished id is not run again
     bad_path["seeds"][0]["uid"] = "not an object path"
     status = final(harvest(bus_config, bad_path))
     assert codes_of(status, "errors") == [codes.XESAM_TARGET_UNREACHABLE] and "object path" in json.dumps(status)

@@ -13,10 +13,6 @@ from tests.reliability.kit import FINAL, GENERIC_SECRET, Collector, ReliabilityA
 pytestmark = pytest.mark.reliability
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine: a redelivered start of a harvest that already completed re-runs it from the first page "
-    "(new WARCs, pages fetched again) and publishes a second final status; nothing records that the "
-    "harvest ended, so _resume() treats it as interrupted"))
 def test_redelivered_finished_harvest_is_not_run_again(config, tmp_path):
     with FakeServer() as server:
         api = ReliabilityApi(server, pages=3, per_page=4, delay=0.0)
