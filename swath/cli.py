@@ -80,6 +80,9 @@ def harvest() -> None:
 def harvest_run(ctx: click.Context, message: str) -> None:
     """Run the harvest.start MESSAGE (a JSON file, or - for stdin) in this process, no broker.
 
+    MESSAGE may also name a validated harvest source (as udata's `harvest run SOURCE` does): that is
+    `swath harvest launch SOURCE --sync`, recorded as a job.
+
     Prints every message a worker would publish (statuses, warc_created) as JSON lines on stdout:
     {"routing_key": ..., "message": ...}. Exits 0 on `completed success`, 1 on `completed failure`,
     2 on an invalid message, 3 when interrupted (run it again to resume). Ctrl-C stops a stream
@@ -89,6 +92,11 @@ def harvest_run(ctx: click.Context, message: str) -> None:
 
     from harvesters.embedded import install_signal_handlers, run_message
 
+    if message != "-" and not Path(message).exists() and not message.endswith(".json"):
+        from swath.commands.sources import launch
+
+        ctx.invoke(launch, source=message, sync=True, as_json=False)
+        return
     config = _config(ctx)
     config.data_root.mkdir(parents=True, exist_ok=True)
     body = read_message(message)

@@ -111,3 +111,19 @@ def test_demo_harvests_and_exports_everything_the_replay_served(data_root):
     with exports[0].open(newline="", encoding="utf-8") as fh:
         assert {row["tumblr_id"] for row in csv.DictReader(fh)} == served_ids
     assert out["export"][-1]["message"]["status"] == "completed success"
+
+
+def test_harvest_run_also_runs_a_validated_source_by_name(data_root):
+    with FakeServer() as server:
+        api = PagedApi(server, pages=2)
+        env = {"SWATH_TEST_KEY": SECRET, "SWATH_DB_URL": f"sqlite:///{data_root / 'store.sqlite'}"}
+        assert swath("harvest", "create", "pages", "--type", "generic_pages", "--seed", server.url + "/pages?page=1",
+                     "--credential", "api_key=env:SWATH_TEST_KEY", data_root=data_root, env=env).returncode == 0
+        refused = swath("harvest", "run", "pages", data_root=data_root, env=env)
+        assert refused.returncode != 0 and "source_not_validated" in refused.stderr + refused.stdout
+        assert swath("harvest", "validate", "pages", data_root=data_root, env=env).returncode == 0
+        result = swath("harvest", "run", "pages", data_root=data_root, env=env)
+        assert result.returncode == 0, result.stderr
+        jobs = json.loads(swath("harvest", "jobs", "pages", "--json", data_root=data_root, env=env).stdout)
+    assert [job["status"] for job in jobs] == ["completed success"]
+    assert len(api.served) == 2 * api.per_page
