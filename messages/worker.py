@@ -130,7 +130,7 @@ class Worker:
                     self._shutdown.wait(delay)
                     delay = min(delay * 2, self.config.reconnect_max_delay)
         finally:
-            self._finish_running()
+            self._signal_running_to_stop()
             self._executor.shutdown(wait=True)
             if self._owns_publisher:
                 self.publisher.close()
@@ -181,9 +181,6 @@ class Worker:
                 running.ctx.shutdown.set()
                 running.ctx.stop.set()
 
-    def _finish_running(self) -> None:
-        self._signal_running_to_stop()
-
     # ---- I/O thread callbacks ----
 
     def _on_message(self, channel: Any, method: Any, props: Any, body: bytes) -> None:
@@ -213,7 +210,7 @@ class Worker:
         try:
             stop = HarvestStop.from_dict(decode_body(body))
         except InvalidMessage as exc:
-            self._executor_independent_dead_letter(method.routing_key, body, exc.code, str(exc))
+            self._dead_letter_in_background(method.routing_key, body, exc.code, str(exc))
             return
         with self._lock:
             running = self._running.get(stop.id)
@@ -313,7 +310,7 @@ class Worker:
                      DEAD_ROUTING_KEY: routing_key, DEAD_QUEUE: self.queue},
         ).result()
 
-    def _executor_independent_dead_letter(self, routing_key: str, body: bytes, code: str, message: str) -> None:
+    def _dead_letter_in_background(self, routing_key: str, body: bytes, code: str, message: str) -> None:
         # Called on the I/O thread: hand the (blocking) publish to a short-lived thread.
         threading.Thread(target=self._dead_letter, args=(routing_key, body, code, message), daemon=True).start()
 
