@@ -12,7 +12,11 @@ ensure_rabbitmq() {
     if ! port_open 5672; then
         command -v rabbitmq-server >/dev/null 2>&1 || { echo "swath: installing rabbitmq-server" >&2; apt_install rabbitmq-server; }
         echo "swath: starting RabbitMQ" >&2
-        as_root rabbitmq-server -detached >/dev/null 2>&1 || true
+        if as_root rabbitmqctl -q eval 'ok.' >/dev/null 2>&1; then
+            as_root rabbitmqctl -q start_app >/dev/null   # the node runs but its app was stopped
+        else
+            as_root rabbitmq-server -detached >/dev/null 2>&1 || true
+        fi
         wait_port 5672 90 RabbitMQ
     fi
     # Harvests and streams hold their message for hours: lift consumer_timeout (default 30 min) to 7 days.
