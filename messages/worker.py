@@ -248,6 +248,9 @@ class Worker:
     # ---- worker threads ----
 
     def _handle(self, channel: Any, delivery_tag: int, routing_key: str, body: bytes, redelivered: bool) -> None:
+        if self._shutdown.is_set():  # prefetched while shutting down: leave it to the next worker
+            self._settle_threadsafe(channel, delivery_tag, requeue=True)
+            return
         requeue: bool | None = None
         message_id: str | None = None
         try:

@@ -16,6 +16,7 @@ import pytest
 
 from messages.broker import DEAD_REASON_CODE, DEAD_ROUTING_KEY, Publisher, Unroutable
 from messages.worker import wait_for
+from swath.jobs import JobInterrupted
 from tests.brokerprobe import close_connections_named, running_worker
 from tests.dummyjob import dummy_spec
 
@@ -204,3 +205,20 @@ def test_a_job_cannot_publish_an_invalid_message(config, broker):
         assert wait_for(lambda: w.processed == 1, 20)
     assert len(errors) == 1 and getattr(errors[0], "code", None) == "schema_invalid"
     assert broker.depth(config.status_queue) == 0  # nothing invalid reached the wire
+
+
+def test_shutdown_leaves_running_and_waiting_work_in_the_queue(config, broker):
+    started = []
+
+    def job(body, *, routing_key, ctx):
+        started.append(body["id"])
+        ctx.stop.wait(30)  # until shutdown
+        raise JobInterrupted()
+
+    # prefetch = concurrency = 1: the second waits in the queue while the first runs
+    with running_worker(config, dummy_spec(job=job)) as w:
+        broker.publish("harvest.start.dummy.dummy", start_message("first"))
+        broker.publish("harvest.start.dummy.dummy", start_message("second"))
+        assert wait_for(lambda: started == ["first"], 20)
+    assert started == ["first"]  # the second never started during shutdown
+    assert broker.depth(w.queue) == 2  # both back in the queue
