@@ -23,7 +23,13 @@ from requests.adapters import HTTPAdapter
 
 from harvesters import registry
 from harvesters.errors import HarvestError, HarvestStopped
-from harvesters.http import Limits, RecordingAdapter, Redactor, StreamRecording, install_log_filter
+from harvesters.http import (
+    Limits,
+    RecordingAdapter,
+    Redactor,
+    StreamRecording,
+    install_log_filter,
+)
 from harvesters.state import StateStore, write_json_atomic
 from harvesters.warc import (
     SOFTWARE,
@@ -52,6 +58,7 @@ from messages.routing import WARC_CREATED, BadRoutingKey, parse, status_key_for
 from swath.config import Config
 from swath.jobs import JobContext, JobInterrupted
 from swath.paths import PathOutsideDataRoot, resolve_inside
+from swath.stops import clear_stop, stop_recorded
 
 TICK = 0.1  # control-loop period: bounds how late a rotation, status or stop is handled
 
@@ -396,6 +403,9 @@ class _Run:
         outcome = FinalOutcome(directory=harvest.directory, harvest_id=harvest.start.id)
         if self._finished_before(outcome):
             return
+        if stop_recorded(ctx.config.data_root, harvest.start.id):  # stopped while between workers
+            ctx.log.info("harvest %s was stopped while no worker ran it; stopping now", harvest.start.id)
+            ctx.stop.set()
         prior = harvest._resume()
         self.publish_status(RUNNING)
         for warc in prior:  # reported again: warc ids are stable, consumers treat them idempotently
@@ -424,6 +434,7 @@ class _Run:
         outcome.write(body, published=False)
         ctx.publish(self.status_key, body)
         outcome.write(body, published=True)
+        clear_stop(ctx.config.data_root, harvest.start.id)
         ctx.log.info("%s: %s", self.progress(), final)
 
     def _finished_before(self, outcome: FinalOutcome) -> bool:

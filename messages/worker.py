@@ -25,8 +25,7 @@ from typing import Any, Callable
 import pika
 import pika.exceptions
 
-from messages import codes
-from messages import routing
+from messages import codes, routing
 from messages.broker import (
     DEAD_QUEUE,
     DEAD_REASON_CODE,
@@ -50,6 +49,7 @@ from messages.model import (
 from messages.validation import InvalidMessage, validate_for_key
 from swath.config import Config
 from swath.jobs import Job, JobContext, JobInterrupted
+from swath.stops import record_stop
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +215,9 @@ class Worker:
         with self._lock:
             running = self._running.get(stop.id)
         if running is None:
-            log.info("stop for harvest %s ignored: not running on this replica (%s)", stop.id, self.replica)
+            # remembered, in case the stream is between workers (redelivery) right now
+            record_stop(self.config.data_root, stop.id)
+            log.info("stop for harvest %s recorded: not running on this replica (%s)", stop.id, self.replica)
             return
         log.info("stopping harvest %s", stop.id)
         running.ctx.stop.set()

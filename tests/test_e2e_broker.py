@@ -119,3 +119,33 @@ def test_path_outside_data_root_is_refused_through_rabbitmq(config, broker, body
     assert final["status"] == "completed failure"
     assert [e["code"] for e in final["errors"]] == ["path_outside_data_root"]
     assert not any(config.data_root.rglob("*.warc.gz"))
+
+
+def test_a_stop_heard_while_no_worker_runs_the_stream_still_stops_it(config, broker):
+    from messages.worker import wait_for
+    from swath.stops import stop_recorded
+    from tests.dummyjob import dummy_spec
+
+    config = dataclasses.replace(config, status_interval=0.3)
+    with FakeServer() as server:
+        stream = StreamApi(server)
+        start = {"id": "e2e:stream:between", "type": "generic_stream", "path": "collections/s/between",
+                 "seeds": [{"id": "seed-1", "token": server.url + "/stream"}],
+                 "collection_set": {"id": "s"}, "collection": {"id": "between"}}
+        # a replica that hears generic stops but runs nothing: the stream is "between workers"
+        idle_replica = dummy_spec(name="idle_replica", bindings=["idle.start.#"],
+                                  stop_bindings=["harvest.stop.generic.*"])
+        broker.queue(config.queue_prefix + "generic_harvester", ["harvest.start.generic.*"])
+        with running_worker(config, idle_replica), Publisher(config=config) as requester:
+            requester.publish("harvest.start.generic.generic_stream", start).result(30)
+            requester.publish("harvest.stop.generic.generic_stream", {"id": start["id"]}).result(30)
+            assert wait_for(lambda: stop_recorded(config.data_root, start["id"]), 20)
+        with running_worker(config, "generic_harvester"):
+            received = until_final(broker, config.status_queue)
+    final = received[-1][1]
+    assert final["status"] == "completed success", final
+    assert stream.connections == 1  # it opened the stream once, then stopped instead of running on
+    warcs = [Path(body["warc"]["path"]) for key, body in received if key == "warc_created"]
+    assert warcs and warcio_check(warcs).returncode == 0
+    lines = [line for body in response_payloads(warcs) for line in body.splitlines() if line.strip()]
+    assert sum(day["items"] for day in final["stats"].values()) == len(lines)
