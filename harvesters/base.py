@@ -340,7 +340,7 @@ class FinalOutcome:
     a redelivery re-publishes only what was not confirmed."""
 
     def __init__(self, *, directory: Path, harvest_id: str) -> None:
-        self.path = directory / ".swath-harvests" / f"{safe_id(harvest_id)}.json"
+        self.path = directory / ".swath" / "harvests" / f"{safe_id(harvest_id)}.json"
 
     def read(self) -> dict[str, Any] | None:
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-_DIR = ".swath-stops"
+_DIR = ".swath/stops"  # beside the exporters' index cache; WARC scans skip .swath
 
 
 def _marker(data_root: Path, harvest_id: str) -> Path:
