@@ -494,10 +494,8 @@ class _Run:
 
 def _refuse(ctx: JobContext, status_key: str, start: HarvestStart, service: str, code: str, message: str) -> None:
     """A harvest that cannot begin: one `completed failure` status, nothing written."""
-    now = now_iso()
-    status = HarvestStatus(id=start.id, status=COMPLETED_FAILURE, date_started=now, date_ended=now,
-                           origin=Origin(service=service, host=ctx.config.host, instance=ctx.instance),
-                           errors=[Note(code, message)])
+    status = HarvestStatus.refused(id=start.id, origin=Origin(service=service, host=ctx.config.host,
+                                                              instance=ctx.instance), code=code, message=message)
     ctx.log.warning("harvest %s refused: %s: %s", start.id, code, message)
     ctx.publish(status_key, status.to_dict())
 

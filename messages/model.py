@@ -116,6 +116,13 @@ class _Status:
     warnings: list[Note] = field(default_factory=list)
     errors: list[Note] = field(default_factory=list)
 
+    @classmethod
+    def refused(cls, *, id: str, origin: Origin, code: str, message: str) -> Any:
+        """The one status of work that could not begin: `completed failure`, started and ended now."""
+        now = now_iso()
+        return cls(id=id, status=COMPLETED_FAILURE, origin=origin, date_started=now, date_ended=now,
+                   errors=[Note(code, message)])
+
     def _common(self) -> dict[str, Any]:
         body: dict[str, Any] = {
             "id": self.id,

@@ -84,23 +84,13 @@ def validate(name: str, body: Any) -> None:
         raise InvalidMessage(codes.SCHEMA_INVALID, f"{name} message is invalid {detail}{more}")
 
 
-# routing-key kind (messages.routing) -> schema name
-_SCHEMA_FOR_KIND = {
-    "harvest_start": "harvest_start",
-    "harvest_stop": "harvest_stop",
-    "harvest_status": "harvest_status",
-    "export_start": "export_start",
-    "export_status": "export_status",
-    "warc_created": "warc_created",
-}
-
-
 def validate_for_key(routing_key: str, body: Any) -> None:
-    """Validate `body` against the schema its routing key implies (raises InvalidMessage)."""
+    """Validate `body` against the schema its routing key implies (raises InvalidMessage); each routing-key
+    kind of messages.routing names its schema."""
     from messages import codes, routing
 
     try:
         kind = routing.parse(routing_key).kind
     except routing.BadRoutingKey as exc:
         raise InvalidMessage(codes.UNKNOWN_ROUTING_KEY, str(exc)) from None
-    validate(_SCHEMA_FOR_KIND[kind], body)
+    validate(kind, body)

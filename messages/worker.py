@@ -37,14 +37,11 @@ from messages.broker import (
     declare_work_queue,
 )
 from messages.model import (
-    COMPLETED_FAILURE,
     ExportStatus,
     HarvestStatus,
     HarvestStop,
-    Note,
     Origin,
     decode_body,
-    now_iso,
 )
 from messages.validation import InvalidMessage, validate_for_key
 from swath.config import Config
@@ -325,16 +322,11 @@ class Worker:
             status_key = str(key.status_key())
         except (routing.BadRoutingKey, KeyError):
             return
-        origin = Origin(service=self.spec.service, host=self.config.host)
-        notes = [Note(code, message)]
-        if key.kind == "harvest_start":
-            status: Any = HarvestStatus(id=message_id, status=COMPLETED_FAILURE, origin=origin,
-                                        date_started=now_iso(), date_ended=now_iso(), errors=notes)
-        elif key.kind == "export_start":
-            status = ExportStatus(id=message_id, status=COMPLETED_FAILURE, origin=origin,
-                                  date_started=now_iso(), date_ended=now_iso(), errors=notes)
-        else:
+        status_class = {"harvest_start": HarvestStatus, "export_start": ExportStatus}.get(key.kind)
+        if status_class is None:
             return
+        status = status_class.refused(id=message_id, origin=Origin(service=self.spec.service, host=self.config.host),
+                                      code=code, message=message)
         try:
             self._publish(status_key, status.to_dict())
         except Exception:

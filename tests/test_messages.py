@@ -159,3 +159,8 @@ def test_impossible_dates_are_schema_invalid(date):
 def test_non_ascii_digits_are_not_dates():
     with pytest.raises(InvalidMessage):
         validate("export_start", changed(VALID_EXPORT, item_date_start="\u0662\u0660\u0662\u0664-01-01T00:00Z"))
+
+
+def test_every_routing_key_kind_names_its_schema():
+    # validate_for_key relies on it
+    assert set(routing.KINDS) | {routing.WARC_CREATED} == set(SCHEMA_NAMES)
