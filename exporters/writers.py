@@ -14,6 +14,11 @@ from typing import Any, Callable, ClassVar
 import orjson
 import xlsxwriter
 
+try:
+    from exporters import _csvrow
+except ImportError:  # built without a C compiler: the csv module writes the same bytes, slower
+    _csvrow = None
+
 Encoder = Callable[[Any, "list[Any] | None"], Any]
 
 
@@ -46,28 +51,42 @@ class _Sink:
     __slots__ = ("write",)
 
 
+def _python_encode_row(delimiter: str) -> Callable[[list[Any]], bytes]:
+    """The csv module's record as UTF-8 bytes (what the C encoder writes, for builds without it)."""
+    lines: list[str] = []
+    sink = _Sink()
+    sink.write = lines.append  # the csv writer hands each formatted row to write() exactly once
+    out = csv.writer(sink, delimiter=delimiter)
+
+    def encode(row: list[Any]) -> bytes:
+        out.writerow(row)  # csv writes None as an empty field
+        return lines.pop().encode()
+
+    return encode
+
+
+def csv_row_encoder(delimiter: str = ",") -> Callable[[list[Any]], bytes]:
+    """row -> one CSV record (excel dialect, CRLF line ends) as UTF-8 bytes; the C encoder when it was built."""
+    if _csvrow is None:
+        return _python_encode_row(delimiter)
+    encode_row = _csvrow.encode_row
+    return lambda row: encode_row(row, delimiter)
+
+
 class CsvWriter(Writer):
     ext = "csv"
-    dialect_args: ClassVar[dict[str, Any]] = {}
+    delimiter: ClassVar[str] = ","
 
     @classmethod
     def encoder(cls, headers: list[str]) -> Encoder:
-        lines: list[str] = []
-        sink = _Sink()
-        sink.write = lines.append  # the csv writer hands each formatted row to write() exactly once
-        out = csv.writer(sink, **cls.dialect_args)
-
-        def encode(item: Any, row: list[Any] | None) -> str:
-            out.writerow(row)  # csv writes None as an empty field
-            return lines.pop()
-
-        return encode
+        encode_row = csv_row_encoder(cls.delimiter)
+        return lambda item, row: encode_row(row)
 
     def start(self) -> None:
-        self._fh = open(self.path, "w", newline="", encoding="utf-8", buffering=1 << 20)
-        csv.writer(self._fh, **self.dialect_args).writerow(self.headers)
+        self._fh = open(self.path, "wb", buffering=1 << 20)
+        self._fh.write(csv_row_encoder(self.delimiter)(self.headers))
 
-    def write(self, payload: str) -> None:
+    def write(self, payload: bytes) -> None:
         self._fh.write(payload)
 
     def finish(self) -> None:
@@ -76,7 +95,7 @@ class CsvWriter(Writer):
 
 class TsvWriter(CsvWriter):
     ext = "tsv"
-    dialect_args = {"delimiter": "\t"}
+    delimiter = "\t"
 
 
 _XLSX_TYPES = (str, int, float, bool)
