@@ -1,7 +1,7 @@
 """Export speed and memory, measured in one run on the same files (figures go to docs/performance.md).
 
     .venv/bin/python bench/bench_export.py --work /tmp/swath-bench --sizes 50000 200000 \
-        --twarc2 /tmp/twarccsv-venv/bin/twarc2
+        --twarc2 /tmp/twarccsv-venv/bin/twarc2 [--rounds 3]
 
 (a) floor: FastWARC iterates the records and orjson parses each payload, nothing else;
 (b) swath: a CSV export with dedupe through exporters.base.run_export (the job the worker runs);
@@ -17,6 +17,7 @@ import datetime as dt
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -82,6 +83,7 @@ def main() -> None:
     ap.add_argument("--format", default="csv")
     ap.add_argument("--no-dedupe", action="store_true")
     ap.add_argument("--workers", type=int, help="export worker processes (default: by input size)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of floor and swath (median reported)")
     args = ap.parse_args()
     if args.step == "floor":
         return step_floor(args.dir)
@@ -98,26 +100,43 @@ def main() -> None:
         if not (directory / "tweets.jsonl").exists():
             subprocess.run([py, str(HERE / "gen_tweets.py"), "--tweets", str(size), "--out", str(directory)],
                            check=True, cwd=ROOT)
-        floor, _, floor_rss, floor_cpu = _child([py, me, "--step", "floor", "--dir", str(directory)])
-        swath, _, swath_rss, swath_cpu = _child([py, me, "--step", "swath", "--dir", str(directory)])
-        serial, _, serial_rss, serial_cpu = _child([py, me, "--step", "swath", "--dir", str(directory),
-                                                    "--workers", "1"])
+        # Rounds interleave the steps, and each round's ratio compares runs seconds apart: the machine is
+        # shared and its speed drifts, so the median of per-round ratios is the figure, not one run.
+        rounds = []
+        for _ in range(args.rounds):
+            floor, _, floor_rss, floor_cpu = _child([py, me, "--step", "floor", "--dir", str(directory)])
+            swath, _, swath_rss, swath_cpu = _child([py, me, "--step", "swath", "--dir", str(directory)])
+            serial, _, serial_rss, serial_cpu = _child([py, me, "--step", "swath", "--dir", str(directory),
+                                                        "--workers", "1"])
+            rounds.append({"floor_s": floor["seconds"], "swath_s": swath["seconds"], "serial_s": serial["seconds"],
+                           "floor_cpu": floor_cpu, "swath_cpu": swath_cpu, "serial_cpu": serial_cpu,
+                           "floor_rss": floor_rss, "swath_rss": swath_rss, "serial_rss": serial_rss})
+
+        def median(key: str) -> float:
+            return statistics.median(r[key] for r in rounds)
+
+        def median_ratio(num: str, den: str) -> float:
+            return round(statistics.median(r[num] / r[den] for r in rounds), 2)
+
+        items = floor["items"]
         row = {
-            "records_items": floor["items"], "exported_unique": swath["items"],
-            "floor_items_per_s": round(floor["items"] / floor["seconds"]),
-            "swath_csv_dedupe_items_per_s": round(floor["items"] / swath["seconds"]),
-            "ratio_swath_to_floor": round(floor["seconds"] / swath["seconds"], 2),
-            "swath_1_process_items_per_s": round(floor["items"] / serial["seconds"]),
-            "ratio_1_process_to_floor": round(floor["seconds"] / serial["seconds"], 2),
-            "cpu_seconds_floor": round(floor_cpu, 2), "cpu_seconds_swath": round(swath_cpu, 2),
-            "cpu_seconds_swath_1_process": round(serial_cpu, 2),
-            "floor_peak_rss_mb": floor_rss, "swath_csv_peak_rss_mb": swath_rss,
-            "swath_1_process_peak_rss_mb": serial_rss,
+            "records_items": items, "exported_unique": swath["items"], "rounds": args.rounds,
+            "floor_items_per_s": round(items / median("floor_s")),
+            "swath_csv_dedupe_items_per_s": round(items / median("swath_s")),
+            "ratio_swath_to_floor": median_ratio("floor_s", "swath_s"),
+            "ratio_swath_to_floor_each_round": [round(r["floor_s"] / r["swath_s"], 2) for r in rounds],
+            "swath_1_process_items_per_s": round(items / median("serial_s")),
+            "ratio_1_process_to_floor": median_ratio("floor_s", "serial_s"),
+            "cpu_seconds_floor": round(median("floor_cpu"), 2), "cpu_seconds_swath": round(median("swath_cpu"), 2),
+            "cpu_seconds_swath_1_process": round(median("serial_cpu"), 2),
+            "floor_peak_rss_mb": max(r["floor_rss"] for r in rounds),
+            "swath_csv_peak_rss_mb": max(r["swath_rss"] for r in rounds),
+            "swath_1_process_peak_rss_mb": max(r["serial_rss"] for r in rounds),
             "load_average": os.getloadavg()[0],
         }
         if size == max(args.sizes):
             xlsx, _, xlsx_rss, _ = _child([py, me, "--step", "swath", "--dir", str(directory), "--format", "xlsx"])
-            row.update(xlsx_items_per_s=round(floor["items"] / xlsx["seconds"]), xlsx_peak_rss_mb=xlsx_rss)
+            row.update(xlsx_items_per_s=round(items / xlsx["seconds"]), xlsx_peak_rss_mb=xlsx_rss)
             if args.twarc2 and Path(args.twarc2).exists():
                 out_csv = args.work / f"twarc-csv-{size}.csv"
                 # One row per tweet like swath (no inlined referenced tweets); csv never calls the API,
@@ -125,8 +144,8 @@ def main() -> None:
                 _, wall, rss, cpu = _child([args.twarc2, "csv", "--no-inline-referenced-tweets", "--hide-progress",
                                             str(directory / "tweets.jsonl"), str(out_csv)],
                                            env={"BEARER_TOKEN": "unused"})
-                row.update(twarc_csv_items_per_s=round(floor["items"] / wall), twarc_csv_peak_rss_mb=rss,
-                           ratio_swath_to_twarc_csv=round(wall / swath["seconds"], 1),
+                row.update(twarc_csv_items_per_s=round(items / wall), twarc_csv_peak_rss_mb=rss,
+                           ratio_swath_to_twarc_csv=round(wall / median("swath_s"), 1),
                            cpu_seconds_twarc_csv=round(cpu, 2))
         report["sizes"][size] = row
         print(json.dumps({size: row}), flush=True)

@@ -9,15 +9,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from exporters import registry
 from exporters.dedupe import SeenIds
 from exporters.items import Source
 from exporters.output import SegmentedOutput
 from exporters.warc_index import ScanIndex, WarcIndex
-from exporters.reader import Plan, batches, default_workers, sources_for
-from exporters.warc_reader import RecordRef, read_at, scan_refs
+from exporters.reader import Batch, Plan, Readers, default_workers, sources_for
+from exporters.warc_reader import RecordRef, read_at
 from exporters.writers import FORMATS, Writer
 from messages import codes
 from messages.model import COMPLETED_FAILURE, COMPLETED_SUCCESS, RUNNING, ExportStart, ExportStatus, Note, Origin, now_iso
@@ -156,40 +156,32 @@ class Export:
 
         # Current-state tables (datasets, LRs, Xesam payloads) always keep only the latest copy of an item.
         dedupe = start.dedupe or export_type.current_state
-        classes = export_type.sources
-        is_fact = None
-        if any(c.has_facts for c in classes):
-            is_fact = lambda uri, ctype: any(c.is_fact(uri, ctype) for c in classes if c.has_facts)  # noqa: E731
-        refs, fact_refs = self._refs(start, present, is_fact=is_fact, newest_first=dedupe)
-        facts = self._facts(start.type, fact_refs)
-        sources = sources_for(start.type, facts)
-        plan = Plan(
-            type=start.type, format=start.format,
-            uids=frozenset(s.uid for s in start.seeds if s.uid) if start.seeds else None,
-            item_date_start=start.item_date_start, item_date_end=start.item_date_end, newest_first=dedupe,
-            facts=facts,
-        )
         workers = self.workers if self.workers is not None else default_workers(sum(p.stat().st_size for p in present))
-        seen = SeenIds(spill_dir=directory) if dedupe else None
-        bad_lines: dict[str, int] = {}
-        records = 0
-        try:
-            for batch in batches(plan, refs, workers=workers):
-                for table, key, payload in batch.items:
-                    if seen is not None and not seen.add(table, key):
-                        continue
-                    if payload is None:  # a tombstone: its key is remembered, the older copies stay out
-                        continue
-                    self._output(table, export_type, sources, start, directory, writer_cls).write(payload)
-                    self.items_done += 1
-                for warc, n in batch.bad_lines.items():
-                    bad_lines[warc] = bad_lines.get(warc, 0) + n
-                records += batch.records
-                self.warcs_done = sum(1 for w in self._warc_ends if w <= records)
-                self._tick()
-        finally:
-            if seen is not None:
-                seen.close()
+        with Readers(workers) as readers:
+            refs, fact_refs = self._refs(start, present, readers, newest_first=dedupe)
+            facts = self._facts(start.type, fact_refs)
+            sources = sources_for(start.type, facts)
+            plan = Plan(
+                type=start.type, format=start.format,
+                uids=frozenset(s.uid for s in start.seeds if s.uid) if start.seeds else None,
+                item_date_start=start.item_date_start, item_date_end=start.item_date_end, newest_first=dedupe,
+                facts=facts,
+            )
+            seen = SeenIds(spill_dir=directory) if dedupe else None
+            bad_lines: dict[str, int] = {}
+            records = 0
+            try:
+                for batch in readers.batches(plan, refs):
+                    self._write_batch(batch, seen, lambda table: self._output(table, export_type, sources, start,
+                                                                              directory, writer_cls))
+                    for warc, n in batch.bad_lines.items():
+                        bad_lines[warc] = bad_lines.get(warc, 0) + n
+                    records += batch.records
+                    self.warcs_done = sum(1 for w in self._warc_ends if w <= records)
+                    self._tick()
+            finally:
+                if seen is not None:
+                    seen.close()
         for warc, n in bad_lines.items():
             self.warn(codes.ITEM_UNREADABLE, f"{warc}: {n} stream line(s) or bodies were not JSON (e.g. a stream "
                       "cut mid-line); skipped")
@@ -208,6 +200,25 @@ class Export:
                                          f"({', '.join(self._outputs)}): one table each, {export_type.primary_table} "
                                          "in the files without a table name"))
         return files
+
+    def _write_batch(self, batch: Batch, seen: SeenIds | None, output: Callable[[str], SegmentedOutput]) -> None:
+        """Dedupe and write a batch: in one step when it is of one table and nothing in it was seen."""
+        table = batch.table
+        if seen is None:
+            fresh = None
+        elif table is not None:
+            fresh = seen.add_keys(table, batch.keys)
+        else:
+            fresh = [seen.add_keys(t, [k]) is None for t, k in zip(batch.tables, batch.keys)]
+        if fresh is None and table is not None and not batch.tombstones:
+            output(table).write_many(batch.payloads)
+            self.items_done += len(batch.payloads)
+            return
+        for n, (table, payload) in enumerate(zip(batch.tables, batch.payloads)):
+            if (fresh is not None and not fresh[n]) or payload is None:  # a repeat, or a tombstone: its key
+                continue  # is remembered, so the older copies stay out
+            output(table).write(payload)
+            self.items_done += 1
 
     @staticmethod
     def _table(name: str, sources: list[Source]):
@@ -233,10 +244,7 @@ class Export:
         return not ((start.harvest_date_start and date < start.harvest_date_start)
                     or (start.harvest_date_end and date > start.harvest_date_end))
 
-    def _on_truncated(self, warc: str, message: str) -> None:
-        self.warn(codes.WARC_TRUNCATED, message)
-
-    def _refs(self, start: ExportStart, warcs: list[Path], *, is_fact, newest_first: bool
+    def _refs(self, start: ExportStart, warcs: list[Path], readers: Readers, *, newest_first: bool
               ) -> tuple[list[RecordRef], list[RecordRef]]:
         """The records to read, in export order: file order, or (dedupe) newest harvest first, so dedupe
         keeps the first copy it meets, which is the latest, remembering nothing but ids. Then the fact
@@ -244,8 +252,10 @@ class Export:
         refs: list[RecordRef] = []
         facts: list[RecordRef] = []
         ends = []
-        for warc in warcs:
-            for r in scan_refs(warc, on_truncated=self._on_truncated, is_fact=is_fact):
+        for scan in readers.scans([str(w) for w in warcs], start.type):
+            for message in scan.warnings:
+                self.warn(codes.WARC_TRUNCATED, message)
+            for r in scan.refs:
                 if not self._harvest_date_ok(start, r.date):
                     continue
                 if r.item:

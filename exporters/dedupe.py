@@ -1,5 +1,9 @@
-"""Ids already exported, in bounded memory: a set of 64-bit keys that spills to an on-disk SQLite
-table past `memory_limit` ids, so tens of millions of items never hold more than a few MB of RAM."""
+"""Ids already exported, in bounded memory: per table, a set of 64-bit keys that spills to an on-disk
+SQLite table past `memory_limit` ids, so tens of millions of items never hold more than a few MB of RAM.
+
+Keys are made where the items are read (`dedupe_key`, possibly in a worker process), so the process
+that writes only does set operations, a whole batch at a time when nothing in it repeats.
+"""
 
 from __future__ import annotations
 
@@ -7,43 +11,56 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
+_MAX_KEY = (1 << 63) - 1
 
-def _hashed(item_type: str, item_id: str) -> int:
-    digest = hashlib.blake2b(f"{item_type}\x00{item_id}".encode(), digest_size=8).digest()
-    return -(int.from_bytes(digest, "big") >> 1) - 1  # negative: never equal to a numeric key
+
+def dedupe_key(item_id: str) -> int:
+    """A 64-bit key: a numeric id (tweets, photos, posts) is its own key; anything else is hashed to a
+    negative number, so it never equals a numeric key."""
+    if item_id.isascii() and item_id.isdigit() and (item_id[0] != "0" or len(item_id) == 1):
+        key = int(item_id)  # no leading zeros: "07" and "7" are different ids, not one number
+        if key <= _MAX_KEY:
+            return key
+    digest = hashlib.blake2b(item_id.encode(), digest_size=8).digest()
+    return -(int.from_bytes(digest, "big") >> 1) - 1
 
 
 class SeenIds:
     def __init__(self, *, spill_dir: Path, memory_limit: int = 1_000_000) -> None:
         self.spill_dir = spill_dir
         self.memory_limit = memory_limit
-        self._mem: set[int] = set()
+        self._mem: dict[str, set[int]] = {}  # table -> keys, so v1 and v2 copies of one tweet stay distinct
+        self._held = 0
         self._db: sqlite3.Connection | None = None
         self._db_path: Path | None = None
-        self._tables: dict[str, int] = {}  # table -> 0..7, so v1 and v2 copies of one tweet stay distinct
 
-    def _key(self, item_type: str, item_id: str) -> int:
-        # Numeric ids (tweets, photos, posts) are their own key, tagged with the table in 3 bits;
-        # anything else is hashed to 63 bits.
-        tag = self._tables.get(item_type)
-        if tag is None:
-            tag = self._tables[item_type] = len(self._tables)
-        if tag < 8 and item_id.isdigit() and len(item_id) < 19:
-            return int(item_id) * 8 + tag
-        return _hashed(item_type, item_id)
-
-    def add(self, item_type: str, item_id: str) -> bool:
+    def add(self, table: str, item_id: str) -> bool:
         """True if the id was new (and is now recorded)."""
-        key = self._key(item_type, item_id)
+        return self.add_keys(table, [dedupe_key(item_id)]) is None
+
+    def add_keys(self, table: str, keys: list[int]) -> list[bool] | None:
+        """Record `keys` (from dedupe_key) in order; None if every one was new (the common case, settled
+        with two set operations), else whether each was new."""
         if self._db is None:
-            if key in self._mem:
-                return False
-            self._mem.add(key)
-            if len(self._mem) > self.memory_limit:
+            mem = self._mem.setdefault(table, set())
+            batch = set(keys)
+            if len(batch) == len(keys) and mem.isdisjoint(batch):
+                mem |= batch
+                self._held += len(batch)
+                if self._held > self.memory_limit:
+                    self._spill()
+                return None
+            fresh = []
+            for key in keys:
+                fresh.append(key not in mem)
+                mem.add(key)
+            self._held = sum(map(len, self._mem.values()))
+            if self._held > self.memory_limit:
                 self._spill()
-            return True
-        cur = self._db.execute("INSERT OR IGNORE INTO seen(k) VALUES (?)", (key,))
-        return cur.rowcount == 1
+            return fresh
+        fresh = [self._db.execute("INSERT OR IGNORE INTO seen(t, k) VALUES (?, ?)", (table, key)).rowcount == 1
+                 for key in keys]
+        return None if all(fresh) else fresh
 
     def _spill(self) -> None:
         self.spill_dir.mkdir(parents=True, exist_ok=True)
@@ -51,10 +68,11 @@ class SeenIds:
         self._db = sqlite3.connect(self._db_path, isolation_level=None)
         self._db.executescript(
             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-16000;"
-            "CREATE TABLE IF NOT EXISTS seen(k INTEGER PRIMARY KEY) WITHOUT ROWID; BEGIN;"
+            "CREATE TABLE IF NOT EXISTS seen(t TEXT, k INTEGER, PRIMARY KEY (t, k)) WITHOUT ROWID; BEGIN;"
         )
-        self._db.executemany("INSERT OR IGNORE INTO seen(k) VALUES (?)", ((k,) for k in self._mem))
-        self._mem = set()
+        for table, keys in self._mem.items():
+            self._db.executemany("INSERT OR IGNORE INTO seen(t, k) VALUES (?, ?)", ((table, k) for k in keys))
+        self._mem = {}
 
     def close(self) -> None:
         if self._db is not None:

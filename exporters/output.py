@@ -44,6 +44,21 @@ class SegmentedOutput:
         self._in_segment += 1
         self.count += 1
 
+    def write_many(self, payloads: list[Any]) -> None:
+        """Items in order, as write() would take them one by one; a segment's share in one call."""
+        done = 0
+        while done < len(payloads):
+            if self._writer is None or (self.limit and self._in_segment >= self.limit):
+                self._close_segment()
+                self._open()
+            take = len(payloads) - done
+            if self.limit:
+                take = min(take, self.limit - self._in_segment)
+            self._writer.write_many(payloads[done:done + take] if take < len(payloads) else payloads)
+            self._in_segment += take
+            self.count += take
+            done += take
+
     def _close_segment(self) -> None:
         if self._writer is not None:
             self._writer.finish()

@@ -11,15 +11,19 @@ import collections
 import contextlib
 import datetime as dt
 import gc
+import itertools
 import multiprocessing
 import os
+import pickle
+import tempfile
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from exporters import registry
+from exporters.dedupe import dedupe_key
 from exporters.items import Source
-from exporters.warc_reader import RecordRef, read_at
+from exporters.warc_reader import IsFact, RecordRef, read_at, scan_refs
 from exporters.writers import FORMATS, Encoder
 
 CHUNK_RECORDS = 8  # records per task: big enough to amortise the hand-off, small enough to keep order cheap
@@ -41,12 +45,22 @@ class Plan:
 
 @dataclass
 class Batch:
-    """What a chunk of records gave: (table, dedupe key, encoded item or None for a tombstone) in export
-    order, and unreadable lines."""
+    """What a chunk of records gave, in export order: per item its table, dedupe key (when deduping) and
+    encoded payload (None: a tombstone), and unreadable lines. Kept as columns so a batch crosses
+    processes as a few lists, and the writing process can take a whole batch in one step."""
 
-    items: list[tuple[str, str, Any]] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+    keys: list[int] = field(default_factory=list)
+    payloads: list[Any] = field(default_factory=list)
+    tombstones: int = 0
     bad_lines: dict[str, int] = field(default_factory=dict)
     records: int = 0
+
+    @property
+    def table(self) -> str | None:
+        """The table of every item, if they share one (the usual case)."""
+        tables = self.tables
+        return tables[0] if tables and tables.count(tables[0]) == len(tables) else None
 
 
 class RecordReader:
@@ -78,7 +92,8 @@ class RecordReader:
     def read(self, refs: list[RecordRef]) -> Batch:
         plan, batch = self.plan, Batch()
         uids, start, end = plan.uids, plan.item_date_start, plan.item_date_end
-        out = batch.items
+        tables, keys, payloads = batch.tables, batch.keys, batch.payloads
+        dedupe = plan.newest_first
         for ref in refs:
             # The scan that made the refs already reported any cut, so no second warning here.
             resp = read_at(self._open(ref.warc), ref, on_truncated=lambda warc, message: None)
@@ -93,20 +108,24 @@ class RecordReader:
                 batch.bad_lines[warc] = batch.bad_lines.get(warc, 0) + n
 
             items = list(source.items(resp, want_raw=self.want_raw, on_bad=on_bad))
-            if plan.newest_first:
+            if dedupe:
                 items.reverse()  # the first copy dedupe meets is then the latest harvested one
             for item in items:
                 if item.deleted:  # tombstones skip the filters: they must reach dedupe whatever they say
-                    out.append((item.type, item.key or item.id, None))
-                    continue
-                if uids is not None and item.uid not in uids:
-                    continue
-                if start is not None or end is not None:
-                    date = item.date
-                    if date is None or (start is not None and date < start) or (end is not None and date > end):
+                    payload = None
+                    batch.tombstones += 1
+                else:
+                    if uids is not None and item.uid not in uids:
                         continue
-                row = self.tables[item.type].row(item) if self.needs_row else None
-                out.append((item.type, item.key or item.id, self.encoders[item.type](item, row)))
+                    if start is not None or end is not None:
+                        date = item.date
+                        if date is None or (start is not None and date < start) or (end is not None and date > end):
+                            continue
+                    payload = self.encoders[item.type](item, self.tables[item.type].row(item) if self.needs_row else None)
+                tables.append(item.type)
+                payloads.append(payload)
+                if dedupe:
+                    keys.append(dedupe_key(item.key or item.id))
         return batch
 
 
@@ -117,7 +136,28 @@ def sources_for(export_type: str, facts: dict[str, Any]) -> list[Source]:
     return sources
 
 
-_WORKER: RecordReader | None = None
+def fact_test(export_type: str) -> IsFact | None:
+    """Whether a record (by URI and content type) is a fact of this export type; None if it has none."""
+    classes = [c for c in registry.lookup(export_type).sources if c.has_facts]
+    if not classes:
+        return None
+    return lambda uri, content_type: any(c.is_fact(uri, content_type) for c in classes)
+
+
+@dataclass
+class Scan:
+    """One WARC's records (see warc_reader.scan_refs) and the damage found on the way."""
+
+    warc: str
+    refs: list[RecordRef]
+    warnings: list[str]
+
+
+def scan(warc: str, export_type: str) -> Scan:
+    warnings: list[str] = []
+    refs = scan_refs(warc, on_truncated=lambda path, message: warnings.append(message),
+                     is_fact=fact_test(export_type))
+    return Scan(warc, refs, warnings)
 
 
 # Parsed JSON holds no reference cycles, yet every 700 new dicts start a collection that walks the
@@ -135,14 +175,22 @@ def _rare_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def _init_worker(plan: Plan) -> None:
-    global _WORKER
-    _WORKER = RecordReader(plan)
+# --- in a worker process ---
+_PLAN_PATH: str | None = None
+_WORKER: RecordReader | None = None
+
+
+def _init_worker(plan_path: str) -> None:
+    global _PLAN_PATH
+    _PLAN_PATH = plan_path
     gc.set_threshold(_GC_THRESHOLD, *gc.get_threshold()[1:])  # our own process
 
 
 def _read_chunk(refs: list[RecordRef]) -> Batch:
-    assert _WORKER is not None
+    global _WORKER
+    if _WORKER is None:  # the plan is written once the scan is done, before the first chunk is sent
+        with open(_PLAN_PATH, "rb") as fh:
+            _WORKER = RecordReader(pickle.load(fh))
     return _WORKER.read(refs)
 
 
@@ -151,28 +199,65 @@ def _chunks(refs: list[RecordRef], size: int) -> Iterator[list[RecordRef]]:
         yield refs[i:i + size]
 
 
-def batches(plan: Plan, refs: list[RecordRef], *, workers: int) -> Iterator[Batch]:
-    """Batches in the order of `refs`, from `workers` processes (0 or 1: in this process)."""
-    if workers <= 1:
-        reader = RecordReader(plan)
-        try:
-            for chunk in _chunks(refs, CHUNK_RECORDS):
-                with _rare_collections():  # not around the yield: the caller's code keeps its own settings
-                    batch = reader.read(chunk)
-                yield batch
-        finally:
-            reader.close()
-        return
-    # spawn, not fork: the exporter may run inside a threaded worker (pika), and forking threads is unsafe.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                             initargs=(plan,)) as pool:
+class Readers:
+    """The processes an export reads with: none (this process) or a pool of `workers`.
+
+    The pool starts at once, so its processes start up while they scan the WARCs (one task per file);
+    the plan, known only after the scan, reaches them through a file they load before their first chunk.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+        self._plan_path: str | None = None
+        if workers > 1:
+            fd, self._plan_path = tempfile.mkstemp(prefix="swath-export-plan-")
+            os.close(fd)
+            # spawn, not fork: the exporter may run inside a threaded worker (pika), and forking threads is unsafe.
+            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_init_worker, initargs=(self._plan_path,))
+
+    def __enter__(self) -> Readers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        if self._plan_path is not None:
+            os.unlink(self._plan_path)
+            self._plan_path = None
+
+    def scans(self, warcs: list[str], export_type: str) -> Iterator[Scan]:
+        """Each WARC's Scan, in the order given."""
+        if self._pool is None:
+            for warc in warcs:
+                yield scan(warc, export_type)
+        else:
+            yield from self._pool.map(scan, warcs, itertools.repeat(export_type))
+
+    def batches(self, plan: Plan, refs: list[RecordRef]) -> Iterator[Batch]:
+        """Batches in the order of `refs`."""
+        if self._pool is None:
+            reader = RecordReader(plan)
+            try:
+                for chunk in _chunks(refs, CHUNK_RECORDS):
+                    with _rare_collections():  # not around the yield: the caller's code keeps its own settings
+                        batch = reader.read(chunk)
+                    yield batch
+            finally:
+                reader.close()
+            return
+        with open(self._plan_path, "wb") as fh:
+            pickle.dump(plan, fh)
         pending: collections.deque[Future] = collections.deque()
-        chunks = _chunks(refs, CHUNK_RECORDS)
         try:
-            for chunk in chunks:  # keep a bounded window of work in flight, so memory stays flat
-                pending.append(pool.submit(_read_chunk, chunk))
-                if len(pending) >= workers * 4:
+            for chunk in _chunks(refs, CHUNK_RECORDS):  # a bounded window of work in flight: memory stays flat
+                pending.append(self._pool.submit(_read_chunk, chunk))
+                if len(pending) >= self.workers * 4:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()

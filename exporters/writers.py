@@ -43,8 +43,26 @@ class Writer:
     def write(self, payload: Any) -> None:
         raise NotImplementedError
 
+    def write_many(self, payloads: list[Any]) -> None:
+        for payload in payloads:
+            self.write(payload)
+
     def finish(self) -> None:
         raise NotImplementedError
+
+
+class _BinaryWriter(Writer):
+    def start(self) -> None:
+        self._fh = open(self.path, "wb", buffering=1 << 20)
+
+    def write(self, payload: bytes) -> None:
+        self._fh.write(payload)
+
+    def write_many(self, payloads: list[bytes]) -> None:
+        self._fh.write(b"".join(payloads))
+
+    def finish(self) -> None:
+        self._fh.close()
 
 
 class _Sink:
@@ -73,7 +91,7 @@ def csv_row_encoder(delimiter: str = ",") -> Callable[[list[Any]], bytes]:
     return lambda row: encode_row(row, delimiter)
 
 
-class CsvWriter(Writer):
+class CsvWriter(_BinaryWriter):
     ext = "csv"
     delimiter: ClassVar[str] = ","
 
@@ -83,14 +101,8 @@ class CsvWriter(Writer):
         return lambda item, row: encode_row(row)
 
     def start(self) -> None:
-        self._fh = open(self.path, "wb", buffering=1 << 20)
+        super().start()
         self._fh.write(csv_row_encoder(self.delimiter)(self.headers))
-
-    def write(self, payload: bytes) -> None:
-        self._fh.write(payload)
-
-    def finish(self) -> None:
-        self._fh.close()
 
 
 class TsvWriter(CsvWriter):
@@ -126,17 +138,6 @@ class XlsxWriter(Writer):
 
     def finish(self) -> None:
         self._book.close()
-
-
-class _BinaryWriter(Writer):
-    def start(self) -> None:
-        self._fh = open(self.path, "wb", buffering=1 << 20)
-
-    def write(self, payload: bytes) -> None:
-        self._fh.write(payload)
-
-    def finish(self) -> None:
-        self._fh.close()
 
 
 class JsonWriter(_BinaryWriter):

@@ -16,7 +16,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from exporters import registry
-from exporters.dedupe import SeenIds
+from exporters.dedupe import SeenIds, dedupe_key
 from exporters.warc_index import ScanIndex
 from messages import codes
 from swath.jobs import JobContext, JobInterrupted
@@ -84,12 +84,26 @@ def test_dedupe_keeps_the_latest_harvested_copy(run, data_root):
 
 def test_seen_ids_spill_to_disk_and_stay_exact(tmp_path):
     seen = SeenIds(spill_dir=tmp_path, memory_limit=100)
-    ids = [str(i) for i in range(500)] + ["abc", "x" * 40]
+    # today's 19-digit tweet ids, ids past 63 bits, leading zeros, non-ASCII digits, words
+    ids = ([str(i) for i in range(500)] + [str(1_900_000_000_000_000_000 + i) for i in range(50)]
+           + [str(2**64 + 1), "0999", "abc", "x" * 40, "١٢٣"])
     assert all(seen.add("t", i) for i in ids)
     assert not any(seen.add("t", i) for i in ids)
     assert seen.add("other", "1")  # the same id in another table is another item
+    assert seen.add("t", "999") and not seen.add("t", "999")  # "0999" was another id
     seen.close()
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("memory_limit", [1_000_000, 5])
+def test_seen_ids_batches_report_each_repeat(tmp_path, memory_limit):
+    seen = SeenIds(spill_dir=tmp_path, memory_limit=memory_limit)
+    first = [dedupe_key(str(i)) for i in range(10)]
+    assert seen.add_keys("t", first) is None  # all new: settled without a per-key answer
+    again = [dedupe_key(i) for i in ("3", "10", "11", "10", "abc")]
+    assert seen.add_keys("t", again) == [False, True, True, False, True]
+    assert seen.add_keys("u", again) == [True, True, True, False, True]
+    seen.close()
 
 
 # ---------- segments ----------
