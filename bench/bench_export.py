@@ -6,7 +6,8 @@
 (a) floor: FastWARC iterates the records and orjson parses each payload, nothing else;
 (b) swath: a CSV export with dedupe through exporters.base.run_export (the job the worker runs);
 (c) twarc-csv: `twarc2 csv` on the same API responses as JSONL (separate venv, pandas<3).
-Each measurement runs in its own process, so peak RSS (ru_maxrss) is that step's alone.
+Each measurement runs in its own process; memory is the peak of the summed PSS of that process and
+every process it starts (worker pools), sampled from /proc, and CPU seconds are summed likewise.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -27,19 +29,69 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
+class TreeSampler(threading.Thread):
+    """Samples a process and all its descendants (worker pools, fork servers) from /proc every 50 ms:
+    the peak of their summed PSS (shared pages counted once, split between sharers) and the CPU seconds
+    each used (as last seen: a process's final < 50 ms may be missed)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak_pss_kb = 0
+        self.cpu_ticks: dict[int, int] = {}
+        self.done = threading.Event()
+
+    def _tree(self) -> list[int]:
+        tree, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            tree.append(pid)
+            try:  # every thread's children (the pool's processes are started from helper threads)
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    todo.extend(int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split())
+            except OSError:
+                continue  # it ended meanwhile
+        return tree
+
+    def run(self) -> None:
+        while not self.done.wait(0.05):
+            total = 0
+            for pid in self._tree():
+                try:
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                    self.cpu_ticks[pid] = int(fields[11]) + int(fields[12])  # utime + stime
+                    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                        if line.startswith("Pss:"):
+                            total += int(line.split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue  # it ended between listing and reading
+            self.peak_pss_kb = max(self.peak_pss_kb, total)
+
+    @property
+    def cpu_seconds(self) -> float:
+        return sum(self.cpu_ticks.values()) / os.sysconf("SC_CLK_TCK")
+
+
 def _child(args: list[str], env: dict[str, str] | None = None) -> tuple[dict, float, int, float]:
-    """Run a step in a fresh process; its JSON result, wall seconds, peak RSS in MB and CPU seconds
-    (its own and its worker processes': a figure less at the mercy of other load on the machine)."""
+    """Run a step in a fresh process; its JSON result, wall seconds, peak memory in MB and CPU seconds,
+    both summed over the step and every process it starts."""
     start = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, cwd=ROOT, env={**os.environ, **(env or {})})
+    sampler = TreeSampler(proc.pid)
+    sampler.start()
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
+    sampler.done.set()
+    sampler.join()
     if status != 0:
         raise SystemExit(f"step failed ({status}): {' '.join(args)}")
     lines = out.decode().strip().splitlines()
     result = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
-    return result, wall, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime
+    # The step's own figures (exact) are a floor for the sampled ones.
+    peak_mb = max(sampler.peak_pss_kb, usage.ru_maxrss) // 1024
+    cpu = max(sampler.cpu_seconds, usage.ru_utime + usage.ru_stime)
+    return result, wall, peak_mb, cpu
 
 
 def step_floor(directory: Path) -> None:
@@ -104,13 +156,13 @@ def main() -> None:
         # shared and its speed drifts, so the median of per-round ratios is the figure, not one run.
         rounds = []
         for _ in range(args.rounds):
-            floor, _, floor_rss, floor_cpu = _child([py, me, "--step", "floor", "--dir", str(directory)])
-            swath, _, swath_rss, swath_cpu = _child([py, me, "--step", "swath", "--dir", str(directory)])
-            serial, _, serial_rss, serial_cpu = _child([py, me, "--step", "swath", "--dir", str(directory),
+            floor, _, floor_mb, floor_cpu = _child([py, me, "--step", "floor", "--dir", str(directory)])
+            swath, _, swath_mb, swath_cpu = _child([py, me, "--step", "swath", "--dir", str(directory)])
+            serial, _, serial_mb, serial_cpu = _child([py, me, "--step", "swath", "--dir", str(directory),
                                                         "--workers", "1"])
             rounds.append({"floor_s": floor["seconds"], "swath_s": swath["seconds"], "serial_s": serial["seconds"],
                            "floor_cpu": floor_cpu, "swath_cpu": swath_cpu, "serial_cpu": serial_cpu,
-                           "floor_rss": floor_rss, "swath_rss": swath_rss, "serial_rss": serial_rss})
+                           "floor_mb": floor_mb, "swath_mb": swath_mb, "serial_mb": serial_mb})
 
         def median(key: str) -> float:
             return statistics.median(r[key] for r in rounds)
@@ -129,14 +181,14 @@ def main() -> None:
             "ratio_1_process_to_floor": median_ratio("floor_s", "serial_s"),
             "cpu_seconds_floor": round(median("floor_cpu"), 2), "cpu_seconds_swath": round(median("swath_cpu"), 2),
             "cpu_seconds_swath_1_process": round(median("serial_cpu"), 2),
-            "floor_peak_rss_mb": max(r["floor_rss"] for r in rounds),
-            "swath_csv_peak_rss_mb": max(r["swath_rss"] for r in rounds),
-            "swath_1_process_peak_rss_mb": max(r["serial_rss"] for r in rounds),
+            "floor_peak_mb": max(r["floor_mb"] for r in rounds),
+            "swath_csv_peak_mb": max(r["swath_mb"] for r in rounds),
+            "swath_1_process_peak_mb": max(r["serial_mb"] for r in rounds),
             "load_average": os.getloadavg()[0],
         }
         if size == max(args.sizes):
-            xlsx, _, xlsx_rss, _ = _child([py, me, "--step", "swath", "--dir", str(directory), "--format", "xlsx"])
-            row.update(xlsx_items_per_s=round(items / xlsx["seconds"]), xlsx_peak_rss_mb=xlsx_rss)
+            xlsx, _, xlsx_mb, _ = _child([py, me, "--step", "swath", "--dir", str(directory), "--format", "xlsx"])
+            row.update(xlsx_items_per_s=round(items / xlsx["seconds"]), xlsx_peak_mb=xlsx_mb)
             if args.twarc2 and Path(args.twarc2).exists():
                 out_csv = args.work / f"twarc-csv-{size}.csv"
                 # One row per tweet like swath (no inlined referenced tweets); csv never calls the API,
@@ -144,7 +196,7 @@ def main() -> None:
                 _, wall, rss, cpu = _child([args.twarc2, "csv", "--no-inline-referenced-tweets", "--hide-progress",
                                             str(directory / "tweets.jsonl"), str(out_csv)],
                                            env={"BEARER_TOKEN": "unused"})
-                row.update(twarc_csv_items_per_s=round(items / wall), twarc_csv_peak_rss_mb=rss,
+                row.update(twarc_csv_items_per_s=round(items / wall), twarc_csv_peak_mb=rss,
                            ratio_swath_to_twarc_csv=round(wall / median("swath_s"), 1),
                            cpu_seconds_twarc_csv=round(cpu, 2))
         report["sizes"][size] = row

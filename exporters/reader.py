@@ -199,6 +199,13 @@ def _chunks(refs: list[RecordRef], size: int) -> Iterator[list[RecordRef]]:
         yield refs[i:i + size]
 
 
+# forkserver, not fork: the exporter may run inside a threaded worker (pika), and forking threads is
+# unsafe; the server is a fresh single-threaded process that imported the readers once, so each
+# export's processes start by a cheap fork of it instead of a new interpreter importing everything.
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload(["exporters.reader"])
+
+
 class Readers:
     """The processes an export reads with: none (this process) or a pool of `workers`.
 
@@ -213,9 +220,8 @@ class Readers:
         if workers > 1:
             fd, self._plan_path = tempfile.mkstemp(prefix="swath-export-plan-")
             os.close(fd)
-            # spawn, not fork: the exporter may run inside a threaded worker (pika), and forking threads is unsafe.
-            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_init_worker, initargs=(self._plan_path,))
+            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=_CONTEXT, initializer=_init_worker,
+                                             initargs=(self._plan_path,))
 
     def __enter__(self) -> Readers:
         return self
