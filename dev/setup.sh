@@ -34,7 +34,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 STAMP=.venv/.swath-installed
-WANT="$(cat pyproject.toml exporters/_csvrow.c | sha1sum | cut -d' ' -f1)"
+WANT="$(cat pyproject.toml setup.py exporters/_csvrow.c | sha1sum | cut -d' ' -f1)"
 if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$WANT" ]; then
     echo "swath: installing swath and its dependencies into .venv (first run takes a minute)" >&2
     .venv/bin/python -m pip install -q --upgrade pip

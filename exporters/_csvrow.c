@@ -5,7 +5,8 @@
  * Why C: the csv module walks every character of every field one code point at a time; for tweets
  * (about 900 characters over 84 columns) that costs more than parsing the JSON. Here a field is
  * scanned once as UTF-8 (bytes below 0x80 are never part of a multi-byte sequence, so the special
- * characters are found bytewise) and copied with memcpy. tests/test_csvrow.py checks it against the
+ * characters are found bytewise) and copied with memcpy; str objects are encoded straight from their
+ * code points and ints up to 64 bits written digit by digit, so no temporary objects are made. tests/test_csvrow.py checks it against the
  * csv module on generated rows; exporters/writers.py falls back to the csv module without it.
  */
 #define PY_SSIZE_T_CLEAN
@@ -34,19 +35,29 @@ static int grow(Out *out, Py_ssize_t extra)
     return 0;
 }
 
-/* Append one field: quoted when it holds the delimiter, a quote or a line break; quotes doubled. */
+/* Append one field: quoted when it holds the delimiter, a quote or a line break; quotes doubled.
+ * memchr (vectorised in the C library) finds them faster than a loop over the bytes. */
 static int append_field(Out *out, const char *s, Py_ssize_t n, char delimiter)
 {
     int quote = 0;
     Py_ssize_t quotes = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '"') {
-            quote = 1;
-            quotes++;
+    if (n < 16) { /* short fields (ids, dates, words): a plain loop beats four memchr calls */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            char c = s[i];
+            if (c == '"') {
+                quote = 1;
+                quotes++;
+            }
+            else if (c == delimiter || c == '\r' || c == '\n')
+                quote = 1;
         }
-        else if (c == delimiter || c == '\r' || c == '\n')
-            quote = 1;
+    }
+    else {
+        const char *quote_at = memchr(s, '"', n);
+        quote = quote_at != NULL || memchr(s, delimiter, n) != NULL || memchr(s, '\n', n) != NULL
+                || memchr(s, '\r', n) != NULL;
+        for (const char *q = quote_at; q != NULL; q = memchr(q + 1, '"', n - (q + 1 - s)))
+            quotes++;
     }
     if (grow(out, n + quotes + 2) < 0)
         return -1;
@@ -73,6 +84,100 @@ static int append_field(Out *out, const char *s, Py_ssize_t n, char delimiter)
     return 0;
 }
 
+/* A str as UTF-8 into `scratch`, straight from its code points (no cached copy on the str object).
+ * Returns -1 with no exception set for a lone surrogate: the caller lets Python raise the error. */
+static int utf8_of(Out *scratch, PyObject *text)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    scratch->len = 0;
+    if (grow(scratch, n * 4) < 0)
+        return -2;
+    unsigned char *d = (unsigned char *)scratch->buf;
+    if (kind == PyUnicode_1BYTE_KIND) { /* Latin-1: one or two bytes each */
+        const Py_UCS1 *chars = data;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS1 c = chars[i];
+            if (c < 0x80)
+                *d++ = c;
+            else {
+                *d++ = 0xc0 | (c >> 6);
+                *d++ = 0x80 | (c & 0x3f);
+            }
+        }
+    }
+    else {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 c = kind == PyUnicode_2BYTE_KIND ? ((const Py_UCS2 *)data)[i] : ((const Py_UCS4 *)data)[i];
+            if (c < 0x80)
+                *d++ = (unsigned char)c;
+            else if (c < 0x800) {
+                *d++ = 0xc0 | (c >> 6);
+                *d++ = 0x80 | (c & 0x3f);
+            }
+            else if (c < 0x10000) {
+                if (c >= 0xd800 && c <= 0xdfff)
+                    return -1;
+                *d++ = 0xe0 | (c >> 12);
+                *d++ = 0x80 | ((c >> 6) & 0x3f);
+                *d++ = 0x80 | (c & 0x3f);
+            }
+            else {
+                *d++ = 0xf0 | (c >> 18);
+                *d++ = 0x80 | ((c >> 12) & 0x3f);
+                *d++ = 0x80 | ((c >> 6) & 0x3f);
+                *d++ = 0x80 | (c & 0x3f);
+            }
+        }
+    }
+    scratch->len = (char *)d - scratch->buf;
+    return 0;
+}
+
+static int append_text(Out *out, Out *scratch, PyObject *text, char delimiter)
+{
+    if (PyUnicode_IS_ASCII(text))
+        return append_field(out, (const char *)PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text), delimiter);
+    int status = utf8_of(scratch, text);
+    if (status == -1) {
+        /* not UTF-8 (a lone surrogate): Python raises the UnicodeEncodeError that says where */
+        Py_ssize_t size;
+        if (PyUnicode_AsUTF8AndSize(text, &size) != NULL)
+            PyErr_SetString(PyExc_UnicodeEncodeError, "surrogates not allowed");
+        return -1;
+    }
+    if (status < 0)
+        return -1;
+    return append_field(out, scratch->buf, scratch->len, delimiter);
+}
+
+/* An int that fits in 64 bits, in decimal (what str() writes); 1 if it does not fit. */
+static int append_int(Out *out, PyObject *number)
+{
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(number, &overflow);
+    if (overflow)
+        return 1;
+    if (value == -1 && PyErr_Occurred())
+        return -1;
+    /* digits from the right; the magnitude as unsigned, so the most negative value does not overflow */
+    char digits[24];
+    char *end = digits + sizeof digits, *d = end;
+    unsigned long long magnitude = value < 0 ? 0ULL - (unsigned long long)value : (unsigned long long)value;
+    do {
+        *--d = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (value < 0)
+        *--d = '-';
+    if (grow(out, end - d) < 0)
+        return -1;
+    memcpy(out->buf + out->len, d, end - d);
+    out->len += end - d;
+    return 0;
+}
+
 static PyObject *encode_row(PyObject *module, PyObject *args)
 {
     PyObject *row;
@@ -88,8 +193,10 @@ static PyObject *encode_row(PyObject *module, PyObject *args)
         return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **fields = PySequence_Fast_ITEMS(seq);
-    Out out = {NULL, 0, 0};
+    Out out = {NULL, 0, 0}, scratch = {NULL, 0, 0};
     PyObject *result = NULL;
+    if (grow(&out, 4096) < 0)
+        goto done;
 
     for (Py_ssize_t i = 0; i < n; i++) {
         if (i > 0) {
@@ -100,16 +207,28 @@ static PyObject *encode_row(PyObject *module, PyObject *args)
         PyObject *field = fields[i];
         if (field == Py_None)
             continue; /* as the csv module: an empty field */
-        PyObject *text;
         if (PyUnicode_Check(field)) {
-            text = field;
-            Py_INCREF(text);
+            if (append_text(&out, &scratch, field, (char)delimiter) < 0)
+                goto done;
+            continue;
         }
-        else if ((text = PyObject_Str(field)) == NULL)
+        if (field == Py_True || field == Py_False) {
+            const char *word = field == Py_True ? "True" : "False";
+            if (append_field(&out, word, (Py_ssize_t)strlen(word), (char)delimiter) < 0)
+                goto done;
+            continue;
+        }
+        if (PyLong_CheckExact(field)) {
+            int status = append_int(&out, field);
+            if (status < 0)
+                goto done;
+            if (status == 0)
+                continue;
+        }
+        PyObject *text = PyObject_Str(field); /* floats, big ints, anything else: as str() writes it */
+        if (text == NULL)
             goto done;
-        Py_ssize_t size;
-        const char *utf8 = PyUnicode_AsUTF8AndSize(text, &size);
-        int failed = utf8 == NULL || append_field(&out, utf8, size, (char)delimiter) < 0;
+        int failed = append_text(&out, &scratch, text, (char)delimiter) < 0;
         Py_DECREF(text);
         if (failed)
             goto done;
@@ -128,6 +247,7 @@ static PyObject *encode_row(PyObject *module, PyObject *args)
     result = PyBytes_FromStringAndSize(out.buf, out.len);
 done:
     PyMem_Free(out.buf);
+    PyMem_Free(scratch.buf);
     Py_DECREF(seq);
     return result;
 }

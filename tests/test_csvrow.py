@@ -35,7 +35,9 @@ def test_c_encoder_writes_what_the_csv_module_writes(row: list, delimiter: str) 
     assert writers._python_encode_row(delimiter)(row) == reference(row, delimiter)
 
 
-@pytest.mark.parametrize("row", [[], [""], [None], ["", ""], [None, None], ['"'], ["a\r"]])
+@pytest.mark.parametrize("row", [[], [""], [None], ["", ""], [None, None], ['"'], ["a\r"],
+                                 [2**63 - 1, -2**63, 2**63, -2**63 - 1, 0, -1, True, False, 10**40],
+                                 ["\x80\xff", "\u0800\uffff", "\U00010000\U0010ffff", "a\u07ff,"]])
 def test_edge_records(row: list) -> None:
     assert csvrow.encode_row(row) == reference(row, ",")
 
