@@ -4,7 +4,8 @@
         --twarc2 /tmp/twarccsv-venv/bin/twarc2 [--rounds 3]
 
 (a) floor: FastWARC iterates the records and orjson parses each payload, nothing else;
-(b) swath: a CSV export with dedupe through exporters.base.run_export (the job the worker runs);
+(b) swath: a CSV export with dedupe through exporters.base.run_export (the job the worker runs), timed
+    as a running export worker sees it: its fork server started at worker start-up, not per export;
 (c) twarc-csv: `twarc2 csv` on the same API responses as JSONL (separate venv, pandas<3).
 Each measurement runs in its own process; memory is the peak of the summed PSS of that process and
 every process it starts (worker pools), sampled from /proc, and CPU seconds are summed likewise.
@@ -114,6 +115,10 @@ def step_swath(directory: Path, fmt: str, dedupe: bool, workers: int | None) -> 
     config = dataclasses.replace(Config.from_env({}), data_root=directory.parent, status_interval=3600)
     statuses: list[dict] = []
     ctx = JobContext(config=config, publish=lambda key, body: statuses.append(body), service="bench")
+    if workers != 1:
+        from exporters.reader import start_processes
+
+        start_processes()  # as an export worker does once at start-up, before its first export
     export_id = f"bench-{directory.name}-{fmt}"
     body = {"id": export_id, "type": "twitter_search_2", "collection": {"id": directory.name},
             "path": f"exports/{export_id}", "format": fmt, "dedupe": dedupe}

@@ -13,12 +13,13 @@ import datetime as dt
 import gc
 import itertools
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import pickle
 import tempfile
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from exporters import registry
 from exporters.dedupe import dedupe_key
@@ -69,9 +70,12 @@ class RecordReader:
         self.sources: list[Source] = sources_for(plan.type, plan.facts)
         writer_cls = FORMATS[plan.format]
         self.want_raw = writer_cls.needs_raw
-        self.needs_row = writer_cls.needs_row
         self.tables = {s.table.name: s.table for s in self.sources}
-        self.encoders: dict[str, Encoder] = {name: writer_cls.encoder(t.headers) for name, t in self.tables.items()}
+        # per table: its encoder and row function (None when the format needs no columns)
+        self._by_type: dict[str, tuple[Encoder, Callable[[Any], list[Any]] | None]] = {
+            name: (writer_cls.encoder(t.headers), t.row if writer_cls.needs_row else None)
+            for name, t in self.tables.items()
+        }
         self._files: collections.OrderedDict[str, Any] = collections.OrderedDict()
 
     def _open(self, path: str) -> Any:
@@ -94,6 +98,7 @@ class RecordReader:
         uids, start, end = plan.uids, plan.item_date_start, plan.item_date_end
         tables, keys, payloads = batch.tables, batch.keys, batch.payloads
         dedupe = plan.newest_first
+        by_type = self._by_type
         for ref in refs:
             # The scan that made the refs already reported any cut, so no second warning here.
             resp = read_at(self._open(ref.warc), ref, on_truncated=lambda warc, message: None)
@@ -121,7 +126,8 @@ class RecordReader:
                         date = item.date
                         if date is None or (start is not None and date < start) or (end is not None and date > end):
                             continue
-                    payload = self.encoders[item.type](item, self.tables[item.type].row(item) if self.needs_row else None)
+                    encode, row = by_type[item.type]
+                    payload = encode(item, row(item) if row is not None else None)
                 tables.append(item.type)
                 payloads.append(payload)
                 if dedupe:
@@ -204,6 +210,11 @@ def _chunks(refs: list[RecordRef], size: int) -> Iterator[list[RecordRef]]:
 # export's processes start by a cheap fork of it instead of a new interpreter importing everything.
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(["exporters.reader"])
+
+
+def start_processes() -> None:
+    """Start the fork server now (an export worker does at start-up), so no export waits for it."""
+    multiprocessing.forkserver.ensure_running()
 
 
 class Readers:

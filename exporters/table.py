@@ -31,18 +31,24 @@ class Col:
     transform: Callable[[Any], Any] | None = None
 
     def safe(self, item: Any, prepared: Any) -> Any:
-        """The value, walking the path defensively (the slow path for odd items)."""
-        if callable(self.get):
-            value = self.get(item)
-        elif self.get.startswith("$"):
-            root, *keys = self.get[1:].split(".")
-            value = dig(getattr(prepared, root), keys)
-        else:
-            value = dig(item.item, self.get.split("."))
-        return self.transform(value) if self.transform is not None else value
+        """The value, walking the path defensively (the slow path for odd items); None where the item's
+        shape defeats the column (`prepared` is None when the table's prepare() itself failed)."""
+        try:
+            if callable(self.get):
+                value = self.get(item)
+            elif self.get.startswith("$"):
+                root, *keys = self.get[1:].split(".")
+                value = dig(getattr(prepared, root, None), keys)
+            else:
+                value = dig(item.item, self.get.split("."))
+            return self.transform(value) if self.transform is not None else value
+        except _SHAPE_ERRORS:
+            return None
 
 
 _EMPTY: dict = {}
+# What an item of an unexpected shape raises in a row function (a list where an object was expected...).
+_SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError)
 
 
 def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) -> Callable[[Any], list[Any]]:
@@ -50,9 +56,10 @@ def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) 
 
     Paths become .get() calls with every shared prefix (user, author.public_metrics...) looked up once
     into a local; an item whose shape breaks them (a list where an object was expected) falls back
-    to Col.safe for that row.
+    to Col.safe for that row, column by column.
     """
-    env: dict[str, Any] = {"_E": _EMPTY, "_prepare": prepare, "_columns": columns}
+    env: dict[str, Any] = {"_E": _EMPTY, "_prepare": prepare, "_columns": columns, "_SHAPE_ERRORS": _SHAPE_ERRORS,
+                           "_slow": lambda item: _slow_row(columns, prepare, item)}
     prefixes: dict[tuple[str, ...], str] = {("t",): "t"}
     lines: list[str] = []
 
@@ -88,14 +95,22 @@ def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) 
     source = (
         "def fast(item):\n"
         "    t = item.item\n"
-        f"    P = {'_prepare(item)' if prepare is not None else 'None'}\n"
-        "    try:\n" + body +
+        "    try:\n"
+        f"        P = {'_prepare(item)' if prepare is not None else 'None'}\n" + body +
         "        return [\n            " + ",\n            ".join(parts) + ",\n        ]\n"
-        "    except (AttributeError, TypeError, KeyError, IndexError):\n"
-        "        return [c.safe(item, P) for c in _columns]\n"
+        "    except _SHAPE_ERRORS:\n"
+        "        return _slow(item)\n"
     )
     exec(compile(source, "<export table>", "exec"), env)  # noqa: S102 - code built from our own declarations
     return env["fast"]
+
+
+def _slow_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None, item: Any) -> list[Any]:
+    try:
+        prepared = prepare(item) if prepare is not None else None
+    except _SHAPE_ERRORS:
+        prepared = None  # its "$" columns stay empty; the item's own columns are still read
+    return [c.safe(item, prepared) for c in columns]
 
 
 @dataclass(frozen=True)

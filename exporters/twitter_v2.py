@@ -27,7 +27,7 @@ class Includes:
     _KEYS = {"users": "id", "tweets": "id", "media": "media_key", "polls": "id", "places": "id"}
 
     def __init__(self, includes: dict[str, Any] | None, matching_rules: Any = None) -> None:
-        self._raw = includes or {}
+        self._raw = includes if isinstance(includes, dict) else {}
         self._built: dict[str, dict[str, Any]] = {}
         self.matching_rules = matching_rules
         self._authors: dict[int, tuple[Any, Any, Any]] = {}
@@ -38,10 +38,10 @@ class Includes:
         key = id(author)  # the includes' own object, alive as long as this page
         values = self._authors.get(key)
         if values is None:
-            ents = (author.get("entities") or _NONE).get("description")
-            urls = ((author.get("entities") or _NONE).get("url") or _NONE).get("urls")
+            ents = _obj(author.get("entities"))
+            urls = _objs(_obj(ents.get("url")).get("urls"))
             values = self._authors[key] = (
-                {kind: _processed(ents, kind) for kind in ents} if ents else _NONE,
+                _entity_columns(ents.get("description")),
                 json_list([u.get("expanded_url") for u in urls]) if urls else None,
                 urls[-1].get("expanded_url") if urls else author.get("url"),
             )
@@ -51,7 +51,7 @@ class Includes:
         built = self._built.get(name)
         if built is None:
             key = self._KEYS[name]
-            built = self._built[name] = {o[key]: o for o in self._raw.get(name, ()) if isinstance(o, dict) and key in o}
+            built = self._built[name] = {o[key]: o for o in _objs(self._raw.get(name)) if type(o.get(key)) is str}
         return built
 
     users = property(lambda self: self.get("users"))
@@ -71,32 +71,44 @@ class _Prepared:
         t = item.item
         inc: Includes = item.context or Includes(None)
         self.inc = inc
-        refs = t.get("referenced_tweets")
+        refs = _objs(t.get("referenced_tweets"))
         self.refs = {r.get("type"): r.get("id") for r in refs} if refs else _NONE
         self.ref_author = self.ref_username = _NONE
         self.merged = t
         if refs:  # replied_to / retweeted / quoted: the referenced tweet's author, from includes
             ref_author, ref_username = {}, {}
             for kind, rid in self.refs.items():
-                ref = inc.tweets.get(rid)
+                ref = inc.tweets.get(rid) if type(rid) is str else None
                 if ref is not None:
                     ref_author[kind] = ref.get("author_id")
-                    ref_username[kind] = (inc.users.get(ref.get("author_id")) or _NONE).get("username")
+                    ref_username[kind] = _obj(inc.users.get(ref.get("author_id"))).get("username")
                     if kind == "retweeted":
                         self.merged = ref  # twarc-csv merges a retweet's text/entities/metrics from the original
             self.ref_author, self.ref_username = ref_author, ref_username
-        self.author = author = inc.users.get(t.get("author_id")) or _NONE
-        ents = self.merged.get("entities")
-        self.ents = {kind: _processed(ents, kind) for kind in ents} if ents else _NONE
+        author_id = t.get("author_id")
+        self.author = author = inc.users.get(author_id) or _NONE if type(author_id) is str else _NONE
+        self.ents = _entity_columns(self.merged.get("entities"))
         self.author_ents, self.author_urls, self.author_url = inc.author_values(author)
-        attachments = t.get("attachments")
-        poll_ids = attachments.get("poll_ids") if attachments else None
-        self.poll = inc.polls.get(poll_ids[0]) or _NONE if poll_ids else _NONE
-        geo = t.get("geo")
-        self.place = inc.places.get(geo.get("place_id")) or _NONE if geo and geo.get("place_id") else _NONE
+        poll_ids = _obj(t.get("attachments")).get("poll_ids")
+        poll_id = poll_ids[0] if type(poll_ids) is list and poll_ids else None
+        self.poll = inc.polls.get(poll_id) or _NONE if type(poll_id) is str else _NONE
+        place_id = _obj(t.get("geo")).get("place_id")
+        self.place = inc.places.get(place_id) or _NONE if type(place_id) is str else _NONE
 
 
 _NONE: dict[str, Any] = {}
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """The value if it is a JSON object, else an empty one (API JSON is untrusted)."""
+    return value if type(value) is dict else _NONE
+
+
+def _objs(values: Any) -> list[dict[str, Any]]:
+    """The JSON objects of a list (anything else in it skipped); [] if it is not a list."""
+    if type(values) is not list:
+        return []
+    return values if all(type(v) is dict for v in values) else [v for v in values if type(v) is dict]
 
 
 def _prepare(item: Item) -> _Prepared:
@@ -108,30 +120,32 @@ def _p(item: Item) -> _Prepared:
     return item.scratch
 
 
-def _processed(ents: dict[str, Any] | None, kind: str) -> str | None:
-    """twarc-csv's _process_entities: #tag, @user, $cash, expanded (or media display) urls; as JSON."""
-    if not ents or kind not in ents:
-        return None
-    values = ents[kind]
-    if kind == "hashtags":
-        out = ["#" + e.get("tag", "") for e in values]
-    elif kind == "cashtags":
-        out = ["$" + e.get("tag", "") for e in values]
-    elif kind == "mentions":
-        out = ["@" + e.get("username", "") for e in values]
-    elif kind == "urls":
-        out = [e.get("display_url") if "media_key" in e else e.get("expanded_url") for e in values]
-    else:
-        out = values
-    return json_list(out)
+# twarc-csv's _process_entities: #tag, $cash, @user, expanded (or, for media, display) urls.
+_ENTITY_TEXT = {
+    "hashtags": lambda es: ["#" + e.get("tag", "") for e in es],
+    "cashtags": lambda es: ["$" + e.get("tag", "") for e in es],
+    "mentions": lambda es: ["@" + e.get("username", "") for e in es],
+    "urls": lambda es: [e.get("display_url") if "media_key" in e else e.get("expanded_url") for e in es],
+}
+
+
+def _entity_columns(ents: Any) -> dict[str, str | None]:
+    """Each kind of entities present as its column's JSON (other kinds, e.g. annotations, as they are)."""
+    if type(ents) is not dict or not ents:
+        return _NONE
+    columns = {}
+    for kind, values in ents.items():
+        text = _ENTITY_TEXT.get(kind)
+        columns[kind] = json_list(text(_objs(values)) if text is not None and values is not None else values)
+    return columns
 
 
 def _media(item: Item) -> str | None:
-    keys = (_p(item).merged.get("attachments") or _NONE).get("media_keys")
-    if not keys:
+    keys = _obj(_p(item).merged.get("attachments")).get("media_keys")
+    if not keys or type(keys) is not list:
         return None
     media = _p(item).inc.media
-    return json_list([media.get(k, {"media_key": k}) for k in keys])
+    return json_list([media.get(k, {"media_key": k}) if type(k) is str else {"media_key": k} for k in keys])
 
 
 def _matching_rules(item: Item) -> Any:

@@ -36,7 +36,13 @@ def _lazy_job(target: str) -> Callable[..., None]:
     return job
 
 
-def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str) -> dict[str, ServiceSpec]:
+def _lazy_call(target: str) -> Callable[[], None]:
+    module, _, name = target.partition(":")
+    return lambda: getattr(importlib.import_module(module), name)()
+
+
+def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str,
+                  warm_up: str | None = None) -> dict[str, ServiceSpec]:
     """One service per platform: `<platform>_<role>` consuming `<noun>.start.<platform>.*`."""
     by_platform: dict[str, list[_Entry]] = defaultdict(list)
     for entry in entries:
@@ -60,6 +66,7 @@ def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str) -> d
             job=_lazy_job(job),
             accepts=accepts,
             concurrency=STREAM_CONCURRENCY if any(t.stream for t in types) else 1,
+            warm_up=_lazy_call(warm_up) if warm_up else None,
         )
     return services
 
@@ -75,7 +82,8 @@ def exporter_services() -> dict[str, ServiceSpec]:
     from exporters.registry import export_types, lookup
 
     entries = [_Entry(t.name, t.platform, lambda t=t: t.service) for t in map(lookup, export_types())]
-    return _per_platform(entries, noun="export", role="exporter", job="exporters.base:run_export")
+    return _per_platform(entries, noun="export", role="exporter", job="exporters.base:run_export",
+                         warm_up="exporters.reader:start_processes")
 
 
 def all_services() -> dict[str, ServiceSpec]:

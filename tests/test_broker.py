@@ -35,6 +35,28 @@ def worker(config, broker):
         yield w
 
 
+def test_warm_up_runs_once_before_the_first_message(config, broker):
+    calls: list[bool] = []
+    spec = dummy_spec(warm_up=lambda: calls.append(not done_ids(config)))
+    with running_worker(config, spec), Publisher(config=config) as publisher:
+        status = broker.queue(config.queue_prefix + "warm-status", ["harvest.status.dummy.#"])
+        publisher.publish("harvest.start.dummy.dummy", start_message("w1")).result(timeout=30)
+        broker.get(status, timeout=60)
+    assert calls == [True]
+
+
+def test_export_workers_start_their_reader_processes_at_start_up():
+    from exporters.reader import start_processes
+    from swath.services import exporter_services
+
+    assert {spec.warm_up is not None for spec in exporter_services().values()} == {True}
+    start_processes()
+    import multiprocessing.forkserver
+
+    server = multiprocessing.forkserver._forkserver  # the fork server exports fork their processes from
+    assert server._forkserver_pid is not None and os.waitpid(server._forkserver_pid, os.WNOHANG) == (0, 0)
+
+
 def done_ids(config) -> list[str]:
     log = config.data_root / "done.log"
     return log.read_text().split() if log.exists() else []

@@ -222,6 +222,32 @@ def test_missing_warc_is_a_warning(run, data_root, collections):
     assert str(gone) in status["warnings"][0]["message"]
 
 
+def test_oddly_shaped_tweets_export_what_they_hold(run, data_root):
+    """Untrusted API JSON: a field of the wrong type empties the columns it feeds, not the export."""
+    coll = data_root / "collections" / "s" / "odd"
+    good = v2_tweet(1, "7", "2023-01-01T00:00:00.000Z")
+    odd = [
+        {**v2_tweet(2, "7", "2023-01-01T00:00:00.000Z"), "entities": {"hashtags": [1, {"tag": "ok"}], "mentions": None}},
+        {**v2_tweet(3, "7", "2023-01-01T00:00:00.000Z"), "referenced_tweets": [1, "x"], "public_metrics": [5]},
+        {**v2_tweet(4, "7", "2023-01-01T00:00:00.000Z"), "attachments": {"poll_ids": "p", "media_keys": [["k"]]}},
+        {**v2_tweet(5, "7", "2023-01-01T00:00:00.000Z"), "geo": [], "edit_controls": "soon"},
+        {**v2_tweet(6, "7", "2023-01-01T00:00:00.000Z"), "author_id": ["7"]},
+    ]
+    page = orjson.loads(v2_page([good, *odd[:-1]]))
+    page["data"].append(odd[-1])
+    page["includes"]["users"].append({"id": "8", "entities": {"description": {"hashtags": "zz"}, "url": [1]}})
+    page["includes"]["tweets"] = ["not a tweet", {"id": ["x"]}]
+    write_warc(coll / "odd.warc.gz", [(SEARCH, "2023-02-01T00:00:00Z", orjson.dumps(page))])
+    status = run(export("twitter_search_2", "odd"))
+    assert status["status"] == "completed success", status
+    rows = {r["id"]: r for r in read_rows(out_dir(run.config) / "exp1_001.csv")}
+    assert sorted(rows) == sorted(t["id"] for t in [good, *odd])
+    assert rows["1"]["author.username"] == "user7"  # the page's includes still resolve for good tweets
+    assert rows["2"]["entities.hashtags"] == '["#ok"]' and rows["2"]["entities.mentions"] == ""
+    assert rows["3"]["public_metrics.like_count"] == "" and rows["3"]["text"] == "hello"
+    assert rows["5"]["edit_controls.edits_remaining"] == "" and rows["5"]["created_at"] == "2023-01-01T00:00:00.000Z"
+
+
 # ---------- swath WARCs: NDJSON stream segments ----------
 
 def test_ndjson_stream_segments(run, data_root):
