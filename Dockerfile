@@ -8,13 +8,19 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     SWATH_DATA_ROOT=/swath-data
 
 WORKDIR /opt/swath
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY swath swath
 COPY messages messages
 COPY harvesters harvesters
 COPY exporters exporters
 COPY schemas schemas
-RUN pip install . \
+# gcc only for the build: it compiles the CSV encoder (exporters/_csvrow.c) and leaves with its lists.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install . \
+    && python -c "import exporters._csvrow" \
+    && apt-get purge -y --auto-remove gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/* \
     && useradd --uid 1000 --create-home swath \
     && mkdir -p /swath-data && chown swath:swath /swath-data
 

@@ -7,7 +7,7 @@
 (b) swath: a CSV export with dedupe through exporters.base.run_export (the job the worker runs), timed
     as a running export worker sees it: its fork server started at worker start-up, not per export;
 (c) twarc-csv: `twarc2 csv` on the same API responses as JSONL (separate venv, pandas<3).
-Each measurement runs in its own process; memory is the peak of the summed PSS of that process and
+Each measurement runs in its own process; memory is the peak of the summed RSS of that process and
 every process it starts (worker pools), sampled from /proc, and CPU seconds are summed likewise.
 """
 
@@ -31,14 +31,15 @@ ROOT = HERE.parent
 
 
 class TreeSampler(threading.Thread):
-    """Samples a process and all its descendants (worker pools, fork servers) from /proc every 50 ms:
-    the peak of their summed PSS (shared pages counted once, split between sharers) and the CPU seconds
-    each used (as last seen: a process's final < 50 ms may be missed)."""
+    """Samples a process and all its descendants (worker pools, fork servers) from /proc every 100 ms:
+    the peak of their summed RSS (pages shared by forked processes count once per process, so this errs
+    high) and the CPU seconds each used (as last seen: a process's final < 100 ms may be missed).
+    RSS, not PSS: reading smaps_rollup walks a process's page tables and slowed the export it measured."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
         self.pid = pid
-        self.peak_pss_kb = 0
+        self.peak_rss_kb = 0
         self.cpu_ticks: dict[int, int] = {}
         self.done = threading.Event()
 
@@ -55,18 +56,18 @@ class TreeSampler(threading.Thread):
         return tree
 
     def run(self) -> None:
-        while not self.done.wait(0.05):
+        while not self.done.wait(0.1):
             total = 0
             for pid in self._tree():
                 try:
                     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
                     self.cpu_ticks[pid] = int(fields[11]) + int(fields[12])  # utime + stime
-                    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-                        if line.startswith("Pss:"):
+                    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                        if line.startswith("VmRSS:"):
                             total += int(line.split()[1])
                 except (OSError, IndexError, ValueError):
                     continue  # it ended between listing and reading
-            self.peak_pss_kb = max(self.peak_pss_kb, total)
+            self.peak_rss_kb = max(self.peak_rss_kb, total)
 
     @property
     def cpu_seconds(self) -> float:
@@ -90,7 +91,7 @@ def _child(args: list[str], env: dict[str, str] | None = None) -> tuple[dict, fl
     lines = out.decode().strip().splitlines()
     result = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
     # The step's own figures (exact) are a floor for the sampled ones.
-    peak_mb = max(sampler.peak_pss_kb, usage.ru_maxrss) // 1024
+    peak_mb = max(sampler.peak_rss_kb, usage.ru_maxrss) // 1024
     cpu = max(sampler.cpu_seconds, usage.ru_utime + usage.ru_stime)
     return result, wall, peak_mb, cpu
 

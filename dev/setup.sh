@@ -33,6 +33,13 @@ if [ ! -x .venv/bin/python ]; then
     fi
 fi
 
+# The CSV encoder is a C extension; without a compiler and Python's headers the build goes on without it
+# (the csv module writes the same files, slower), so failing to get them here is not an error.
+if ! command -v cc >/dev/null 2>&1 || ! "$PY" -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+    apt_install gcc "$(basename "$(readlink -f "$(command -v "$PY")")")-dev" 2>/dev/null \
+        || echo "swath: no C compiler or Python headers; CSV exports will use the slower csv module" >&2
+fi
+
 STAMP=.venv/.swath-installed
 WANT="$(cat pyproject.toml setup.py exporters/_csvrow.c | sha1sum | cut -d' ' -f1)"
 if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$WANT" ]; then

@@ -33,7 +33,7 @@ def _first_url(item: Item) -> str | None:
 TABLE = Table(
     name="dataset",
     columns=(
-        Col("id", lambda item: item.id),
+        Col("id", "@id"),
         Col("title", "title"),
         Col("description", "description"),
         Col("tags", "tags", _tags),

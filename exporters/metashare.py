@@ -82,7 +82,7 @@ def describe(root: etree._Element) -> dict[str, Any]:
 TABLE = Table(
     name="metashare_resource",
     columns=(
-        Col("id", lambda item: item.id),
+        Col("id", "@id"),
         Col("resource_name", "resource_name"),
         Col("short_name", "short_name"),
         Col("description", "description"),

@@ -13,7 +13,6 @@ import datetime as dt
 import gc
 import itertools
 import multiprocessing
-import multiprocessing.forkserver
 import os
 import pickle
 import tempfile
@@ -213,8 +212,10 @@ _CONTEXT.set_forkserver_preload(["exporters.reader"])
 
 
 def start_processes() -> None:
-    """Start the fork server now (an export worker does at start-up), so no export waits for it."""
-    multiprocessing.forkserver.ensure_running()
+    """Start the fork server now (an export worker does at start-up), so no export waits for it; returns
+    once it has imported the readers and forked a first process."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=_CONTEXT) as pool:
+        pool.submit(int).result()
 
 
 class Readers:

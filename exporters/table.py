@@ -23,7 +23,8 @@ class Col:
     """A column: its header, where the value comes from, and an optional transform of that value.
 
     `get` is a dotted path into the item's JSON ("user.screen_name"), a dotted path into what the
-    table's prepare() returned ("$author.public_metrics.followers_count"), or a function of the Item.
+    table's prepare() returned ("$author.public_metrics.followers_count"), an attribute of the Item
+    itself ("@url", "@harvest_date"), or a function of the Item.
     """
 
     name: str
@@ -36,6 +37,8 @@ class Col:
         try:
             if callable(self.get):
                 value = self.get(item)
+            elif self.get.startswith("@"):
+                value = getattr(item, self.get[1:])
             elif self.get.startswith("$"):
                 root, *keys = self.get[1:].split(".")
                 value = dig(getattr(prepared, root, None), keys)
@@ -59,6 +62,7 @@ def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) 
     to Col.safe for that row, column by column.
     """
     env: dict[str, Any] = {"_E": _EMPTY, "_prepare": prepare, "_columns": columns, "_SHAPE_ERRORS": _SHAPE_ERRORS,
+                           "_dumps": orjson.dumps,
                            "_slow": lambda item: _slow_row(columns, prepare, item)}
     prefixes: dict[tuple[str, ...], str] = {("t",): "t"}
     lines: list[str] = []
@@ -75,7 +79,9 @@ def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) 
     for i, col in enumerate(columns):
         if callable(col.get):
             env[f"_f{i}"] = col.get
-            expr = f"_f{i}(item)"
+            expr = getattr(col.get, "inline", None) or f"_f{i}(item)"
+        elif col.get.startswith("@"):
+            expr = f"item.{col.get[1:]}"
         else:
             if col.get.startswith("$"):
                 root, _, rest = col.get[1:].partition(".")
@@ -89,7 +95,8 @@ def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) 
                 expr = f"{local(keys[:-1])}.get({keys[-1]!r})"
         if col.transform is not None:
             env[f"_t{i}"] = col.transform
-            expr = f"_t{i}({expr})"
+            inline = getattr(col.transform, "inline", None)
+            expr = inline.format(value=expr, fn=f"_t{i}") if inline else f"_t{i}({expr})"
         parts.append(expr)
     body = "".join(f"        {line}\n" for line in lines)
     source = (
@@ -130,6 +137,8 @@ class Table:
 
 
 # --- transforms shared by tables ---
+# A transform may carry `inline`: the same computation as one expression over {value} ({fn} calls the
+# transform itself), which compile_row writes into the row function: no call for the common case.
 
 def json_list(value: Any) -> str | None:
     """Lists and objects as compact JSON (as twarc-csv does), None stays empty."""
@@ -138,11 +147,24 @@ def json_list(value: Any) -> str | None:
     return orjson.dumps(value).decode()
 
 
+json_list.inline = "(None if (_v := {value}) is None else _dumps(_v).decode())"
+
+
 def no_newlines(value: Any) -> Any:
     """twarc-csv's mandatory escape: CR dropped, LF written as the two characters \\n."""
     if type(value) is str and ("\n" in value or "\r" in value):
         return value.replace("\r", "").replace("\n", "\\n")
     return value
+
+
+no_newlines.inline = '({fn}(_v) if type(_v := {value}) is str and ("\\n" in _v or "\\r" in _v) else _v)'
+
+
+def constant(value: str | int | None) -> Callable[[Any], Any]:
+    """A column whose value is the same in every row (written into the row function as a literal)."""
+    get = lambda item: value  # noqa: E731 - the slow path's callable
+    get.inline = repr(value)
+    return get
 
 
 def from_timestamp(value: Any) -> str | None:

@@ -23,7 +23,7 @@ GENERATIONS = "xesam:generation"  # facts: target -> the generation of its lates
 FIELDS = "xesam:fields"  # facts: target -> generation -> field names in order of first appearance
 
 FIXED = (
-    Col("id", lambda item: item.id),
+    Col("id", "@id"),
     Col("target", lambda item: item.key.partition("\x00")[0]),  # bus name + object path
     Col("timestamp", "timestamp"),
     Col("content_cat", "content_cat"),
