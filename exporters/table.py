@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -141,10 +142,14 @@ class Table:
 # transform itself), which compile_row writes into the row function: no call for the common case.
 
 def json_list(value: Any) -> str | None:
-    """Lists and objects as compact JSON (as twarc-csv does), None stays empty."""
+    """Lists and objects as compact UTF-8 JSON (twarc-csv's values; it spaces and \\u-escapes them), None
+    stays empty."""
     if value is None:
         return None
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:  # an int past 64 bits: the json module writes the same, slower
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 json_list.inline = "(None if (_v := {value}) is None else _dumps(_v).decode())"
