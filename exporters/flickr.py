@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from exporters.dates import unix_date
-from exporters.items import Doc, Item, Source
+from exporters.items import Doc, Item, Source, item_id, obj
 from exporters.table import Col, Table, from_timestamp, no_newlines
 from exporters.warc_reader import Response
 
@@ -49,12 +49,12 @@ class Flickr(Source):
     def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
         value = doc.value
         photo = value.get("photo") if isinstance(value, dict) else None
-        if not isinstance(photo, dict) or "id" not in photo:
+        if not isinstance(photo, dict) or item_id(photo.get("id")) is None:
             return
         raw = self.raws(doc, ("photo",), [photo], want_raw)[0]
         yield Item(
-            type="flickr_photo", id=str(photo["id"]), url=resp.url, item=photo, harvest_date=resp.date,
-            uid=(photo.get("owner") or {}).get("nsid"),
-            date_text=(photo.get("dates") or {}).get("posted") or photo.get("dateuploaded"),
+            type="flickr_photo", id=item_id(photo["id"]), url=resp.url, item=photo, harvest_date=resp.date,
+            uid=obj(photo.get("owner")).get("nsid"),
+            date_text=obj(photo.get("dates")).get("posted") or photo.get("dateuploaded"),
             parse_date=unix_date, raw=raw,
         )

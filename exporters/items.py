@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterator
 import orjson
 
 from exporters.jsonspan import value_spans
-from exporters.table import Table
+from exporters.table import SHAPE_ERRORS, Table
 from exporters.warc_reader import Response
 
 _UNSET: Any = object()
@@ -41,7 +41,7 @@ class Item:
         if self._date is _UNSET:
             try:
                 self._date = self.parse_date(self.date_text) if self.date_text not in (None, "") else None
-            except (ValueError, TypeError, KeyError):
+            except SHAPE_ERRORS:  # API JSON is untrusted: an odd date is no date
                 self._date = None
         return self._date
 
@@ -109,10 +109,44 @@ class Source:
             pos = found + len(candidate)
         else:
             return out
+        # The scan finds objects and arrays; a scalar in the list (never an item) gets no bytes.
         spans = value_spans(doc.body, path)
-        if len(spans) != len(values):  # should not happen; never write something that is not the item
-            raise ValueError(f"found {len(spans)} JSON values at {path}, parsed {len(values)}")
-        return [doc.body[s:e] for s, e in spans]
+        containers = [n for n, v in enumerate(values) if isinstance(v, (dict, list))]
+        if len(spans) != len(containers):  # should not happen; never write something that is not the item
+            raise ValueError(f"found {len(spans)} JSON values at {path}, parsed {len(containers)}")
+        raw: list[bytes | None] = [None] * len(values)
+        for n, (start, end) in zip(containers, spans):
+            raw[n] = doc.body[start:end]
+        return raw
+
+
+# Reading untrusted API JSON: a value of the wrong type reads as absent, never as an exception.
+
+_NO_OBJECT: dict[str, Any] = {}
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """The value if it is a JSON object, else an empty one (read-only: shared)."""
+    return value if type(value) is dict else _NO_OBJECT
+
+
+def objs(values: Any) -> list[dict[str, Any]]:
+    """The JSON objects of a list (anything else in it skipped); [] if it is not a list."""
+    if type(values) is not list:
+        return []
+    for value in values:  # a plain loop: cheaper than all() over a generator for these short lists
+        if type(value) is not dict:
+            return [v for v in values if type(v) is dict]
+    return values
+
+
+def item_id(value: Any) -> str | None:
+    """An item's id as text: API ids are strings or integers; anything else (or "") is no id."""
+    if type(value) is str:
+        return value or None
+    if type(value) is int:
+        return str(value)
+    return None
 
 
 def docs(body: bytes, on_bad: Callable[[int], None]) -> Iterator[Doc]:

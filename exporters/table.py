@@ -46,13 +46,14 @@ class Col:
             else:
                 value = dig(item.item, self.get.split("."))
             return self.transform(value) if self.transform is not None else value
-        except _SHAPE_ERRORS:
+        except SHAPE_ERRORS:
             return None
 
 
 _EMPTY: dict = {}
-# What an item of an unexpected shape raises in a row function (a list where an object was expected...).
-_SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError)
+# What an item of an unexpected shape raises in a row function (a list where an object was expected, a
+# timestamp past the year 9999...).
+SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError, OverflowError)
 
 
 def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) -> Callable[[Any], list[Any]]:
@@ -62,7 +63,7 @@ def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) 
     into a local; an item whose shape breaks them (a list where an object was expected) falls back
     to Col.safe for that row, column by column.
     """
-    env: dict[str, Any] = {"_E": _EMPTY, "_prepare": prepare, "_columns": columns, "_SHAPE_ERRORS": _SHAPE_ERRORS,
+    env: dict[str, Any] = {"_E": _EMPTY, "_prepare": prepare, "_columns": columns, "SHAPE_ERRORS": SHAPE_ERRORS,
                            "_dumps": orjson.dumps,
                            "_slow": lambda item: _slow_row(columns, prepare, item)}
     prefixes: dict[tuple[str, ...], str] = {("t",): "t"}
@@ -106,7 +107,7 @@ def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) 
         "    try:\n"
         f"        P = {'_prepare(item)' if prepare is not None else 'None'}\n" + body +
         "        return [\n            " + ",\n            ".join(parts) + ",\n        ]\n"
-        "    except _SHAPE_ERRORS:\n"
+        "    except SHAPE_ERRORS:\n"
         "        return _slow(item)\n"
     )
     exec(compile(source, "<export table>", "exec"), env)  # noqa: S102 - code built from our own declarations
@@ -116,7 +117,7 @@ def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) 
 def _slow_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None, item: Any) -> list[Any]:
     try:
         prepared = prepare(item) if prepare is not None else None
-    except _SHAPE_ERRORS:
+    except SHAPE_ERRORS:
         prepared = None  # its "$" columns stay empty; the item's own columns are still read
     return [c.safe(item, prepared) for c in columns]
 

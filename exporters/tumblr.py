@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from exporters.dates import unix_date
-from exporters.items import Doc, Item, Source
+from exporters.items import Doc, Item, Source, item_id, obj
 from exporters.jsonspan import ANY
 from exporters.table import Col, Table, json_list, no_newlines
 from exporters.warc_reader import Response
@@ -38,8 +38,8 @@ TABLE = Table(
 )
 
 
-def _id(post: dict[str, Any]) -> str:
-    return post.get("id_string") or str(post["id"])
+def _id(post: dict[str, Any]) -> str | None:
+    return item_id(post.get("id_string")) or item_id(post.get("id"))
 
 
 class Tumblr(Source):
@@ -51,12 +51,12 @@ class Tumblr(Source):
 
     def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
         value = doc.value
-        posts = ((value.get("response") or {}).get("posts")) if isinstance(value, dict) else None
+        posts = obj(obj(value).get("response")).get("posts")
         if not isinstance(posts, list):
             return
         raws = self.raws(doc, ("response", "posts", ANY), posts, want_raw)
         for post, raw in zip(posts, raws):
-            if not isinstance(post, dict) or "id" not in post:
+            if not isinstance(post, dict) or _id(post) is None:
                 continue
             post.setdefault("id_string", _id(post))
             yield Item(

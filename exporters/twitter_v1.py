@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from exporters.dates import twitter_date
-from exporters.items import Doc, Item, Source
+from exporters.items import Doc, Item, Source, item_id, obj
 from exporters.jsonspan import ANY
 from exporters.table import Col, Table
 from exporters.warc_reader import Response
@@ -140,9 +140,10 @@ TABLE = Table(
 )
 
 
-def _is_tweet(obj: Any) -> bool:
+def _is_tweet(value: Any) -> bool:
     # Streams interleave delete/limit/warning notices with tweets.
-    return isinstance(obj, dict) and "id_str" in obj and "user" in obj and ("text" in obj or "full_text" in obj)
+    return (type(value) is dict and item_id(value.get("id_str")) is not None and "user" in value
+            and ("text" in value or "full_text" in value))
 
 
 class TwitterV1(Source):
@@ -175,7 +176,7 @@ class TwitterV1(Source):
             if not _is_tweet(tweet):
                 continue
             yield Item(
-                type="twitter_v1", id=tweet["id_str"], url=resp.url, item=tweet, harvest_date=resp.date,
-                uid=tweet["user"].get("id_str"), date_text=tweet.get("created_at"), parse_date=twitter_date,
+                type="twitter_v1", id=item_id(tweet["id_str"]), url=resp.url, item=tweet, harvest_date=resp.date,
+                uid=obj(tweet["user"]).get("id_str"), date_text=tweet.get("created_at"), parse_date=twitter_date,
                 raw=raw,
             )

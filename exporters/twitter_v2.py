@@ -12,7 +12,7 @@ import functools
 from typing import Any, Iterator
 
 from exporters.dates import iso_date
-from exporters.items import Doc, Item, Source
+from exporters.items import Doc, Item, Source, item_id, obj, objs
 from exporters.jsonspan import ANY
 from exporters.table import Col, Table, constant, json_list, no_newlines
 from exporters.warc_reader import Response
@@ -38,8 +38,8 @@ class Includes:
         key = id(author)  # the includes' own object, alive as long as this page
         values = self._authors.get(key)
         if values is None:
-            ents = _obj(author.get("entities"))
-            urls = _objs(_obj(ents.get("url")).get("urls"))
+            ents = obj(author.get("entities"))
+            urls = objs(obj(ents.get("url")).get("urls"))
             values = self._authors[key] = (
                 _entity_columns(ents.get("description")),
                 json_list([u.get("expanded_url") for u in urls]) if urls else None,
@@ -51,7 +51,7 @@ class Includes:
         built = self._built.get(name)
         if built is None:
             key = self._KEYS[name]
-            built = self._built[name] = {o[key]: o for o in _objs(self._raw.get(name)) if type(o.get(key)) is str}
+            built = self._built[name] = {o[key]: o for o in objs(self._raw.get(name)) if type(o.get(key)) is str}
         return built
 
     users = property(lambda self: self.get("users"))
@@ -71,7 +71,7 @@ class _Prepared:
         t = item.item
         inc: Includes = item.context or Includes(None)
         self.inc = inc
-        refs = _objs(t.get("referenced_tweets"))
+        refs = objs(t.get("referenced_tweets"))
         self.refs = {r.get("type"): r.get("id") for r in refs} if refs else _NONE
         self.ref_author = self.ref_username = _NONE
         self.merged = t
@@ -81,7 +81,7 @@ class _Prepared:
                 ref = inc.tweets.get(rid) if type(rid) is str else None
                 if ref is not None:
                     ref_author[kind] = ref.get("author_id")
-                    ref_username[kind] = _obj(inc.users.get(ref.get("author_id"))).get("username")
+                    ref_username[kind] = obj(inc.users.get(ref.get("author_id"))).get("username")
                     if kind == "retweeted":
                         self.merged = ref  # twarc-csv merges a retweet's text/entities/metrics from the original
             self.ref_author, self.ref_username = ref_author, ref_username
@@ -89,29 +89,14 @@ class _Prepared:
         self.author = author = inc.users.get(author_id) or _NONE if type(author_id) is str else _NONE
         self.ents = _entity_columns(self.merged.get("entities"))
         self.author_ents, self.author_urls, self.author_url = inc.author_values(author)
-        poll_ids = _obj(t.get("attachments")).get("poll_ids")
+        poll_ids = obj(t.get("attachments")).get("poll_ids")
         poll_id = poll_ids[0] if type(poll_ids) is list and poll_ids else None
         self.poll = inc.polls.get(poll_id) or _NONE if type(poll_id) is str else _NONE
-        place_id = _obj(t.get("geo")).get("place_id")
+        place_id = obj(t.get("geo")).get("place_id")
         self.place = inc.places.get(place_id) or _NONE if type(place_id) is str else _NONE
 
 
 _NONE: dict[str, Any] = {}
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    """The value if it is a JSON object, else an empty one (API JSON is untrusted)."""
-    return value if type(value) is dict else _NONE
-
-
-def _objs(values: Any) -> list[dict[str, Any]]:
-    """The JSON objects of a list (anything else in it skipped); [] if it is not a list."""
-    if type(values) is not list:
-        return []
-    for value in values:  # a plain loop: cheaper than all() over a generator for these short lists
-        if type(value) is not dict:
-            return [v for v in values if type(v) is dict]
-    return values
 
 
 def _prepare(item: Item) -> _Prepared:
@@ -139,12 +124,12 @@ def _entity_columns(ents: Any) -> dict[str, str | None]:
     columns = {}
     for kind, values in ents.items():
         text = _ENTITY_TEXT.get(kind)
-        columns[kind] = json_list(text(_objs(values)) if text is not None and values is not None else values)
+        columns[kind] = json_list(text(objs(values)) if text is not None and values is not None else values)
     return columns
 
 
 def _media(item: Item) -> str | None:
-    keys = _obj(_p(item).merged.get("attachments")).get("media_keys")
+    keys = obj(_p(item).merged.get("attachments")).get("media_keys")
     if not keys or type(keys) is not list:
         return None
     media = _p(item).inc.media
@@ -253,8 +238,8 @@ TABLE = Table(
 )
 
 
-def _is_tweet(obj: Any) -> bool:
-    return isinstance(obj, dict) and "id" in obj and "text" in obj
+def _is_tweet(value: Any) -> bool:
+    return type(value) is dict and item_id(value.get("id")) is not None and "text" in value
 
 
 class TwitterV2(Source):
@@ -288,7 +273,7 @@ class TwitterV2(Source):
             if not _is_tweet(tweet):
                 continue
             yield Item(
-                type="twitter_v2", id=tweet["id"], url=resp.url, item=tweet, harvest_date=resp.date,
+                type="twitter_v2", id=item_id(tweet["id"]), url=resp.url, item=tweet, harvest_date=resp.date,
                 uid=tweet.get("author_id"), date_text=tweet.get("created_at"), parse_date=iso_date,
                 raw=raw, context=context,
             )

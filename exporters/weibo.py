@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from exporters.dates import twitter_date
-from exporters.items import Doc, Item, Source
+from exporters.items import Doc, Item, Source, item_id, obj
 from exporters.jsonspan import ANY
 from exporters.table import Col, Table, json_list, no_newlines
 from exporters.warc_reader import Response
 
 
-def _id(post: dict[str, Any]) -> str:
-    return post.get("idstr") or str(post["id"])
+def _id(post: dict[str, Any]) -> str | None:
+    return item_id(post.get("idstr")) or item_id(post.get("id"))
 
 
 def _url(item: Item) -> str | None:
@@ -57,11 +57,11 @@ class Weibo(Source):
             return
         raws = self.raws(doc, ("statuses", ANY), posts, want_raw)
         for post, raw in zip(posts, raws):
-            if not isinstance(post, dict) or "id" not in post:
+            if not isinstance(post, dict) or _id(post) is None:
                 continue
             post.setdefault("idstr", _id(post))
             yield Item(
                 type="weibo_post", id=_id(post), url=resp.url, item=post, harvest_date=resp.date,
-                uid=(post.get("user") or {}).get("idstr"), date_text=post.get("created_at"),
+                uid=obj(post.get("user")).get("idstr"), date_text=post.get("created_at"),
                 parse_date=twitter_date, raw=raw,
             )
