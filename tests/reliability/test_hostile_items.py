@@ -26,7 +26,7 @@ from exporters.writers import FORMATS
 
 pytestmark = pytest.mark.reliability
 
-# One export type per JSON source class: the social platforms SFM's WARCs hold.
+# One export type per JSON source class: the social platforms SFM's WARCs hold (and, below, a dataset record).
 EXPORT_TYPES = ["twitter_search", "twitter_search_2", "flickr_user", "tumblr_blog_posts", "weibo_timeline"]
 PER_SOURCE = 3  # skeleton documents kept per source: different endpoints and shapes
 LIST_KEEP = 2  # lists cut to their first items: the shapes matter, not the count
@@ -90,15 +90,32 @@ def _replaced(value: Any, path: tuple, new: Any) -> Any:
     return value
 
 
+# A dataset record as the metadata backends write it (docs/metadata-harvesting.md): swath's own JSON, but
+# its values come from remote catalogues.
+DATASET_RECORD = {
+    "id": "ds-1", "status": "active",
+    "harvest": {"backend": "ckan", "source_id": "src", "domain": "data.example.org", "last_update": "2026-01-02",
+                "source_url": "https://data.example.org/dataset/ds-1"},
+    "dataset": {"title": "Trees", "description": "All the trees", "tags": ["trees", "city"], "frequency": "annual",
+                "temporal_coverage": {"start": "2020-01-01", "end": "2020-12-31"}, "license": "CC-BY-4.0",
+                "created_at": "2020-01-01T00:00:00Z", "last_modified": "2021-05-06T07:08:09Z",
+                "resources": [{"url": "https://data.example.org/trees.csv", "format": "csv"}],
+                "extras": {"uri": "https://data.example.org/dataset/ds-1", "ckan:name": "trees"}},
+}
+
+
 @pytest.fixture(scope="module")
 def skeletons(fixtures_dir: Path) -> list[tuple[str, str, Any]]:
-    return _skeletons(fixtures_dir)
+    return [*_skeletons(fixtures_dir), ("ckan", DATASET_URL, DATASET_RECORD)]
+
+
+DATASET_URL = "urn:swath:dataset:ckan:src:ds-1"
 
 
 def _export_everything(export_type: str, url: str, document: Any) -> int:
     """Read the document's items and build, encode and key each in every format; the items read."""
     resp = Response(url=url, date=dt.datetime(2020, 1, 2, tzinfo=dt.timezone.utc), body=json.dumps(document).encode(),
-                    warc="fuzz.warc.gz", offset=0)
+                    warc="fuzz.warc.gz", offset=0, item_type="dataset" if url == DATASET_URL else None)
     count = 0
     for name, writer_cls in FORMATS.items():
         for source in sources_for(export_type, {}):
