@@ -156,7 +156,7 @@ class Export:
 
         # Current-state tables (datasets, LRs, Xesam payloads) always keep only the latest copy of an item.
         dedupe = start.dedupe or export_type.current_state
-        workers = self.workers if self.workers is not None else default_workers(sum(p.stat().st_size for p in present))
+        workers = self.workers or self.ctx.config.export_workers or default_workers(sum(p.stat().st_size for p in present))
         with Readers(workers) as readers:
             refs, fact_refs = self._refs(start, present, readers, newest_first=dedupe)
             facts = self._facts(start.type, fact_refs)

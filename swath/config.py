@@ -61,6 +61,8 @@ class Config:
     http_retries: int = 5
     http_backoff: float = 0.5  # first retry delay (s); doubles per retry, capped at 60
     max_response_bytes: int = 100 * 1024 * 1024
+    # processes an export reads WARCs with; 0: by input size (1 under 8 MB, else one per CPU, at most 8)
+    export_workers: int = 0
     host: str = field(default_factory=socket.gethostname)
     db_url: str = ""
     # social platform API roots, replaceable for compatible services and tests
@@ -92,6 +94,7 @@ class Config:
             http_retries=_int(env, "SWATH_HTTP_RETRIES", 5),
             http_backoff=_float(env, "SWATH_HTTP_BACKOFF", 0.5),
             max_response_bytes=_int(env, "SWATH_MAX_RESPONSE_BYTES", 100 * 1024 * 1024),
+            export_workers=max(0, _int(env, "SWATH_EXPORT_WORKERS", 0)),
             host=env.get("SWATH_HOST") or socket.gethostname(),
             db_url=env.get("SWATH_DB_URL") or f"sqlite:///{data_root / 'swath.sqlite'}",
             twitter_api_url=_url(env, "SWATH_TWITTER_API_URL", "https://api.twitter.com"),

@@ -16,6 +16,7 @@ from messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
 from tests.fakes.httpserver import FakeServer
 from tests.fakes.tumblr import API_KEY, FakeTumblr
+from tests.generated import generate_tweets
 from tests.test_engine_support import StreamApi, warcio_check
 
 
@@ -78,6 +79,33 @@ def test_tumblr_harvest_and_export_through_rabbitmq(config, broker):
     warc_ids = [post["id_string"] for body in response_payloads(paths)
                 for post in json.loads(body)["response"]["posts"]]
     assert sorted(row["tumblr_id"] for row in rows) == sorted(warc_ids)
+
+
+def test_export_in_reader_processes_through_rabbitmq(config, broker):
+    """A worker (pika threads and all) exporting with reader processes forked from its fork server writes
+    the bytes an in-process export writes."""
+    from exporters.base import run_export
+    from swath.jobs import JobContext
+
+    info = generate_tweets(config.data_root / "collections" / "s" / "gen", tweets=2000, warc_pages=5)
+    export = {"id": "e2e:export:procs", "type": "twitter_search_2", "collection": {"id": "gen"},
+              "path": "exports/procs", "format": "csv", "dedupe": True, "segment_size": 700}
+    worker_config = dataclasses.replace(config, export_workers=2)
+    with running_worker(worker_config, "twitter_exporter"), Publisher(config=config) as requester:
+        requester.publish("export.start.twitter.twitter_search_2", export).result(30)
+        statuses = until_final(broker, config.status_queue, timeout=120)
+    assert statuses[-1][1]["status"] == "completed success", statuses[-1][1]
+    assert statuses[-1][1]["items"] == info["unique"]
+
+    statuses_here: list[dict] = []
+    ctx = JobContext(config=config, publish=lambda key, body: statuses_here.append(body), service="test")
+    run_export({**export, "id": "here", "path": "exports/here"}, routing_key="export.start.twitter.twitter_search_2",
+               ctx=ctx, workers=1)
+    assert statuses_here[-1]["status"] == "completed success"
+    procs = sorted((config.data_root / "exports" / "procs").glob("*.csv"))
+    here = sorted((config.data_root / "exports" / "here").glob("*.csv"))
+    assert len(procs) == len(here) == -(-info["unique"] // 700)  # ceil: segments of 700
+    assert [p.read_bytes() for p in procs] == [p.read_bytes() for p in here]
 
 
 def test_stream_harvest_stops_through_rabbitmq(config, broker):

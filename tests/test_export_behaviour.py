@@ -20,6 +20,7 @@ from exporters.dedupe import SeenIds, dedupe_key
 from exporters.warc_index import ScanIndex
 from messages import codes
 from swath.jobs import JobContext, JobInterrupted
+from tests.generated import generate_tweets
 from tests.test_export import (  # noqa: F401 - fixtures
     collections, expected_items, export, item_id, out_dir, read_rows, run, warcio_bodies, warcs_of,
 )
@@ -333,13 +334,8 @@ def test_interrupted_export_leaves_no_files(run, collections, shutdown):
 # ---------- worker processes ----------
 
 def test_worker_processes_write_what_one_process_writes(run, data_root):
-    """The parallel path (spawned workers reading records by offset) gives byte-identical files."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("gen_tweets", Path(__file__).parents[1] / "bench" / "gen_tweets.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    info = gen.generate(tweets=3000, out=data_root / "collections" / "s" / "gen", warc_pages=7)
+    """The parallel path (worker processes reading records by offset) gives byte-identical files."""
+    info = generate_tweets(data_root / "collections" / "s" / "gen", tweets=3000, warc_pages=7)
     assert info["warcs"] > 2
     for dedupe in (False, True):
         for workers in (1, 2):
@@ -395,3 +391,13 @@ def test_corrupt_member_is_skipped_and_later_records_kept(run, collections):
     assert lost.isdisjoint(got) and set(kept_here) <= set(got)
     others = [t["id_str"] for t in expected_items([p for p in paths if p != big], "twitter_v1")]
     assert len(got) == len(kept_here) + len(others)
+
+
+def test_export_workers_setting():
+    from swath.config import Config
+
+    assert Config.from_env({}).export_workers == 0  # by input size
+    assert Config.from_env({"SWATH_EXPORT_WORKERS": "3"}).export_workers == 3
+    assert Config.from_env({"SWATH_EXPORT_WORKERS": "-2"}).export_workers == 0
+    with pytest.raises(SystemExit, match="SWATH_EXPORT_WORKERS must be an integer"):
+        Config.from_env({"SWATH_EXPORT_WORKERS": "many"})
