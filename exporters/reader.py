@@ -15,6 +15,7 @@ import itertools
 import multiprocessing
 import os
 import pickle
+import signal
 import tempfile
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -188,6 +189,9 @@ _WORKER: RecordReader | None = None
 def _init_worker(plan_path: str) -> None:
     global _PLAN_PATH
     _PLAN_PATH = plan_path
+    # Ctrl-C reaches the whole process group: the export's own process decides how to stop (it stops
+    # sending chunks and removes unfinished files); a reader raising KeyboardInterrupt would only break it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.set_threshold(_GC_THRESHOLD, *gc.get_threshold()[1:])  # our own process
 
 

@@ -130,13 +130,15 @@ def export() -> None:
 def export_run(ctx: click.Context, message: str) -> None:
     """Run the export.start MESSAGE (a JSON file, or - for stdin) in this process, no broker.
 
-    Prints the export.status messages as JSON lines on stdout; exits 0 on `completed success`.
+    Prints the export.status messages as JSON lines on stdout; exits 0 on `completed success`, 1 on
+    `completed failure`, 3 when interrupted (Ctrl-C or SIGTERM: the export stops within a batch of
+    records and removes its unfinished files).
     """
     from exporters.base import run_export
     from exporters.registry import lookup
-    from harvesters.embedded import print_publish, terminal_progress
+    from harvesters.embedded import EXIT_INTERRUPTED, install_signal_handlers, print_publish, terminal_progress
     from messages.model import COMPLETED_SUCCESS
-    from swath.jobs import JobContext
+    from swath.jobs import JobContext, JobInterrupted
 
     config = _config(ctx)
     body = read_message(message)
@@ -147,11 +149,16 @@ def export_run(ctx: click.Context, message: str) -> None:
     sent: list[dict[str, Any]] = []
     job_ctx = JobContext(config=config, publish=print_publish(sys.stdout, sent), service=export_type.service,
                          progress=terminal_progress(sys.stderr))
+    install_signal_handlers(job_ctx.stop, job_ctx.shutdown)
     try:
         run_export(body, routing_key=f"export.start.{export_type.platform}.{export_type.name}", ctx=job_ctx)
     except InvalidMessage as exc:
         raise click.UsageError(f"{message}: {exc}") from None
+    except JobInterrupted:  # a second signal: stopped without a final status
+        ctx.exit(EXIT_INTERRUPTED)
     statuses = [m["message"] for m in sent if m["routing_key"].startswith("export.status.")]
+    if job_ctx.stop.is_set():
+        ctx.exit(EXIT_INTERRUPTED)
     ctx.exit(0 if statuses and statuses[-1].get("status") == COMPLETED_SUCCESS else 1)
 
 

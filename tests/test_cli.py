@@ -127,3 +127,28 @@ def test_harvest_run_also_runs_a_validated_source_by_name(data_root):
         jobs = json.loads(swath("harvest", "jobs", "pages", "--json", data_root=data_root, env=env).stdout)
     assert [job["status"] for job in jobs] == ["completed success"]
     assert len(api.served) == 2 * api.per_page
+
+
+def test_export_run_interrupted_stops_and_keeps_no_files(data_root, tmp_path):
+    """Ctrl-C (SIGINT to the export and its reader processes) ends `swath export run` with exit code 3,
+    a completed failure status, and no files, finished or not, in the export's directory."""
+    import signal
+
+    from tests.generated import generate_tweets
+
+    generate_tweets(data_root / "collections" / "s" / "big", tweets=30000, warc_pages=50)
+    message = tmp_path / "export.json"
+    message.write_text(json.dumps({"id": "stopped", "type": "twitter_search_2", "collection": {"id": "big"},
+                                   "path": "exports/stopped", "format": "csv", "dedupe": True}))
+    proc = subprocess.Popen([sys.executable, "-m", "swath", "--data-root", str(data_root), "export", "run",
+                             str(message)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "SWATH_EXPORT_WORKERS": "2"}, start_new_session=True)
+    first = json.loads(proc.stdout.readline())  # the `running` status: the export has begun
+    assert first["message"]["status"] == "running"
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, err
+    final = json.loads(out.strip().splitlines()[-1])["message"]
+    assert final["status"] == "completed failure"
+    assert "Traceback" not in err
+    assert list((data_root / "exports" / "stopped").iterdir()) == []
