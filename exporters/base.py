@@ -202,7 +202,7 @@ class Export:
         return files
 
     def _write_batch(self, batch: Batch, seen: SeenIds | None, output: Callable[[str], SegmentedOutput]) -> None:
-        """Dedupe and write a batch: in one step when it is of one table and nothing in it was seen."""
+        """Dedupe and write a batch; a batch of one table (the usual case) in one write."""
         table = batch.table
         if seen is None:
             fresh = None
@@ -210,13 +210,19 @@ class Export:
             fresh = seen.add_keys(table, batch.keys)
         else:
             fresh = [seen.add_keys(t, [k]) is None for t, k in zip(batch.tables, batch.keys)]
-        if fresh is None and table is not None and not batch.tombstones:
-            output(table).write_many(batch.payloads)
-            self.items_done += len(batch.payloads)
+        # Repeats and tombstones are left out (a tombstone's key is remembered, so older copies stay out).
+        if table is not None:
+            payloads = batch.payloads
+            if fresh is not None:
+                payloads = [p for p, new in zip(payloads, fresh) if new]
+            if batch.tombstones:
+                payloads = [p for p in payloads if p is not None]
+            output(table).write_many(payloads)
+            self.items_done += len(payloads)
             return
         for n, (table, payload) in enumerate(zip(batch.tables, batch.payloads)):
-            if (fresh is not None and not fresh[n]) or payload is None:  # a repeat, or a tombstone: its key
-                continue  # is remembered, so the older copies stay out
+            if (fresh is not None and not fresh[n]) or payload is None:
+                continue
             output(table).write(payload)
             self.items_done += 1
 
