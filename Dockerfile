@@ -18,7 +18,7 @@ COPY schemas schemas
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && pip install . \
-    && python -c "import exporters._csvrow" \
+    && python -I -c "import exporters._csvrow" \
     && apt-get purge -y --auto-remove gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --uid 1000 --create-home swath \
