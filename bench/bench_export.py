@@ -19,6 +19,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -110,12 +111,15 @@ def step_floor(directory: Path) -> None:
 
 def step_swath(directory: Path, fmt: str, dedupe: bool, workers: int | None) -> None:
     from exporters.base import run_export
+    from exporters.scans import CACHE_DIR
     from swath.config import Config
     from swath.jobs import JobContext
 
     config = dataclasses.replace(Config.from_env({}), data_root=directory.parent, status_interval=3600)
     statuses: list[dict] = []
     ctx = JobContext(config=config, publish=lambda key, body: statuses.append(body), service="bench")
+    # Timed cold: the record offsets a previous round's export kept would spare this one its scan.
+    shutil.rmtree(config.data_root / CACHE_DIR, ignore_errors=True)
     if workers != 1:
         from exporters.reader import start_processes
 

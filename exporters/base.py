@@ -258,7 +258,7 @@ class Export:
         refs: list[RecordRef] = []
         facts: list[RecordRef] = []
         ends = []
-        for scan in readers.scans([str(w) for w in warcs], start.type):
+        for scan in readers.scans([str(w) for w in warcs], start.type, cache_root=self.ctx.config.data_root):
             for message in scan.warnings:
                 self.warn(codes.WARC_TRUNCATED, message)
             for r in scan.refs:

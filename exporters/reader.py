@@ -19,12 +19,14 @@ import signal
 import tempfile
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from exporters import registry
 from exporters.dedupe import dedupe_key
 from exporters.items import Source
-from exporters.warc_reader import IsFact, RecordRef, read_at, scan_refs
+from exporters.scans import Scan, scan
+from exporters.warc_reader import IsFact, RecordRef, read_at
 from exporters.writers import FORMATS, Encoder
 
 CHUNK_RECORDS = 8  # records per task: big enough to amortise the hand-off, small enough to keep order cheap
@@ -150,20 +152,8 @@ def fact_test(export_type: str) -> IsFact | None:
     return lambda uri, content_type: any(c.is_fact(uri, content_type) for c in classes)
 
 
-@dataclass
-class Scan:
-    """One WARC's records (see warc_reader.scan_refs) and the damage found on the way."""
-
-    warc: str
-    refs: list[RecordRef]
-    warnings: list[str]
-
-
-def scan(warc: str, export_type: str) -> Scan:
-    warnings: list[str] = []
-    refs = scan_refs(warc, on_truncated=lambda path, message: warnings.append(message),
-                     is_fact=fact_test(export_type))
-    return Scan(warc, refs, warnings)
+def _scan(warc: str, export_type: str, cache_root: Path | None) -> Scan:
+    return scan(warc, is_fact=fact_test(export_type), cache_root=cache_root)
 
 
 # Parsed JSON holds no reference cycles, yet every 700 new dicts start a collection that walks the
@@ -253,13 +243,13 @@ class Readers:
             os.unlink(self._plan_path)
             self._plan_path = None
 
-    def scans(self, warcs: list[str], export_type: str) -> Iterator[Scan]:
-        """Each WARC's Scan, in the order given."""
+    def scans(self, warcs: list[str], export_type: str, *, cache_root: Path | None) -> Iterator[Scan]:
+        """Each WARC's Scan, in the order given (kept under `cache_root`, the data root; see scans.py)."""
         if self._pool is None:
             for warc in warcs:
-                yield scan(warc, export_type)
+                yield _scan(warc, export_type, cache_root)
         else:
-            yield from self._pool.map(scan, warcs, itertools.repeat(export_type))
+            yield from self._pool.map(_scan, warcs, itertools.repeat(export_type), itertools.repeat(cache_root))
 
     def batches(self, plan: Plan, refs: list[RecordRef]) -> Iterator[Batch]:
         """Batches in the order of `refs`."""

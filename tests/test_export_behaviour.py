@@ -213,6 +213,44 @@ def test_truncated_warc_warns_and_keeps_good_records(run, data_root, collections
     assert 0 < len(kept) < len(whole)  # the pages before the cut survived, the rest is gone
 
 
+def test_record_offsets_are_found_once_per_warc(run, data_root, collections):
+    """A second export of the same WARCs reads their record offsets from the kept scan (warnings too);
+    a WARC that changed is scanned again."""
+    import os
+
+    from exporters.scans import CACHE_DIR
+
+    paths = warcs_of(collections, "twitter")
+    big = next(p for p in paths if p.name.startswith("test_1-20151202190229530"))
+    big.write_bytes(big.read_bytes()[: big.stat().st_size // 2])  # cut: its warning must survive the cache
+    expected = [t["id_str"] for t in expected_items(paths, "twitter_v1")]
+
+    def exported(export_id: str) -> tuple[list[str], list[dict]]:
+        status = run(export("twitter_search", "twitter", format="dehydrate", id=export_id))
+        assert status["status"] == "completed success"
+        truncated = [w for w in status["warnings"] if w["code"] == codes.WARC_TRUNCATED]
+        return (out_dir(run.config) / f"{export_id}_001.txt").read_text().split(), truncated
+
+    first, warned = exported("a")
+    kept = sorted((data_root / CACHE_DIR).glob("*.json"))
+    assert first == expected and len(warned) == 1 and len(kept) == len(paths)
+    again, warned_again = exported("b")
+    assert again == expected and warned_again == warned
+
+    # Proof the kept scans are what the second export read: drop a record from every kept scan ...
+    for cache in kept:
+        data = json.loads(cache.read_text())
+        data["refs"] = data["refs"][1:]
+        cache.write_text(json.dumps(data))
+    fewer, _ = exported("c")
+    assert len(fewer) < len(expected)
+    # ... and a WARC whose mtime changed is scanned again.
+    for path in paths:
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
+    rescanned, _ = exported("d")
+    assert rescanned == expected
+
+
 def test_missing_warc_is_a_warning(run, data_root, collections):
     index = ScanIndex(data_root=data_root)
     gone = data_root / "collections" / "set1" / "1" / "gone.warc.gz"

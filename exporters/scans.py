@@ -1,0 +1,75 @@
+"""Each WARC's record offsets, found once: a WARC does not change after it is written, so exporting the
+same WARCs again (another format, other dates, another segment size) skips the pass that inflates every
+record just to find where it starts.
+
+A scan is kept in `<data_root>/.swath/records/<sha1 of the WARC's path>.json` with the file's size and
+mtime; a WARC whose size or mtime changed is scanned again. Only scans without a fact test are kept:
+facts depend on the export type (see items.Source.is_fact), and the types with facts read small
+current-state collections.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from exporters.warc_reader import IsFact, RecordRef, scan_refs
+
+CACHE_DIR = ".swath/records"
+
+
+@dataclass
+class Scan:
+    """One WARC's records (see warc_reader.scan_refs) and the damage found on the way."""
+
+    warc: str
+    refs: list[RecordRef]
+    warnings: list[str]
+
+
+def scan(warc: str, *, is_fact: IsFact | None, cache_root: Path | None) -> Scan:
+    """The WARC's Scan, from the cache under `cache_root` (the data root) when it is still the file's."""
+    stat = os.stat(warc)
+    cache = _cache_path(cache_root, warc) if cache_root is not None and is_fact is None else None
+    if cache is not None:
+        cached = _load(cache, warc, stat)
+        if cached is not None:
+            return cached
+    warnings: list[str] = []
+    refs = scan_refs(warc, on_truncated=lambda path, message: warnings.append(message), is_fact=is_fact)
+    result = Scan(warc, refs, warnings)
+    if cache is not None and os.stat(warc).st_mtime_ns == stat.st_mtime_ns:  # not rewritten meanwhile
+        _save(cache, result, stat)
+    return result
+
+
+def _cache_path(cache_root: Path, warc: str) -> Path:
+    return cache_root / CACHE_DIR / f"{hashlib.sha1(os.path.realpath(warc).encode()).hexdigest()}.json"
+
+
+def _load(cache: Path, warc: str, stat: os.stat_result) -> Scan | None:
+    try:
+        data = json.loads(cache.read_bytes())
+        if data["size"] != stat.st_size or data["mtime_ns"] != stat.st_mtime_ns:
+            return None
+        refs = [RecordRef(warc=warc, offset=offset, date=dt.datetime.fromisoformat(date))
+                for offset, date in data["refs"]]
+        return Scan(warc, refs, list(data["warnings"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing, stale or damaged: scan again
+
+
+def _save(cache: Path, result: Scan, stat: os.stat_result) -> None:
+    data = {"warc": result.warc, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "warnings": result.warnings,
+            "refs": [[r.offset, r.date.isoformat()] for r in result.refs]}
+    temp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temp.write_text(json.dumps(data, separators=(",", ":")))
+        os.replace(temp, cache)
+    except OSError:
+        temp.unlink(missing_ok=True)  # a read-only data root still exports, it only scans every time
