@@ -6,8 +6,9 @@
  * (about 900 characters over 84 columns) that costs more than parsing the JSON. Here a field is
  * scanned once as UTF-8 (bytes below 0x80 are never part of a multi-byte sequence, so the special
  * characters are found bytewise) and copied with memcpy; str objects are encoded straight from their
- * code points and ints up to 64 bits written digit by digit, so no temporary objects are made. tests/test_csvrow.py checks it against the
- * csv module on generated rows; exporters/writers.py falls back to the csv module without it.
+ * code points and ints up to 64 bits written digit by digit, so no temporary objects are made.
+ * tests/test_csvrow.py checks it against the csv module on generated rows; exporters/writers.py falls
+ * back to the csv module without it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
