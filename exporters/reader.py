@@ -28,6 +28,7 @@ from exporters.items import Source
 from exporters.scans import Scan, scan
 from exporters.warc_reader import IsFact, RecordRef, read_at
 from exporters.writers import FORMATS, Encoder
+from swath.config import Config
 
 CHUNK_RECORDS = 8  # records per task: big enough to amortise the hand-off, small enough to keep order cheap
 MAX_OPEN_FILES = 16
@@ -205,9 +206,12 @@ _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(["exporters.reader"])
 
 
-def start_processes() -> None:
+def start_processes(config: Config | None = None) -> None:
     """Start the fork server now (an export worker does at start-up), so no export waits for it; returns
-    once it has imported the readers and forked a first process."""
+    once it has imported the readers and forked a first process. Not with SWATH_EXPORT_WORKERS=1: those
+    exports never fork, and the idle server would hold its memory (~30 MB) for nothing."""
+    if config is not None and config.export_workers == 1:
+        return
     with ProcessPoolExecutor(max_workers=1, mp_context=_CONTEXT) as pool:
         pool.submit(int).result()
 

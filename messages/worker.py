@@ -69,8 +69,8 @@ class ServiceSpec:
     accepts: Callable[[dict[str, Any]], str | None]
     stop_bindings: list[str] = field(default_factory=list)  # e.g. ["harvest.stop.twitter.*"]
     concurrency: int = 1  # jobs at once (stream workers run several streams)
-    # Called once when the worker starts, before it consumes: one-time set-up its jobs share.
-    warm_up: Callable[[], None] | None = None
+    # Called once with the worker's Config when it starts, before it consumes: set-up its jobs share.
+    warm_up: Callable[[Config], None] | None = None
 
 
 @dataclass
@@ -112,7 +112,7 @@ class Worker:
 
     def run(self) -> None:
         if self.spec.warm_up is not None:
-            self.spec.warm_up()
+            self.spec.warm_up(self.config)
         if self._owns_publisher:
             self.publisher.start()
         delay = 0.5

@@ -36,9 +36,9 @@ def _lazy_job(target: str) -> Callable[..., None]:
     return job
 
 
-def _lazy_call(target: str) -> Callable[[], None]:
+def _lazy_call(target: str) -> Callable[[Any], None]:
     module, _, name = target.partition(":")
-    return lambda: getattr(importlib.import_module(module), name)()
+    return lambda config: getattr(importlib.import_module(module), name)(config)
 
 
 def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str,

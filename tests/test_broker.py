@@ -37,7 +37,7 @@ def worker(config, broker):
 
 def test_warm_up_runs_once_before_the_first_message(config, broker):
     calls: list[bool] = []
-    spec = dummy_spec(warm_up=lambda: calls.append(not done_ids(config)))
+    spec = dummy_spec(warm_up=lambda cfg: calls.append(cfg is config and not done_ids(config)))
     with running_worker(config, spec), Publisher(config=config) as publisher:
         status = broker.queue(config.queue_prefix + "warm-status", ["harvest.status.dummy.#"])
         publisher.publish("harvest.start.dummy.dummy", start_message("w1")).result(timeout=30)
