@@ -18,6 +18,7 @@ import pickle
 import signal
 import tempfile
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -216,6 +217,19 @@ def start_processes(config: Config | None = None) -> None:
         pool.submit(int).result()
 
 
+class ReaderDied(RuntimeError):
+    """A reader process ended without answering (killed); the export cannot know what it had read."""
+
+
+@contextlib.contextmanager
+def _readers_alive() -> Iterator[None]:
+    try:
+        yield
+    except BrokenProcessPool:
+        raise ReaderDied("a reader process of this export died (killed, e.g. by the out-of-memory killer?); "
+                         "nothing was kept: run the export again, or with SWATH_EXPORT_WORKERS=1") from None
+
+
 class Readers:
     """The processes an export reads with: none (this process) or a pool of `workers`.
 
@@ -253,7 +267,8 @@ class Readers:
             for warc in warcs:
                 yield _scan(warc, export_type, cache_root)
         else:
-            yield from self._pool.map(_scan, warcs, itertools.repeat(export_type), itertools.repeat(cache_root))
+            with _readers_alive():
+                yield from self._pool.map(_scan, warcs, itertools.repeat(export_type), itertools.repeat(cache_root))
 
     def batches(self, plan: Plan, refs: list[RecordRef]) -> Iterator[Batch]:
         """Batches in the order of `refs`."""
@@ -271,12 +286,13 @@ class Readers:
             pickle.dump(plan, fh)
         pending: collections.deque[Future] = collections.deque()
         try:
-            for chunk in _chunks(refs, CHUNK_RECORDS):  # a bounded window of work in flight: memory stays flat
-                pending.append(self._pool.submit(_read_chunk, chunk))
-                if len(pending) >= self.workers * 4:
+            with _readers_alive():
+                for chunk in _chunks(refs, CHUNK_RECORDS):  # a bounded window in flight: memory stays flat
+                    pending.append(self._pool.submit(_read_chunk, chunk))
+                    if len(pending) >= self.workers * 4:
+                        yield pending.popleft().result()
+                while pending:
                     yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
         finally:
             for fut in pending:
                 fut.cancel()

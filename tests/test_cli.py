@@ -129,22 +129,43 @@ def test_harvest_run_also_runs_a_validated_source_by_name(data_root):
     assert len(api.served) == 2 * api.per_page
 
 
-def test_export_run_interrupted_stops_and_keeps_no_files(data_root, tmp_path):
-    """Ctrl-C (SIGINT to the export and its reader processes) ends `swath export run` with exit code 3,
-    a completed failure status, and no files, finished or not, in the export's directory."""
-    import signal
-
+def _big_export(data_root: Path, tmp_path: Path, export_id: str) -> subprocess.Popen:
+    """`swath export run` of 30,000 generated tweets with two reader processes, started and running."""
     from tests.generated import generate_tweets
 
     generate_tweets(data_root / "collections" / "s" / "big", tweets=30000, warc_pages=50)
     message = tmp_path / "export.json"
-    message.write_text(json.dumps({"id": "stopped", "type": "twitter_search_2", "collection": {"id": "big"},
-                                   "path": "exports/stopped", "format": "csv", "dedupe": True}))
+    message.write_text(json.dumps({"id": export_id, "type": "twitter_search_2", "collection": {"id": "big"},
+                                   "path": f"exports/{export_id}", "format": "csv", "dedupe": True}))
     proc = subprocess.Popen([sys.executable, "-m", "swath", "--data-root", str(data_root), "export", "run",
                              str(message)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "SWATH_EXPORT_WORKERS": "2"}, start_new_session=True)
     first = json.loads(proc.stdout.readline())  # the `running` status: the export has begun
     assert first["message"]["status"] == "running"
+    return proc
+
+
+def _children(pid: int) -> list[int]:
+    """The processes `pid`'s threads started (from /proc; [] once it is gone)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return []
+    out: list[int] = []
+    for task in tasks:
+        try:
+            out += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
+        except OSError:
+            continue
+    return out
+
+
+def test_export_run_interrupted_stops_and_keeps_no_files(data_root, tmp_path):
+    """Ctrl-C (SIGINT to the export and its reader processes) ends `swath export run` with exit code 3,
+    a completed failure status, and no files, finished or not, in the export's directory."""
+    import signal
+
+    proc = _big_export(data_root, tmp_path, "stopped")
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 3, err
@@ -152,3 +173,25 @@ def test_export_run_interrupted_stops_and_keeps_no_files(data_root, tmp_path):
     assert final["status"] == "completed failure"
     assert "Traceback" not in err
     assert list((data_root / "exports" / "stopped").iterdir()) == []
+
+
+def test_export_run_with_a_reader_killed_fails_clearly_and_keeps_no_files(data_root, tmp_path):
+    """A reader process killed mid-export (say by the out-of-memory killer): the export ends with a
+    failure that says so, exit code 1, and no files; nothing hangs."""
+    import signal
+    import time
+
+    proc = _big_export(data_root, tmp_path, "killed")
+    deadline = time.monotonic() + 30
+    readers: list[int] = []
+    while not readers and time.monotonic() < deadline:  # readers are forked by the fork server, our child
+        readers = [r for child in _children(proc.pid) for r in _children(child)]
+        time.sleep(0.02)
+    assert readers, "no reader processes appeared"
+    os.kill(readers[0], signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    final = json.loads(out.strip().splitlines()[-1])["message"]
+    assert final["status"] == "completed failure"
+    assert "reader process" in final["errors"][0]["message"] and "SWATH_EXPORT_WORKERS=1" in final["errors"][0]["message"]
+    assert list((data_root / "exports" / "killed").iterdir()) == []
