@@ -146,17 +146,16 @@ def _big_export(data_root: Path, tmp_path: Path, export_id: str) -> subprocess.P
 
 
 def _children(pid: int) -> list[int]:
-    """The processes `pid`'s threads started (from /proc; [] once it is gone)."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except FileNotFoundError:
-        return []
+    """The processes whose parent is `pid` (from /proc; [] once it is gone)."""
     out: list[int] = []
-    for task in tasks:
-        try:
-            out += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-        except OSError:
-            continue
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue  # ended meanwhile
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:  # field 4, after the (command name)
+                out.append(int(entry))
     return out
 
 
