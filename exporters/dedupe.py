@@ -34,10 +34,6 @@ class SeenIds:
         self._db: sqlite3.Connection | None = None
         self._db_path: Path | None = None
 
-    def add(self, table: str, item_id: str) -> bool:
-        """True if the id was new (and is now recorded)."""
-        return self.add_keys(table, [dedupe_key(item_id)]) is None
-
     def add_keys(self, table: str, keys: list[int]) -> list[bool] | None:
         """Record `keys` (from dedupe_key) in order; None if every one was new (the common case, settled
         with two set operations), else whether each was new."""

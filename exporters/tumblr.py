@@ -56,10 +56,11 @@ class Tumblr(Source):
             return
         raws = self.raws(doc, ("response", "posts", ANY), posts, want_raw)
         for post, raw in zip(posts, raws):
-            if not isinstance(post, dict) or _id(post) is None:
+            post_id = _id(post) if isinstance(post, dict) else None
+            if post_id is None:
                 continue
-            post.setdefault("id_string", _id(post))
+            post.setdefault("id_string", post_id)
             yield Item(
-                type="tumblr_post", id=_id(post), url=resp.url, item=post, harvest_date=resp.date,
+                type="tumblr_post", id=post_id, url=resp.url, item=post, harvest_date=resp.date,
                 uid=post.get("blog_name"), date_text=post.get("timestamp"), parse_date=unix_date, raw=raw,
             )

@@ -140,10 +140,11 @@ TABLE = Table(
 )
 
 
-def _is_tweet(value: Any) -> bool:
-    # Streams interleave delete/limit/warning notices with tweets.
-    return (type(value) is dict and item_id(value.get("id_str")) is not None and "user" in value
-            and ("text" in value or "full_text" in value))
+def _tweet_id(value: Any) -> str | None:
+    """The id of a tweet; None for anything else (streams interleave delete/limit/warning notices)."""
+    if type(value) is dict and "user" in value and ("text" in value or "full_text" in value):
+        return item_id(value.get("id_str"))
+    return None
 
 
 class TwitterV1(Source):
@@ -164,7 +165,7 @@ class TwitterV1(Source):
             tweets, path = value, (ANY,)
         elif isinstance(value, dict) and isinstance(value.get("statuses"), list):
             tweets, path = value["statuses"], ("statuses", ANY)
-        elif _is_tweet(value):
+        elif _tweet_id(value) is not None:
             tweets, path = [value], ()
         else:
             return
@@ -173,10 +174,11 @@ class TwitterV1(Source):
         else:
             raws = [doc.body if want_raw else None]
         for tweet, raw in zip(tweets, raws):
-            if not _is_tweet(tweet):
+            tweet_id = _tweet_id(tweet)
+            if tweet_id is None:
                 continue
             yield Item(
-                type="twitter_v1", id=item_id(tweet["id_str"]), url=resp.url, item=tweet, harvest_date=resp.date,
+                type="twitter_v1", id=tweet_id, url=resp.url, item=tweet, harvest_date=resp.date,
                 uid=obj(tweet["user"]).get("id_str"), date_text=tweet.get("created_at"), parse_date=twitter_date,
                 raw=raw,
             )

@@ -238,8 +238,9 @@ TABLE = Table(
 )
 
 
-def _is_tweet(value: Any) -> bool:
-    return type(value) is dict and item_id(value.get("id")) is not None and "text" in value
+def _tweet_id(value: Any) -> str | None:
+    """The id of a tweet; None for anything else."""
+    return item_id(value.get("id")) if type(value) is dict and "text" in value else None
 
 
 class TwitterV2(Source):
@@ -265,15 +266,16 @@ class TwitterV2(Source):
         if isinstance(data, list):
             tweets = data
             raws = self.raws(doc, ("data", ANY), tweets, want_raw)
-        elif _is_tweet(data):  # a stream line: the line itself is the unit the API sent
+        elif _tweet_id(data) is not None:  # a stream line: the line itself is the unit the API sent
             tweets, raws = [data], [doc.body if want_raw else None]
         else:
             return
         for tweet, raw in zip(tweets, raws):
-            if not _is_tweet(tweet):
+            tweet_id = _tweet_id(tweet)
+            if tweet_id is None:
                 continue
             yield Item(
-                type="twitter_v2", id=item_id(tweet["id"]), url=resp.url, item=tweet, harvest_date=resp.date,
+                type="twitter_v2", id=tweet_id, url=resp.url, item=tweet, harvest_date=resp.date,
                 uid=tweet.get("author_id"), date_text=tweet.get("created_at"), parse_date=iso_date,
                 raw=raw, context=context,
             )

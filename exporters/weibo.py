@@ -57,11 +57,12 @@ class Weibo(Source):
             return
         raws = self.raws(doc, ("statuses", ANY), posts, want_raw)
         for post, raw in zip(posts, raws):
-            if not isinstance(post, dict) or _id(post) is None:
+            post_id = _id(post) if isinstance(post, dict) else None
+            if post_id is None:
                 continue
-            post.setdefault("idstr", _id(post))
+            post.setdefault("idstr", post_id)
             yield Item(
-                type="weibo_post", id=_id(post), url=resp.url, item=post, harvest_date=resp.date,
+                type="weibo_post", id=post_id, url=resp.url, item=post, harvest_date=resp.date,
                 uid=obj(post.get("user")).get("idstr"), date_text=post.get("created_at"),
                 parse_date=twitter_date, raw=raw,
             )
