@@ -33,9 +33,9 @@ class Scan:
 
 def scan(warc: str, *, is_fact: IsFact | None, cache_root: Path | None) -> Scan:
     """The WARC's Scan, from the cache under `cache_root` (the data root) when it is still the file's."""
-    stat = os.stat(warc)
     cache = _cache_path(cache_root, warc) if cache_root is not None and is_fact is None else None
     if cache is not None:
+        stat = os.stat(warc)
         cached = _load(cache, warc, stat)
         if cached is not None:
             return cached

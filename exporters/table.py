@@ -19,6 +19,12 @@ def dig(value: Any, keys: tuple[str, ...] | list[str]) -> Any:
     return value
 
 
+_EMPTY: dict = {}
+# What an item of an unexpected shape raises in a row function (a list where an object was expected, a
+# timestamp past the year 9999...).
+SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError, OverflowError)
+
+
 @dataclass(frozen=True)
 class Col:
     """A column: its header, where the value comes from, and an optional transform of that value.
@@ -50,12 +56,6 @@ class Col:
             return None
 
 
-_EMPTY: dict = {}
-# What an item of an unexpected shape raises in a row function (a list where an object was expected, a
-# timestamp past the year 9999...).
-SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError, OverflowError)
-
-
 def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) -> Callable[[Any], list[Any]]:
     """One generated function computing every column, so a row costs one call, not one per column.
 
@@ -63,8 +63,7 @@ def compile_row(columns: tuple[Col, ...], prepare: Callable[[Any], Any] | None) 
     into a local; an item whose shape breaks them (a list where an object was expected) falls back
     to Col.safe for that row, column by column.
     """
-    env: dict[str, Any] = {"_E": _EMPTY, "_prepare": prepare, "_columns": columns, "SHAPE_ERRORS": SHAPE_ERRORS,
-                           "_dumps": orjson.dumps,
+    env: dict[str, Any] = {"_E": _EMPTY, "_prepare": prepare, "SHAPE_ERRORS": SHAPE_ERRORS, "_dumps": orjson.dumps,
                            "_slow": lambda item: _slow_row(columns, prepare, item)}
     prefixes: dict[tuple[str, ...], str] = {("t",): "t"}
     lines: list[str] = []
