@@ -23,14 +23,9 @@ from requests.adapters import HTTPAdapter
 
 from harvesters import registry
 from harvesters.errors import HarvestError, HarvestStopped
-from harvesters.http import (
-    Limits,
-    RecordingAdapter,
-    Redactor,
-    StreamRecording,
-    install_log_filter,
-)
+from harvesters.http import Limits, RecordingAdapter, Redactor, install_log_filter
 from harvesters.state import StateStore, write_json_atomic
+from harvesters.streams import StreamRecording
 from harvesters.warc import (
     SOFTWARE,
     ClosedWarc,
@@ -114,7 +109,8 @@ class Harvest:
         self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo(),
                                   on_closed=self._closed)
         self._limits = Limits(retries=config.http_retries, backoff=config.http_backoff,
-                              timeout=config.http_timeout, max_response_bytes=config.max_response_bytes)
+                              timeout=config.http_timeout, max_response_bytes=config.max_response_bytes,
+                              max_line_bytes=config.stream_max_line_bytes)
         self.http = requests.Session()
         adapter = self.recording_adapter([])
         self.http.mount("http://", adapter)

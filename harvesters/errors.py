@@ -46,6 +46,10 @@ class ResponseTooLarge(HarvestError):
     code = codes.RESPONSE_TOO_LARGE  # a response exceeded Config.max_response_bytes
 
 
+class StreamLineTooLong(HarvestError):
+    code = codes.LINE_TOO_LONG  # a stream line passed Config.stream_max_line_bytes without ending
+
+
 class HarvestStopped(Exception):
     """Raised by the recording session for a request made after harvest.stop/shutdown.
 

@@ -8,7 +8,7 @@ Mount it on any requests.Session (the harvest's own, twarc's, flickrapi's). It:
   ResponseTooLarge past the limit (each error carries the HTTP status that ended it);
 - redacts the values of Set-Cookie headers in the recorded response (session cookies are credentials);
 - for `stream=True` 2xx responses, hands the client a tap that records what it reads in
-  segments of complete lines (see docs/harvesting.md).
+  segments of complete lines (harvesters/streams.py, docs/harvesting.md).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import urllib3
 from requests.adapters import HTTPAdapter
 
 from harvesters.errors import HarvestStopped, RateLimited, RemoteError, ResponseTooLarge, Unauthorized
+from harvesters.streams import LineStreamResponse, StreamRecording
+from harvesters.warc import warc_date
 
 REDACTED = "REDACTED"
 # query/form parameters whose value is a credential whatever it is
@@ -42,7 +44,6 @@ ORIG_PREFIX = "X-Archive-Orig-"
 MAX_RATE_WAIT = 20 * 60.0  # Twitter windows are 15 minutes; a reset just past one is still waited for
 MAX_RATE_LIMITS = 50
 FINAL_5XX = frozenset({501, 505})  # not implemented / version not supported: asking again cannot help
-STREAM_FLUSH_BYTES = 1 << 20
 _TRANSIENT = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
               urllib3.exceptions.ProtocolError, urllib3.exceptions.ReadTimeoutError)
 
@@ -160,8 +161,8 @@ class Sink(Protocol):
     def rate_limited(self, wait: float, url: str) -> None: ...
     def requests_refused(self) -> bool: ...  # True once no new request may start (stop/shutdown)
     def sleep(self, seconds: float) -> bool: ...  # False if interrupted by stop/shutdown
-    def add_stream(self, stream: "StreamRecording") -> None: ...
-    def remove_stream(self, stream: "StreamRecording") -> None: ...
+    def add_stream(self, stream: StreamRecording) -> None: ...
+    def remove_stream(self, stream: StreamRecording) -> None: ...
     def debug(self, text: str) -> None: ...
 
 
@@ -171,22 +172,11 @@ class Limits:
     backoff: float = 0.5  # first retry delay in seconds; doubles per attempt, capped at 60
     timeout: float = 60.0
     max_response_bytes: int = 100 * 1024 * 1024
+    max_line_bytes: int = 32 * 1024 * 1024  # a stream line longer than this ends the stream
 
 
 def _text(value: str | bytes) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
-
-
-_last_date: tuple[int, str] = (0, "")
-
-
-def warc_date() -> str:
-    """The WARC-Date of an exchange, taken when it happened rather than when it is written."""
-    global _last_date
-    second = int(time.time())
-    if _last_date[0] != second:  # WARC/1.0 dates are whole seconds: format once per second
-        _last_date = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
-    return _last_date[1]
 
 
 def _http_version(raw: Any) -> str:
@@ -401,7 +391,7 @@ class RecordingAdapter(HTTPAdapter):
         uri, request_line, request_headers, request_body = self._request_parts(
             request.method or "GET", request.url or "", list(request.headers.items()), request.body)
         recording = StreamRecording(
-            sink=self.sink, factory=self.factory, upstream=raw,
+            sink=self.sink, factory=self.factory, upstream=raw, max_line_bytes=self.limits.max_line_bytes,
             pair=dict(uri=uri, request_line=request_line, request_headers=request_headers,
                       request_body=request_body, status_line=f"{raw.status} {raw.reason or ''}".strip(),
                       response_headers=_recorded_response_headers(raw.headers.items(), decoded=True),
@@ -417,100 +407,6 @@ class RecordingAdapter(HTTPAdapter):
         )
         self.sink.add_stream(recording)
         self.sink.debug(f"{request.method} {uri} -> {raw.status} (stream)")
-        return self.build_response(request, tap)
-
-
-class StreamRecording(io.RawIOBase):
-    """A streamed response body: the client reads decoded bytes through it; what it read is written
-    as response records, each holding the original headers and the complete lines of one segment."""
-
-    def __init__(self, *, sink: Sink, factory: Any, upstream: Any, pair: dict[str, Any]) -> None:
-        super().__init__()
-        self.sink = sink
-        self.factory = factory
-        self.upstream = upstream
-        self.pair = pair
-        self.segment = 0
-        self._buffer = bytearray()
-        self._lock = threading.Lock()
-        self._flush_lock = threading.Lock()
-        self._finished = False
-        self._stopped = False  # harvest.stop/shutdown: read no more from the socket
-        self._error: BaseException | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    @property
-    def buffered(self) -> int:
-        """Bytes read by the client and not yet written to a WARC."""
-        with self._lock:
-            return len(self._buffer)
-
-    def readinto(self, target: Any) -> int:
-        if self._error is not None:
-            error, self._error = self._error, None
-            super().close()
-            raise error
-        if self._finished:
-            return 0
-        if self._stopped:
-            self.finish()
-            return 0
-        try:
-            data = self.upstream.read1(len(target), decode_content=True)
-        except Exception as exc:
-            # Report EOF now and raise on the next read: urllib3 then first hands the client the
-            # bytes it buffered from earlier reads (already in the WARC) instead of dropping them.
-            self.finish()
-            if not self._stopped:  # a read broken by stop() is the stream's clean end
-                self._error = exc
-            return 0
-        if not data:
-            self.finish()
-            return 0
-        target[: len(data)] = data
-        with self._lock:
-            self._buffer += data
-            full = len(self._buffer) >= STREAM_FLUSH_BYTES
-        if full:
-            self.flush_segment()
-        return len(data)
-
-    def flush_segment(self, *, final: bool = False) -> None:
-        """Write the complete lines received so far (everything when final) as one response record."""
-        with self._flush_lock:  # held while writing, so segments reach the WARC in order
-            with self._lock:
-                cut = len(self._buffer) if final else self._buffer.rfind(b"\n") + 1
-                if cut == 0:
-                    return
-                body = bytes(self._buffer[:cut])
-                del self._buffer[:cut]
-                self.segment += 1
-            extra = {"WARC-Swath-Stream-Segment": str(self.segment), "WARC-Date": warc_date()}
-            self.sink.write_records(lambda: self.factory.pair(**self.pair, response_body=body, extra=extra))
-
-    def finish(self) -> None:
-        """End of the stream (EOF, error or close): record the rest and give the connection back."""
-        if self._finished:
-            return
-        self._finished = True
-        try:
-            self.flush_segment(final=True)
-        finally:
-            self.sink.remove_stream(self)
-            self.upstream.close()
-
-    def stop(self) -> None:
-        """From another thread on harvest.stop or shutdown: read no more from the socket (waking a read
-        blocked on it) and report EOF, so the client still gets, and counts, every byte recorded."""
-        self._stopped = True
-        try:
-            self.upstream.shutdown()
-        except Exception:  # already closed or released: nothing is blocked on it
-            pass
-
-    def close(self) -> None:
-        self.finish()
-        if self._error is None:  # stay readable so the pending error is raised, not lost
-            super().close()
+        response = self.build_response(request, tap)
+        response.__class__ = LineStreamResponse  # same object, requests' iter_lines replaced by a linear one
+        return response

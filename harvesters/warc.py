@@ -14,6 +14,7 @@ import os
 import queue
 import re
 import threading
+import time
 import uuid
 import zlib
 from dataclasses import dataclass
@@ -31,6 +32,18 @@ OPEN_SUFFIX = ".open"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 _STAMP = "%Y%m%dT%H%M%SZ"
 GZIP_LEVEL = 6  # warcio's own wrapper uses 9: ~40 % more CPU on JSON pages for ~1 % smaller files
+
+
+_last_date: tuple[int, str] = (0, "")
+
+
+def warc_date() -> str:
+    """The WARC-Date of an exchange, taken when it happened rather than when it is written."""
+    global _last_date
+    second = int(time.time())
+    if _last_date[0] != second:  # WARC/1.0 dates are whole seconds: format once per second
+        _last_date = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return _last_date[1]
 
 
 def safe_id(harvest_id: str) -> str:

@@ -22,6 +22,7 @@ WARC_RECOVERED = "warc_recovered"  # a leftover .open WARC was cut at its last g
 REMOTE_ERROR = "remote_error"  # the remote kept failing (5xx, connection errors) after retries
 BAD_RESPONSE = "bad_response"  # a remote response could not be parsed or was refused
 RESPONSE_TOO_LARGE = "response_too_large"  # a remote response exceeded SWATH_MAX_RESPONSE_BYTES
+LINE_TOO_LONG = "line_too_long"  # a stream line passed SWATH_STREAM_MAX_LINE_BYTES; the stream was ended, all before it kept
 ITEM_FAILED = "item_failed"  # one remote item could not be processed; the harvest went on
 PAGINATION_LOOP = "pagination_loop"  # a next page or resumptionToken pointed back to one already served; listing stopped
 OAI_ERROR = "oai_error"  # an OAI-PMH endpoint answered with an OAI error; its OAI code starts the message

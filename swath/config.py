@@ -61,6 +61,7 @@ class Config:
     http_retries: int = 5
     http_backoff: float = 0.5  # first retry delay (s); doubles per retry, capped at 60
     max_response_bytes: int = 100 * 1024 * 1024
+    stream_max_line_bytes: int = 32 * 1024 * 1024  # a longer stream line ends the stream (line_too_long)
     # processes an export reads WARCs with; 0: by input size (1 under 8 MB, else one per CPU, at most 8)
     export_workers: int = 0
     host: str = field(default_factory=socket.gethostname)
@@ -94,6 +95,7 @@ class Config:
             http_retries=_int(env, "SWATH_HTTP_RETRIES", 5),
             http_backoff=_float(env, "SWATH_HTTP_BACKOFF", 0.5),
             max_response_bytes=_int(env, "SWATH_MAX_RESPONSE_BYTES", 100 * 1024 * 1024),
+            stream_max_line_bytes=_int(env, "SWATH_STREAM_MAX_LINE_BYTES", 32 * 1024 * 1024),
             export_workers=max(0, _int(env, "SWATH_EXPORT_WORKERS", 0)),
             host=env.get("SWATH_HOST") or socket.gethostname(),
             db_url=env.get("SWATH_DB_URL") or f"sqlite:///{data_root / 'swath.sqlite'}",

@@ -236,7 +236,8 @@ MALFORMED: dict[str, tuple[int, bytes, str]] = {
     "invalid_utf8": (200, b'{"items": [{"id": "u-\xff\xfe-1", "text": "\xc3\x28"}], "next": null}', "application/json"),
 }
 # ends of a harvest that are clean: a stable code naming what went wrong with the remote side
-CLEAN_FAILURES = {codes.BAD_RESPONSE, codes.REMOTE_ERROR, codes.RESPONSE_TOO_LARGE, codes.ITEM_FAILED}
+CLEAN_FAILURES = {codes.BAD_RESPONSE, codes.REMOTE_ERROR, codes.RESPONSE_TOO_LARGE, codes.LINE_TOO_LONG,
+                  codes.ITEM_FAILED}
 
 
 def test_malformed_api_responses_end_cleanly(config, tmp_path):
