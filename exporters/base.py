@@ -108,17 +108,17 @@ class Export:
             self.notes.errors.append(Note(exc.code, str(exc)))
             self._publish(COMPLETED_FAILURE)
             return
-        except JobInterrupted:
-            self._abort()
-            if self.ctx.shutdown.is_set():
-                raise  # redelivered and redone from the start after the restart
-            self.notes.errors.append(Note(codes.UNKNOWN_ERROR, "export stopped before it finished; no files kept"))
-            self._publish(COMPLETED_FAILURE)
-            return
         except Exception as exc:  # noqa: BLE001 - every failure must end in a status
             self._abort()
-            self.ctx.log.exception("export %s failed", start.id)
-            self.notes.errors.append(Note(codes.UNKNOWN_ERROR, f"{type(exc).__name__}: {exc}"))
+            # a reader broken by the same Ctrl-C/SIGTERM that stopped the export is part of the stop, not a bug
+            if not isinstance(exc, JobInterrupted) and not self.ctx.stop.is_set():
+                self.ctx.log.exception("export %s failed", start.id)
+                self.notes.errors.append(Note(codes.UNKNOWN_ERROR, f"{type(exc).__name__}: {exc}"))
+                self._publish(COMPLETED_FAILURE)
+                return
+            if self.ctx.shutdown.is_set():  # redelivered and redone from the start after the restart
+                raise exc if isinstance(exc, JobInterrupted) else JobInterrupted(f"export {start.id} interrupted")
+            self.notes.errors.append(Note(codes.UNKNOWN_ERROR, "export stopped before it finished; no files kept"))
             self._publish(COMPLETED_FAILURE)
             return
         self._publish(COMPLETED_SUCCESS, files=[str(f) for f in files], items=self.items_done)

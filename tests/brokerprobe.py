@@ -31,8 +31,8 @@ class BrokerProbe:
     def depth(self, queue: str) -> int:
         return self.channel.queue_declare(queue=queue, passive=True).method.message_count
 
-    def get(self, queue: str, timeout: float = 20.0) -> tuple[Any, dict[str, Any], Any]:
-        """Wait for one message; returns (method, headers, decoded body)."""
+    def get(self, queue: str, timeout: float = 120.0) -> tuple[Any, dict[str, Any], Any]:
+        """Wait for one message (the timeout is a hang guard); returns (method, headers, decoded body)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             method, props, body = self.channel.basic_get(queue, auto_ack=True)
@@ -108,17 +108,17 @@ def running_worker(config, service) -> Iterator[Worker]:
     worker = Worker(config=config, spec=spec)
     thread = threading.Thread(target=worker.run, daemon=True)
     thread.start()
-    assert worker.consuming.wait(30), f"{name} did not attach to its queue"
+    assert worker.consuming.wait(120), f"{name} did not attach to its queue"
     try:
         yield worker
     finally:
         worker.request_shutdown()
-        thread.join(timeout=60)
-        assert not thread.is_alive(), f"{name} did not shut down"
+        thread.join(timeout=120)
+        assert not thread.is_alive(), f"{name} did not shut down within 120 s"
 
 
-def until_final(broker, queue: str, *, timeout: float = 60.0) -> list[tuple[str, dict]]:
-    """Read (routing key, body) from `queue` until a final status arrives."""
+def until_final(broker, queue: str, *, timeout: float = 120.0) -> list[tuple[str, dict]]:
+    """Read (routing key, body) from `queue` until a final status arrives (`timeout`: for each message)."""
     received: list[tuple[str, dict]] = []
     while True:
         method, _headers, body = broker.get(queue, timeout=timeout)

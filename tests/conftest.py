@@ -6,11 +6,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from swath.config import Config
+from tests.tiers import ServiceGuard, has_service_tests, needed_service
+# One replayable seed for everything random (SWATH_TEST_SEED), and the Hypothesis profiles: hooks and fixture.
+from tests.seeds import (  # noqa: F401
+    pytest_configure, pytest_report_header, pytest_runtest_makereport, pytest_terminal_summary, swath_seed)
 
 def _find_fixtures() -> Path:
     """The shared real-data fixtures: $SWATH_SHARED_FIXTURES, else ../shared/fixtures beside this checkout,
@@ -34,7 +39,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", help="also run the long variants marked slow")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest's own hook deselects by -m, so -m "not services" sees the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        service = needed_service(item)
+        if service is not None:
+            item.add_marker(pytest.mark.services(service))
     if config.getoption("--runslow"):
         return
     skip = pytest.mark.skip(reason="long variant: run with --runslow")
@@ -85,8 +95,31 @@ def broker(config: Config):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _remove_test_queues_at_end():
+def _service_guard(request: pytest.FixtureRequest) -> Iterator[ServiceGuard | None]:
+    """With no test marked services in this session (the fast tier), refuse the broker and the database."""
+    if has_service_tests(request.session):
+        yield None
+        return
+    guard = ServiceGuard()
+    with guard.installed():
+        yield guard
+
+
+@pytest.fixture(autouse=True)
+def _no_services_unless_marked(_service_guard: ServiceGuard | None, request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a fast-tier test that reached a service, even when the code under test swallowed the refusal."""
     yield
+    reached = _service_guard.take() if _service_guard is not None else []
+    if reached:
+        pytest.fail(f"{request.node.nodeid} reached {'; '.join(sorted(set(reached)))} but is not marked "
+                    "'services': give it a service fixture or teach tests/tiers.py why it needs one")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_test_queues_at_end(request: pytest.FixtureRequest):
+    yield
+    if not has_service_tests(request.session):
+        return  # no test here reached the broker, so it holds nothing of this session's
     try:
         from tests.brokerprobe import delete_test_entities
 

@@ -23,7 +23,7 @@ def compose(*args: str) -> str:
     assert exe, "Debian's docker-compose is needed to validate docker-compose.yml: apt-get install -y docker-compose"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "POSTGRES_"))}
     return subprocess.run([exe, "-f", str(ROOT / "docker-compose.yml"), *args], cwd=ROOT, env=env, check=True,
-                          capture_output=True, text=True, timeout=60).stdout
+                          capture_output=True, text=True, timeout=120).stdout
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,7 @@ def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run", "--disable-sync", "--hide-scrollbars",
          f"--user-data-dir={profile}", f"--window-size={WINDOW[0]},{WINDOW[1]}", *args],
-        capture_output=True, text=True, timeout=90, check=True)
+        capture_output=True, text=True, timeout=240, check=True)
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -101,10 +101,10 @@ def test_api_status_and_escaping(config: Config, seeded: dict, broker) -> None:
     swath(config, "harvest", "create", "<script>alert(1)</script>", "--type", "generic_pages")
     dashboard = Dashboard(config=config, store=seeded["store"], port=0).start()
     try:
-        page = urllib.request.urlopen(dashboard.url, timeout=10).read().decode()
-        api = orjson.loads(urllib.request.urlopen(dashboard.url + "api/status", timeout=10).read())
+        page = urllib.request.urlopen(dashboard.url, timeout=60).read().decode()
+        api = orjson.loads(urllib.request.urlopen(dashboard.url + "api/status", timeout=60).read())
         with pytest.raises(urllib.error.HTTPError):
-            urllib.request.urlopen(dashboard.url + "nope", timeout=10)
+            urllib.request.urlopen(dashboard.url + "nope", timeout=60)
     finally:
         dashboard.close()
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -41,7 +41,7 @@ def test_tumblr_harvest_and_export_through_rabbitmq(config, broker):
             "collection_set": {"id": "set1"}, "collection": {"id": "coll1"},
         }
         with running_worker(config, "tumblr_harvester"), Publisher(config=config) as requester:
-            requester.publish("harvest.start.tumblr.tumblr_blog_posts", harvest).result(30)
+            requester.publish("harvest.start.tumblr.tumblr_blog_posts", harvest).result(120)
             messages = until_final(broker, config.status_queue)
         served_posts = fake.expected_posts(host)
         served_bodies = fake.bodies(f"/v2/blog/{host}/posts")
@@ -67,7 +67,7 @@ def test_tumblr_harvest_and_export_through_rabbitmq(config, broker):
     export = {"id": "e2e:export:1", "type": "tumblr_blog_posts", "collection": {"id": "coll1"},
               "path": "exports/e2e-1", "format": "csv", "dedupe": True, "segment_size": None}
     with running_worker(config, "tumblr_exporter"), Publisher(config=config) as requester:
-        requester.publish("export.start.tumblr.tumblr_blog_posts", export).result(30)
+        requester.publish("export.start.tumblr.tumblr_blog_posts", export).result(120)
         statuses = until_final(broker, config.status_queue)
     assert statuses[0][1]["status"] == "running"
     assert statuses[-1][0] == "export.status.tumblr.tumblr_blog_posts"
@@ -92,7 +92,7 @@ def test_export_in_reader_processes_through_rabbitmq(config, broker):
               "path": "exports/procs", "format": "csv", "dedupe": True, "segment_size": 700}
     worker_config = dataclasses.replace(config, export_workers=2)
     with running_worker(worker_config, "twitter_exporter"), Publisher(config=config) as requester:
-        requester.publish("export.start.twitter.twitter_search_2", export).result(30)
+        requester.publish("export.start.twitter.twitter_search_2", export).result(120)
         statuses = until_final(broker, config.status_queue, timeout=120)
     assert statuses[-1][1]["status"] == "completed success", statuses[-1][1]
     assert statuses[-1][1]["items"] == info["unique"]
@@ -116,13 +116,13 @@ def test_stream_harvest_stops_through_rabbitmq(config, broker):
                  "seeds": [{"id": "seed-1", "token": server.url + "/stream"}],
                  "collection_set": {"id": "s"}, "collection": {"id": "stream1"}}
         with running_worker(config, "generic_harvester") as worker, Publisher(config=config) as requester:
-            requester.publish("harvest.start.generic.generic_stream", start).result(30)
+            requester.publish("harvest.start.generic.generic_stream", start).result(120)
             received: list[tuple[str, dict]] = []
             while sum(1 for key, _ in received if key == "warc_created") < 2:
-                method, _h, body = broker.get(config.status_queue, timeout=30)
+                method, _h, body = broker.get(config.status_queue, timeout=120)
                 received.append((method.routing_key, body))
             assert all(body["status"] == "running" for key, body in received if key != "warc_created")
-            requester.publish("harvest.stop.generic.generic_stream", {"id": "e2e:stream:1"}).result(30)
+            requester.publish("harvest.stop.generic.generic_stream", {"id": "e2e:stream:1"}).result(120)
             received += until_final(broker, config.status_queue)
             assert broker.depth(worker.queue) == 0
 
@@ -142,7 +142,7 @@ def test_stream_harvest_stops_through_rabbitmq(config, broker):
 ])
 def test_path_outside_data_root_is_refused_through_rabbitmq(config, broker, body):
     with running_worker(config, "tumblr_harvester"), Publisher(config=config) as requester:
-        requester.publish("harvest.start.tumblr.tumblr_blog_posts", body).result(30)
+        requester.publish("harvest.start.tumblr.tumblr_blog_posts", body).result(120)
         final = until_final(broker, config.status_queue)[-1][1]
     assert final["status"] == "completed failure"
     assert [e["code"] for e in final["errors"]] == ["path_outside_data_root"]
@@ -165,9 +165,9 @@ def test_a_stop_heard_while_no_worker_runs_the_stream_still_stops_it(config, bro
                                   stop_bindings=["harvest.stop.generic.*"])
         broker.queue(config.queue_prefix + "generic_harvester", ["harvest.start.generic.*"])
         with running_worker(config, idle_replica), Publisher(config=config) as requester:
-            requester.publish("harvest.start.generic.generic_stream", start).result(30)
-            requester.publish("harvest.stop.generic.generic_stream", {"id": start["id"]}).result(30)
-            assert wait_for(lambda: stop_recorded(config.data_root, start["id"]), 20)
+            requester.publish("harvest.start.generic.generic_stream", start).result(120)
+            requester.publish("harvest.stop.generic.generic_stream", {"id": start["id"]}).result(120)
+            assert wait_for(lambda: stop_recorded(config.data_root, start["id"]), 120), "the stop was never recorded"
         with running_worker(config, "generic_harvester"):
             received = until_final(broker, config.status_queue)
     final = received[-1][1]

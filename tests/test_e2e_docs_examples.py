@@ -23,7 +23,7 @@ def docs_example(type_: str, data_root: Path) -> dict:
 
 def harvest_through_broker(config, broker, worker: str, routing_key: str, body: dict) -> list[tuple[str, dict]]:
     with running_worker(config, worker), Publisher(config=config) as requester:
-        requester.publish(routing_key, body).result(30)
+        requester.publish(routing_key, body).result(120)
         return until_final(broker, config.status_queue, timeout=120)
 
 

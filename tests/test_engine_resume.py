@@ -53,6 +53,14 @@ def test_kill_9_mid_harvest_then_resume_loses_and_corrupts_nothing(config, data_
     pages, per_page = 60, 5
     with FakeServer() as server:
         api = PagedApi(server, pages=pages, per_page=per_page, delay=0.02)
+        killed = threading.Event()
+
+        def gated(request):  # past page 30 the fake waits for the kill: cut short however fast the harvest runs
+            if int(request.arg("page", "1")) > 30:
+                killed.wait(240)
+            return api.handle(request)
+
+        server.route("/pages")(gated)
         message = start_message(server.url + "/pages", harvest_id="sfmui:77")
         message_file = tmp_path / "start.json"
         message_file.write_text(json.dumps(message))
@@ -61,10 +69,13 @@ def test_kill_9_mid_harvest_then_resume_loses_and_corrupts_nothing(config, data_
         proc = subprocess.Popen([sys.executable, "-m", "harvesters.embedded", str(message_file)], cwd=ROOT,
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            wait_for(lambda: len(warc_files(data_root)) >= 2 and len(api.served) >= 20 * per_page)
+            wait_for(lambda: len(warc_files(data_root)) >= 2 and len(api.served) >= 20 * per_page,
+                     what="two WARCs and 20 pages served by the embedded harvest")
         finally:
             os.kill(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=20)
+            proc.wait(timeout=120)
+            killed.set()  # the gated requests answer a dead client
+        out, err = proc.communicate(timeout=120)
         assert proc.returncode == -signal.SIGKILL
         assert SECRET.encode() not in out + err
         before = [json.loads(line) for line in out.splitlines()]
@@ -102,11 +113,12 @@ def test_shutdown_interrupts_and_the_redelivery_resumes(config, data_root):
         thread = threading.Thread(target=run)
         thread.start()
         try:
-            wait_for(lambda: len(api.served) >= 10 * per_page)
+            wait_for(lambda: len(api.served) >= 10 * per_page, what="10 pages served")
         finally:
             ctx.shutdown.set()
             ctx.stop.set()
-        thread.join(20)
+        thread.join(120)
+        assert not thread.is_alive(), "the harvest did not end within 120 s of shutdown"
         assert len(errors) == 1 and isinstance(errors[0], JobInterrupted)
         assert all(s["status"] == "running" for s in published.statuses)  # no final status
         assert not list(data_root.rglob("*.open"))

@@ -50,7 +50,7 @@ def test_stream_rotates_by_time_reports_running_and_stops_cleanly(config, data_r
             wait_for(lambda: len(published.warcs) >= 3 and len(published.statuses) >= 3)
         finally:
             ctx.stop.set()
-        thread.join(20)
+        thread.join(120)
         assert not thread.is_alive()
 
     kinds = published.kinds()
@@ -90,7 +90,7 @@ def test_streams_rotate_by_size_and_stop_independently(config, data_root):
             wait_for(lambda: len(pub_a.warcs) >= 3)
         finally:
             ctx_a.stop.set()
-        thread_a.join(20)
+        thread_a.join(120)
         assert not thread_a.is_alive() and thread_b.is_alive()
         before = len(pub_b.messages)
         try:
@@ -98,7 +98,7 @@ def test_streams_rotate_by_size_and_stop_independently(config, data_root):
             assert pub_b.statuses[-1]["status"] == "running"
         finally:
             ctx_b.stop.set()
-        thread_b.join(20)
+        thread_b.join(120)
         assert not thread_b.is_alive()
 
     for published, harvest_id in ((pub_a, "stream-a"), (pub_b, "stream-b")):
@@ -135,7 +135,7 @@ def test_shutdown_interrupts_a_stream_leaving_complete_warcs_and_no_final_status
         finally:
             ctx.shutdown.set()
             ctx.stop.set()
-            thread.join(20)
+            thread.join(120)
     assert len(outcome) == 1 and isinstance(outcome[0], JobInterrupted)
     assert {s["status"] for s in published.statuses} == {"running"}
     files = warc_files(data_root)
@@ -156,7 +156,7 @@ def test_stop_hands_out_and_counts_the_lines_already_recorded_and_never_reconnec
     def stream(request):
         def body(wfile) -> None:
             write_chunk(wfile, b"".join(burst))
-            quiet.wait(20)  # no more lines, no EOF: the client is blocked reading
+            quiet.wait(120)  # no more lines, no EOF: the client is blocked reading
 
         return Response(200, body, content_type="application/x-ndjson")
 
@@ -166,7 +166,7 @@ def test_stop_hands_out_and_counts_the_lines_already_recorded_and_never_reconnec
             wait_for(lambda: len(_stream_ids(warc_files(data_root))[0]) == len(burst))  # in a closed WARC
         finally:
             ctx.stop.set()
-            thread.join(20)
+            thread.join(120)
             quiet.set()
         connections = len(server.requests_to("/stream"))
     assert not thread.is_alive()

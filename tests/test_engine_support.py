@@ -3,6 +3,7 @@ publish that validates every message against its schema, and WARC read-back."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -155,9 +156,18 @@ def raw_bytes(paths: list[Path]) -> bytes:
     return b"".join(p.read_bytes() + gzip.decompress(p.read_bytes()) for p in paths)
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+def wait_for(predicate: Callable[[], bool], timeout: float = 120.0, what: str = "") -> None:
+    """Poll until `predicate()` holds; the deadline only guards against a hang, so it is generous and its
+    failure names what was awaited (`what`, else the predicate's source line)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError("condition not reached before the deadline")
+            raise AssertionError(f"still waiting after {timeout:g}s for {what or _source(predicate)}")
         time.sleep(0.02)
+
+
+def _source(predicate: Callable[[], bool]) -> str:
+    try:
+        return inspect.getsource(predicate).strip()
+    except (OSError, TypeError):  # a builtin or a callable made at run time
+        return repr(predicate)

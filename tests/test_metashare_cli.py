@@ -50,13 +50,13 @@ def test_import_then_serve_over_https(tmp_path: Path, fixtures_dir: Path, certif
         session = requests.Session()
         session.trust_env = False  # REQUESTS_CA_BUNDLE in the environment would override verify
         session.verify = str(cert)
-        client = MetashareClient(session=session, base_url=url, timeout=10)
+        client = MetashareClient(session=session, base_url=url, timeout=60)
         client.login("harvester", USERS["harvester"])
         local = LRStorage(root=tmp_path / "client")
         results = Counter(o.result for o in sync(client, local))
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        server.wait(timeout=60)
     assert results == {"added": len(ids)}
     assert b'"source_url":"https://node.example"' in local.get(ids[0]).storage_json
 
@@ -74,6 +74,6 @@ def test_users_file_with_a_bad_line_names_only_the_line(tmp_path: Path) -> None:
     users = tmp_path / "users.txt"
     users.write_text("alice-secret-without-colon\n")
     result = subprocess.run([SWATH, "metashare", "serve", str(tmp_path), "--users", str(users), "--port", "0"],
-                            capture_output=True, text=True, timeout=30)
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode != 0 and "line 1" in result.stderr
     assert "alice-secret-without-colon" not in result.stderr

@@ -101,7 +101,7 @@ def test_tampered_lr_is_rejected_and_the_others_sync(tmp_path: Path, fixtures_di
 def test_wrong_password_is_unauthorized(tmp_path: Path, fixtures_dir: Path) -> None:
     source = node_storage(tmp_path / "node", fixture_xml(fixtures_dir)[:1])
     with NodeServer(storage=source, users=USERS) as node:
-        client = MetashareClient(session=requests.Session(), base_url=node.url, timeout=10)
+        client = MetashareClient(session=requests.Session(), base_url=node.url, timeout=60)
         with pytest.raises(MetashareError) as caught:
             client.login("harvester", "wrong password")
         posts = [e.status for e in node.requests_to("/login/") if e.method == "POST"]

@@ -26,14 +26,14 @@ def node(tmp_path: Path, fixtures_dir: Path):
 
 def login(node: NodeServer, password: str = USERS["harvester"]) -> tuple[requests.Session, requests.Response]:
     session = requests.Session()
-    form = session.get(f"{node.url}/login/", timeout=10)
+    form = session.get(f"{node.url}/login/", timeout=60)
     assert form.status_code == 200
     token = session.cookies.get("csrftoken")
     assert token and token in form.text
     reply = session.post(
         f"{node.url}/login/",
         data={"username": "harvester", "password": password, "this_is_the_login_form": "1", "csrfmiddlewaretoken": token},
-        timeout=10,
+        timeout=60,
     )
     return session, reply
 
@@ -58,23 +58,23 @@ def test_wrong_password_or_missing_csrf_is_403(node: NodeServer) -> None:
         f"{node.url}/login/",
         data={"username": "harvester", "password": USERS["harvester"], "this_is_the_login_form": "1",
               "csrfmiddlewaretoken": "forged"},
-        timeout=10,
+        timeout=60,
     )
     assert bare.status_code == 403
 
 
 def test_sync_needs_a_session_then_the_protocol_version(node: NodeServer) -> None:
-    assert requests.get(f"{node.url}/sync/?sync_protocol=1.0", timeout=10).status_code == 403
+    assert requests.get(f"{node.url}/sync/?sync_protocol=1.0", timeout=60).status_code == 403
     session, _ = login(node)
-    assert session.get(f"{node.url}/sync/", timeout=10).status_code == 501
-    assert session.get(f"{node.url}/sync/?sync_protocol=2.0", timeout=10).status_code == 501
+    assert session.get(f"{node.url}/sync/", timeout=60).status_code == 501
+    assert session.get(f"{node.url}/sync/?sync_protocol=2.0", timeout=60).status_code == 501
     some_id = next(node.storage.ids())
-    assert requests.get(f"{node.url}/sync/{some_id}/metadata/", timeout=10).status_code == 403
+    assert requests.get(f"{node.url}/sync/{some_id}/metadata/", timeout=60).status_code == 403
 
 
 def test_inventory_lists_every_lr_with_its_checksum(node: NodeServer) -> None:
     session, _ = login(node)
-    reply = session.get(f"{node.url}/sync/?sync_protocol=1.0", timeout=10)
+    reply = session.get(f"{node.url}/sync/?sync_protocol=1.0", timeout=60)
     assert reply.status_code == 200
     assert reply.headers["Sync-Protocol"] == "1.0"
     assert "attachment" in reply.headers["Content-Disposition"]
@@ -91,7 +91,7 @@ def test_inventory_lists_every_lr_with_its_checksum(node: NodeServer) -> None:
 def test_lr_zip_has_two_files_in_order_and_canonical_storage_json(node: NodeServer) -> None:
     session, _ = login(node)
     identifier = next(node.storage.ids())
-    reply = session.get(f"{node.url}/sync/{identifier}/metadata/", timeout=10)
+    reply = session.get(f"{node.url}/sync/{identifier}/metadata/", timeout=60)
     assert reply.status_code == 200
     entries = unzip(reply.content)
     assert [name for name, _ in entries] == ["metadata.xml", "storage-global.json"]
@@ -106,8 +106,8 @@ def test_lr_zip_has_two_files_in_order_and_canonical_storage_json(node: NodeServ
 
 def test_unknown_or_malformed_lr_id_is_404(node: NodeServer) -> None:
     session, _ = login(node)
-    assert session.get(f"{node.url}/sync/{'0' * 64}/metadata/", timeout=10).status_code == 404
-    assert session.get(f"{node.url}/sync/..%2F..%2Fetc/metadata/", timeout=10).status_code == 404
+    assert session.get(f"{node.url}/sync/{'0' * 64}/metadata/", timeout=60).status_code == 404
+    assert session.get(f"{node.url}/sync/..%2F..%2Fetc/metadata/", timeout=60).status_code == 404
 
 
 def test_edit_increments_revision_once(node: NodeServer) -> None:
@@ -115,11 +115,11 @@ def test_edit_increments_revision_once(node: NodeServer) -> None:
     identifier = next(node.storage.ids())
     before = StorageGlobal.from_json(node.storage.get(identifier).storage_json)
     inventory_url = f"{node.url}/sync/?sync_protocol=1.0"
-    first = json.loads(unzip(session.get(inventory_url, timeout=10).content)[0][1])
+    first = json.loads(unzip(session.get(inventory_url, timeout=60).content)[0][1])
     path = node.storage.root / identifier / "metadata.xml"
     path.write_bytes(path.read_bytes() + b"<!-- edited -->")
-    second = json.loads(unzip(session.get(inventory_url, timeout=10).content)[0][1])
-    third = json.loads(unzip(session.get(inventory_url, timeout=10).content)[0][1])
+    second = json.loads(unzip(session.get(inventory_url, timeout=60).content)[0][1])
+    third = json.loads(unzip(session.get(inventory_url, timeout=60).content)[0][1])
     after = StorageGlobal.from_json(node.storage.get(identifier).storage_json)
     assert after.revision == before.revision + 1
     assert after.created == before.created
@@ -135,9 +135,9 @@ def test_internal_lrs_are_not_served(tmp_path: Path, fixtures_dir: Path) -> None
     (storage.root / hidden / "storage-global.json").write_bytes(StorageGlobal(**internal).to_json())
     with NodeServer(storage=storage, users=USERS) as node:
         session, _ = login(node)
-        inventory = json.loads(unzip(session.get(f"{node.url}/sync/?sync_protocol=1.0", timeout=10).content)[0][1])
+        inventory = json.loads(unzip(session.get(f"{node.url}/sync/?sync_protocol=1.0", timeout=60).content)[0][1])
         assert hidden not in inventory and len(inventory) == 1
-        assert session.get(f"{node.url}/sync/{hidden}/metadata/", timeout=10).status_code == 404
+        assert session.get(f"{node.url}/sync/{hidden}/metadata/", timeout=60).status_code == 404
 
 
 def test_new_metadata_file_gets_a_first_revision(tmp_path: Path, fixtures_dir: Path) -> None:
@@ -147,16 +147,16 @@ def test_new_metadata_file_gets_a_first_revision(tmp_path: Path, fixtures_dir: P
     (storage.root / identifier / "metadata.xml").write_bytes(fixture_xml(fixtures_dir)[0])
     with NodeServer(storage=storage, users=USERS, public_url="http://node.example/") as node:
         session, _ = login(node)
-        reply = session.get(f"{node.url}/sync/{identifier}/metadata/", timeout=10)
+        reply = session.get(f"{node.url}/sync/{identifier}/metadata/", timeout=60)
         made = StorageGlobal.from_json(unzip(reply.content)[1][1])
     assert made.revision == 1 and made.identifier == identifier and made.source_url == "http://node.example"
     assert made.publication_status == "p" and made.deleted is False and made.created == made.modified
 
 
 def test_oversized_or_garbled_request_bodies_are_refused(node: NodeServer) -> None:
-    big = requests.post(f"{node.url}/login/", data=b"x" * (70 * 1024), timeout=10)
+    big = requests.post(f"{node.url}/login/", data=b"x" * (70 * 1024), timeout=60)
     host, port = node.httpd.server_address[:2]
-    connection = http.client.HTTPConnection(host, port, timeout=10)
+    connection = http.client.HTTPConnection(host, port, timeout=60)
     connection.putrequest("POST", "/login/")
     connection.putheader("Content-Length", "-1")  # requests would correct it, so http.client sends it raw
     connection.endheaders()

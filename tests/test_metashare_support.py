@@ -31,7 +31,7 @@ def node_storage(root: Path, documents: list[bytes], *, copies: int = 1) -> LRSt
 
 
 def logged_in(base_url: str, **kwargs: object) -> MetashareClient:
-    client = MetashareClient(session=requests.Session(), base_url=base_url, timeout=10, **kwargs)
+    client = MetashareClient(session=requests.Session(), base_url=base_url, timeout=60, **kwargs)
     client.login("harvester", USERS["harvester"])
     return client
 

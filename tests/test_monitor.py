@@ -39,7 +39,7 @@ def test_monitor_records_each_message_once_and_dead_letters_bad_ones(config: Con
             broker.publish(routing_key, body)
         broker.publish(key, invalid)
         broker.publish(key, b"not json {")
-        assert wait_for(lambda: worker.processed >= len(good) + 2, 30)
+        assert wait_for(lambda: worker.processed >= len(good) + 2, 120), f"the monitor processed {worker.processed}"
     with store.session() as s:
         jobs = repo.list_jobs(s)
         assert [(j.id, j.status, j.stats) for j in jobs] == [("h1", SUCCESS, final["stats"])]

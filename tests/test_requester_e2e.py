@@ -32,7 +32,7 @@ def test_source_to_export_through_workers_and_monitor(config: Config, broker) ->
                 with store.session() as s:
                     return repo.get_job(s, job["id"]).status.startswith("completed")
 
-            assert wait_for(job_done, 60)
+            assert wait_for(job_done, 180), "the harvest job never completed in the store"
             (listed,) = swath(config, "harvest", "jobs", "demo-blog", "--json")
             human = swath(config, "harvest", "jobs").output
             assert listed["status"] == "completed success", listed["errors"]
@@ -54,7 +54,7 @@ def test_source_to_export_through_workers_and_monitor(config: Config, broker) ->
                 with store.session() as s:
                     return repo.get_export(s, export["id"]).status.startswith("completed")
 
-            assert wait_for(export_done, 60)
+            assert wait_for(export_done, 180), "the export never completed in the store"
             status = swath(config, "export", "status", export["id"], "--json")
             assert status["status"] == "completed success", status["errors"]
             assert [e["id"] for e in swath(config, "export", "list", "--json")] == [export["id"]]

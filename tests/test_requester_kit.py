@@ -93,12 +93,12 @@ def running(worker: Worker) -> Iterator[Worker]:
     thread = threading.Thread(target=worker.run, daemon=True, name=f"test-{worker.spec.name}")
     thread.start()
     try:
-        assert wait_for(worker.consuming.is_set, 20), f"{worker.spec.name} did not start consuming"
+        assert wait_for(worker.consuming.is_set, 120), f"{worker.spec.name} did not start consuming"
         yield worker
     finally:
         worker.request_shutdown()
-        thread.join(30)
-        assert not thread.is_alive(), f"{worker.spec.name} did not shut down"
+        thread.join(120)
+        assert not thread.is_alive(), f"{worker.spec.name} did not shut down within 120 s"
 
 
 def spec_named(name: str) -> ServiceSpec:

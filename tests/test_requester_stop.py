@@ -25,12 +25,13 @@ def test_stop_reaches_the_replica_running_the_stream(config: Config, broker) -> 
             with store.session() as s:
                 return repo.get_job(s, job["id"]).status
 
-        assert wait_for(lambda: status() == "running", 30)  # the first running status reached the monitor
+        # the first running status reached the monitor
+        assert wait_for(lambda: status() == "running", 120), f"the job is {status()!r}, not running"
         busy = swath(config, "harvest", "launch", "firehose", "--json", expect=1)
         assert busy["error"]["code"] == "source_busy"  # no second run of a source while one streams
         swath(config, "harvest", "stop", "firehose")
-        assert wait_for(lambda: status().startswith("completed"), 30)
-        assert wait_for(lambda: sum(w.processed for w in replicas) == 1, 10)
+        assert wait_for(lambda: status().startswith("completed"), 120), f"the stopped job is {status()!r}"
+        assert wait_for(lambda: sum(w.processed for w in replicas) == 1, 120), "no replica counted the stream processed"
     (listed,) = swath(config, "harvest", "jobs", "firehose", "--json")
     assert listed["status"] == "completed success" and listed["stop_requested_at"]
     assert listed["totals"]["items"] > 0 and listed["warcs"]["count"] >= 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-import time
 
 import orjson
 import pytest
@@ -22,7 +21,6 @@ from swath.scheduler import (
     slot_job_id,
 )
 from swath.store import Store, repo
-from swath.store.models import utcnow
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_requester_kit import running, spec_named, swath
 from tests.test_store import status_body
@@ -80,6 +78,24 @@ class Clock:
 
     def __call__(self) -> dt.datetime:
         return self.now
+
+
+class CountingClock(Clock):
+    """A Clock the test moves; it counts the scheduler's reads, so the test knows a tick saw the new time."""
+
+    def __init__(self, now: dt.datetime) -> None:
+        super().__init__(now)
+        self.reads = 0
+
+    def __call__(self) -> dt.datetime:
+        self.reads += 1
+        return self.now
+
+    def advance(self, to: dt.datetime) -> None:
+        """Set the time, then wait until a whole tick ran at it (the tick after it has begun)."""
+        self.now = to
+        seen = self.reads
+        assert wait_for(lambda: self.reads >= seen + 2, 120), f"the scheduler did not tick at {to}"
 
 
 def scheduled_source(config: Config, interval: str, token: str = "http://127.0.0.1:9/p") -> str:
@@ -149,23 +165,27 @@ def test_scheduler_restart_runs_the_expected_number_of_times(config: Config, bro
             anchor = repo.find_source(s, source_id).next_due
         # windows end half a slot away from any slot, so no launch sits on a boundary
         windows = [(anchor, anchor + 2.5 * step), (anchor + 3.5 * step, anchor + 4.5 * step)]
-        for start, end in windows:
-            while utcnow() < start:
-                time.sleep(0.02)
-            scheduler = Scheduler(requester=Requester(config=config, store=store), tick_seconds=0.05)
-            thread = threading.Thread(target=scheduler.run, daemon=True)
-            thread.start()
-            while utcnow() < end:
-                time.sleep(0.02)
-            scheduler.stop.set()
-            thread.join(10)
-            scheduler.requester.close()
+        # the test moves the clock, and only once the last launch has run: no slot depends on the machine's speed
+        clock = CountingClock(anchor)
 
         def all_done() -> bool:
             with store.session() as s:
                 return all(j.status.startswith("completed") for j in repo.list_jobs(s))
 
-        assert wait_for(all_done, 20)
+        for start, end in windows:
+            clock.now = start
+            scheduler = Scheduler(requester=Requester(config=config, store=store), tick_seconds=0.05, clock=clock)
+            thread = threading.Thread(target=scheduler.run, daemon=True)
+            thread.start()
+            at = start
+            while at < end:  # a quarter slot at a time: every slot is seen while the scheduler is up
+                clock.advance(at)
+                assert wait_for(all_done, 120), f"a run launched by {at} did not complete"
+                at += step / 4
+            scheduler.stop.set()
+            thread.join(120)
+            assert not thread.is_alive(), "the scheduler did not stop within 120 s"
+            scheduler.requester.close()
     with store.session() as s:
         jobs = sorted(repo.list_jobs(s), key=lambda j: j.scheduled_for)
     expected = expected_slots(anchor, step, windows)

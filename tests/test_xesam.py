@@ -39,11 +39,19 @@ def crawler_on(address: str, path: str) -> tuple[Endpoint, Crawler]:
     return endpoint, Crawler(endpoint=endpoint, path=path, target_name=TARGET_NAME)
 
 
-def take_until_idle(crawler: Crawler, *, answer: bool = True, timeout: float = 10.0) -> list[Event]:
+def next_event(crawler: Crawler, timeout: float = 120.0) -> Event:
+    """The crawler's next event; the timeout only guards against a hang."""
+    try:
+        return crawler.events.get(timeout=timeout)
+    except queue.Empty:
+        raise AssertionError(f"no event for the crawler at {crawler.path} within {timeout:g}s") from None
+
+
+def take_until_idle(crawler: Crawler, *, answer: bool = True, timeout: float = 120.0) -> list[Event]:
     """Events up to and including the empty batch that says the target has sent everything."""
     events = []
     while True:
-        event = crawler.events.get(timeout=timeout)
+        event = next_event(crawler, timeout)
         events.append(event)
         if answer:
             event.done()
@@ -94,7 +102,7 @@ def test_categories_filter_and_a_crawler_that_blocks_does_not_stall_the_other(bu
     eb, fast = crawler_on(bus, "/test/fast")
     try:
         slow.install(mtime=0, fields=[], content_cats=[], source_cats=[], max_batch_size=2)
-        first = slow.events.get(timeout=10)  # held unanswered: this crawler's storage is "busy"
+        first = next_event(slow)  # held unanswered: this crawler's storage is "busy"
         fast.install(mtime=0, fields=[], content_cats=["email"], source_cats=[], max_batch_size=2)
         got_fast = take_until_idle(fast)
         assert uris(got_fast) == sorted((u for u in served if int(u[-3:]) % 2 == 0), key=served.get)
@@ -157,7 +165,7 @@ def test_wrong_signature_and_bad_state_are_refused_and_others_cannot_feed_the_cr
         with pytest.raises(BusError) as stranger_call:
             stranger.call(new_method_call(me, "UpdateRecords", UPDATE_RECORDS_SIG, ([("u", good_ts, "", "", 1, [])],)))
         assert stranger_call.value.name == "org.freedesktop.DBus.Error.AccessDenied"
-        kinds = [crawler.events.get(timeout=5).kind for _ in range(2)]
+        kinds = [next_event(crawler).kind for _ in range(2)]
     finally:
         endpoint.close()
         stranger.close()

@@ -96,8 +96,8 @@ def test_live_harvest_receives_new_records_until_stop(bus_config, serve, data_ro
         wait_for(lambda: len(stored_open(data_root)) >= 3)
     finally:
         stop.set()
-        runner.join(timeout=30)
-    assert not runner.is_alive()
+        runner.join(timeout=120)
+    assert not runner.is_alive(), "the live harvest did not end within 120 s of its stop"
     status = final(result[0])
     assert status["status"] == "completed success", status["errors"]
     assert [r["uri"] for r in stored(data_root, "live:1")] == [*sorted(served, key=served.get), "file:///mail/late"]
@@ -174,7 +174,8 @@ def test_live_stream_rotates_warcs_and_commits_the_watermark_only_with_a_closed_
         assert "file:///mail/late" in [r["uri"] for r in stored(data_root, "live:2")]
     finally:
         stop.set()
-        runner.join(timeout=30)
+        runner.join(timeout=120)
+    assert not runner.is_alive(), "the live harvest did not end within 120 s of its stop"
     status = final(result[0])
     assert status["status"] == "completed success", status["errors"]
     assert status["warcs"]["count"] >= 2
@@ -202,9 +203,9 @@ def test_swath_xesam_serve_and_its_shutdown_invalidates_a_live_crawl(bus_config,
         runner.start()
         wait_for(lambda: len(stored_open(data_root)) >= 3)
         server.send_signal(signal.SIGTERM)  # the target invalidates its crawlers: the live harvest ends itself
-        assert server.wait(timeout=20) == 0
-        runner.join(timeout=30)
-        assert not runner.is_alive()
+        assert server.wait(timeout=120) == 0
+        runner.join(timeout=120)
+        assert not runner.is_alive(), "the live harvest did not end within 120 s of the target's shutdown"
     finally:
         if server.poll() is None:
             server.kill()

@@ -37,7 +37,7 @@ def bus_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         yield address
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
 
 
 @pytest.fixture(name="bus_config")

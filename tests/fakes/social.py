@@ -107,10 +107,12 @@ class FakePlatform:
                 if s.path.startswith(path_prefix) and (status is None or s.status == status)
             ]
 
-    def wait_bodies(self, path_prefix: str, n: int, timeout: float = 5.0) -> list[bytes]:
+    def wait_bodies(self, path_prefix: str, n: int, timeout: float = 120.0) -> list[bytes]:
         """The bodies sent on that path once there are `n` (a stream's is logged when its connection ends)."""
         deadline = time.monotonic() + timeout
-        while len(bodies := self.bodies(path_prefix)) < n and time.monotonic() < deadline:
+        while len(bodies := self.bodies(path_prefix)) < n:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{len(bodies)} of {n} bodies sent on {path_prefix} after {timeout:g}s")
             time.sleep(0.02)
         return bodies
 
@@ -226,7 +228,7 @@ def run_harvest_job(config, body: dict, *, stop_when: threading.Event | None = N
     ctx = JobContext(config=config, publish=publish, service="test")
     if stop_when is not None:
         def stopper() -> None:
-            if stop_when.wait(30):
+            if stop_when.wait(240):  # a hang guard: stop_when is set by the fake
                 ctx.stop.wait(stop_delay)  # let a few keep-alives through first
             ctx.stop.set()
         threading.Thread(target=stopper, daemon=True).start()

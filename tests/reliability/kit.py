@@ -104,10 +104,10 @@ class WorkerProcess:
     def kill9(self) -> None:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
+        self.proc.wait(timeout=60)
         self.kills += 1
 
-    def stop(self, timeout: float = 60) -> int | None:
+    def stop(self, timeout: float = 120) -> int | None:
         """SIGTERM and wait; returns the exit code (None if it had to be killed)."""
         if self.proc is None or self.proc.poll() is not None:
             return self.proc.returncode if self.proc else None
@@ -115,6 +115,8 @@ class WorkerProcess:
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGUSR1)  # its threads' stacks into its log, to see what it waited for
+            time.sleep(1)
             self.proc.kill()
             self.proc.wait()
             return None
@@ -139,6 +141,7 @@ class Collector:
         self.config, self.queue = config, queue
         self.messages: list[tuple[str, dict[str, Any]]] = []
         self.reconnects = 0
+        self.idle = 0  # times the reader found the queue quiet (see drained)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         conn = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
@@ -162,7 +165,9 @@ class Collector:
                 try:
                     channel = conn.channel()
                     for method, _props, body in channel.consume(self.queue, auto_ack=True, inactivity_timeout=0.2):
-                        if method is not None:
+                        if method is None:
+                            self.idle += 1
+                        else:
                             try:
                                 decoded = orjson.loads(body)
                             except orjson.JSONDecodeError:
@@ -197,12 +202,29 @@ class Collector:
         return [b for k, b in self.snapshot() if k == "warc_created"]
 
     def wait(self, predicate, timeout: float) -> bool:
+        """Poll `predicate` until true or `timeout` (a hang guard) passes; callers assert with a message."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if predicate():
                 return True
             time.sleep(0.1)
         return predicate()
+
+    def drained(self, timeout: float = 120) -> None:
+        """Wait until all that is in the queue now has been read: the queue is empty, then the reader has gone
+        quiet once (pika hands out what it already fetched before it reports a quiet spell)."""
+        conn = pika.BlockingConnection(pika.URLParameters(self.config.amqp_url))
+        try:
+            channel = conn.channel()
+
+            def depth() -> int:
+                return channel.queue_declare(queue=self.queue, passive=True).method.message_count
+
+            assert self.wait(lambda: depth() == 0, timeout), f"{depth()} message(s) still unread in {self.queue}"
+        finally:
+            conn.close()
+        idle = self.idle
+        assert self.wait(lambda: self.idle > idle, timeout), f"the reader of {self.queue} never went quiet"
 
 
 # ---- fake APIs that log every item they serve ------------------------------------------------------
