@@ -22,9 +22,11 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from harvesters import registry
+from harvesters.claims import ClaimLost, HarvestClaim
 from harvesters.errors import HarvestError, HarvestStopped
 from harvesters.http import Limits, RecordingAdapter, Redactor, install_log_filter
-from harvesters.state import StateStore, write_json_atomic
+from harvesters.outcome import FinalOutcome, is_final
+from harvesters.state import StateStore
 from harvesters.streams import StreamRecording
 from harvesters.warc import (
     SOFTWARE,
@@ -35,7 +37,6 @@ from harvesters.warc import (
     find_harvest_warcs,
     name_pattern,
     recover,
-    safe_id,
 )
 from messages import codes
 from messages.model import (
@@ -65,6 +66,9 @@ class Harvester:
     service: ClassVar[str]
     types: ClassVar[dict[str, str]]
     stream_types: ClassVar[frozenset[str]] = frozenset()  # types that may run until harvest.stop
+    # True when a resumed run goes on from the platform's own state (not harvest.checkpoint) rather than
+    # from the first page, so the counts of the interrupted run carry over instead of starting again
+    continues_from_state: ClassVar[bool] = False
 
     def __init__(self, *, harvest: "Harvest") -> None:
         self.harvest = harvest
@@ -80,7 +84,7 @@ class Harvest:
     """The runtime of one harvest, handed to the platform class (see DEVELOPERS-BRIEF.md)."""
 
     def __init__(self, *, start: HarvestStart, config: Config, directory: Path, stream: bool = False,
-                 log: Any = None) -> None:
+                 log: Any = None, fence: Callable[[], None] = lambda: None) -> None:
         self.start = start
         self.config = config
         self.directory = directory
@@ -97,6 +101,7 @@ class Harvest:
         self.errors: list[Note] = []
         self.token_updates: dict[str, str] = {}
         self.uids: dict[str, str] = {}
+        self._checkpoints: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._refuse = threading.Event()  # no new requests; sleeps end early
@@ -106,8 +111,9 @@ class Harvest:
         self._factory = RecordFactory()
         self._redactors: list[Redactor] = []
         self._period_start = time.monotonic()  # when the current WARC period began (time rotation)
+        self.fence = fence  # raises ClaimLost if this process no longer holds the harvest's claim
         self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo(),
-                                  on_closed=self._closed)
+                                  on_closed=self._closed, before_rename=fence)
         self._limits = Limits(retries=config.http_retries, backoff=config.http_backoff,
                               timeout=config.http_timeout, max_response_bytes=config.max_response_bytes,
                               max_line_bytes=config.stream_max_line_bytes)
@@ -136,10 +142,28 @@ class Harvest:
             redactor.add(value)
 
     def count(self, label: str, n: int = 1, day: dt.date | None = None) -> None:
-        key = (day or dt.datetime.now(dt.timezone.utc).date()).isoformat()
         with self._lock:
-            per_day = self.stats.setdefault(key, {})
-            per_day[label] = per_day.get(label, 0) + n
+            self._count(label, n, day)
+
+    def _count(self, label: str, n: int, day: dt.date | None) -> None:
+        key = (day or dt.datetime.now(dt.timezone.utc).date()).isoformat()
+        per_day = self.stats.setdefault(key, {})
+        per_day[label] = per_day.get(label, 0) + n
+
+    def checkpoint(self, key: str, value: Any, **counts: int) -> None:
+        """Where this harvest has got to (e.g. a seed's next page) and the items counted on the way there,
+        in one step: a resumed run starts from the last checkpoint whose WARC was complete, with the counts
+        saved with it, so no item is counted twice. Kept per harvest; gone once it has finished."""
+        json.dumps(value)  # fail now, in the platform's code, on a value that cannot be stored
+        with self._lock:
+            for label, n in counts.items():
+                self._count(label, n, None)
+            self._checkpoints[key] = value
+
+    def resume_point(self, key: str, default: Any = None) -> Any:
+        """The value of the last checkpoint(key, ...) of this harvest (of an earlier run too), else default."""
+        with self._lock:
+            return self._checkpoints.get(key, default)
 
     def info(self, code: str, message: str, seed_id: str | None = None) -> None:
         self._note(self.infos, code, message, seed_id)
@@ -220,12 +244,14 @@ class Harvest:
         return f"harvest:{self.start.id}"
 
     def _journal(self) -> dict[str, Any]:
-        """What a resumed run needs to report the whole harvest, saved with each WARC's state commit."""
+        """What a resumed run needs to report the whole harvest: a copy taken when a WARC is queued for
+        closing, committed once it is complete, so it counts no more than that WARC and those before hold."""
         with self._lock:
-            return {"stats": self.stats, "token_updates": self.token_updates, "uids": self.uids,
-                    "rate_limits": list(self._rate_limits)}
+            return {"stats": {day: dict(counts) for day, counts in self.stats.items()},
+                    "token_updates": dict(self.token_updates), "uids": dict(self.uids),
+                    "rate_limits": list(self._rate_limits), "checkpoints": dict(self._checkpoints)}
 
-    def _resume(self) -> list[ClosedWarc]:
+    def _resume(self, *, continues_from_state: bool = False) -> list[ClosedWarc]:
         """Find this harvest's earlier WARCs, recover `.open` leftovers; returns the WARCs to report."""
         done, leftovers = find_harvest_warcs(self.directory, self.start.id)
         for path in leftovers:
@@ -239,7 +265,10 @@ class Harvest:
             return []
         self.resumed = True
         journal = self.state.get(self._journal_key, {})
-        self.stats = {day: dict(counts) for day, counts in journal.get("stats", {}).items()}
+        self._checkpoints = dict(journal.get("checkpoints", {}))
+        # a REST harvest without checkpoints starts again from its first page: so do its counts
+        if self._checkpoints or self.is_stream or continues_from_state:
+            self.stats = {day: dict(counts) for day, counts in journal.get("stats", {}).items()}
         self.token_updates = dict(journal.get("token_updates", {}))
         self.uids = dict(journal.get("uids", {}))
         self._rate_limits = list(journal.get("rate_limits", [0, 0.0]))
@@ -292,21 +321,21 @@ class Harvest:
             streams = list(self._streams)
         for stream in streams:
             stream.finish() if last else stream.flush_segment()
-        token = (self.state.take_pending(), final)
+        token = (self.state.take_pending(), None if final else self._journal())
         self._period_start = time.monotonic()
         if last:
             self._series.finish(token)
         else:
             self._series.rotate(token)
 
-    def _closed(self, closed: ClosedWarc | None, token: tuple[dict[str, Any], bool]) -> None:
+    def _closed(self, closed: ClosedWarc | None, token: tuple[dict[str, Any], dict[str, Any] | None]) -> None:
         """On the writer thread, after a WARC was closed, fsynced and renamed."""
-        staged, final = token
+        staged, journal = token
         if closed is not None:
             with self._lock:
                 self.warcs.append(closed)
             self._outbox.put(closed)
-        self.state.commit({**staged, self._journal_key: None if final else self._journal()})
+        self.state.commit({**staged, self._journal_key: journal})
 
     def _status(self, status: str, origin: Origin, started: str) -> HarvestStatus:
         with self._lock:
@@ -326,27 +355,6 @@ class Harvest:
     def items_so_far(self) -> int:
         with self._lock:
             return sum(n for counts in self.stats.values() for n in counts.values())
-
-
-class FinalOutcome:
-    """The final status of a finished harvest, kept beside its WARCs so a redelivered start message
-    (a worker died after finishing, before its ack) neither harvests again nor loses the final status.
-
-    Written before the final status is published and marked published after the broker confirmed it;
-    a redelivery re-publishes only what was not confirmed."""
-
-    def __init__(self, *, directory: Path, harvest_id: str) -> None:
-        self.path = directory / ".swath" / "harvests" / f"{safe_id(harvest_id)}.json"
-
-    def read(self) -> dict[str, Any] | None:
-        try:
-            return json.loads(self.path.read_text("utf-8"))
-        except FileNotFoundError:
-            return None
-
-    def write(self, status: dict[str, Any], *, published: bool) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(self.path, {"status": status, "published": published})
 
 
 class _Run:
@@ -402,7 +410,7 @@ class _Run:
         if stop_recorded(ctx.config.data_root, harvest.start.id):  # stopped while between workers
             ctx.log.info("harvest %s was stopped while no worker ran it; stopping now", harvest.start.id)
             ctx.stop.set()
-        prior = harvest._resume()
+        prior = harvest._resume(continues_from_state=self.harvester.continues_from_state)
         self.publish_status(RUNNING)
         for warc in prior:  # reported again: warc ids are stable, consumers treat them idempotently
             self.publish_warc(warc)
@@ -418,7 +426,10 @@ class _Run:
         try:
             harvest._rotate(last=True, final=not interrupted)
         except WarcWriteFailed as exc:
-            harvest.error(codes.UNKNOWN_ERROR, str(exc))
+            if isinstance(exc.__cause__, ClaimLost):  # another process may run it now: no final status
+                raise JobInterrupted(str(exc.__cause__)) from exc
+            if not isinstance(self.exc, WarcWriteFailed):  # else the platform thread's error says it
+                harvest.error(codes.LOCAL_FAULT, str(exc))
         self.drain()
         ctx.progress(self.progress())
         if interrupted:
@@ -427,6 +438,10 @@ class _Run:
         self._record_outcome()
         final = COMPLETED_FAILURE if harvest.errors else COMPLETED_SUCCESS
         body = harvest._status(final, self.origin, self.started).to_dict()
+        try:
+            harvest.fence()
+        except ClaimLost as exc:
+            raise JobInterrupted(str(exc)) from exc
         outcome.write(body, published=False)
         ctx.publish(self.status_key, body)
         outcome.write(body, published=True)
@@ -439,6 +454,10 @@ class _Run:
         if record is None:
             return False
         harvest, ctx = self.harvest, self.ctx
+        if not is_final(record):
+            ctx.log.info("harvest %s ended on a local fault (%s); resuming it", harvest.start.id,
+                         "; ".join(e["message"] for e in record["status"]["errors"])[:500])
+            return False
         if record["published"]:
             ctx.log.info("harvest %s already finished (%s); redelivered start ignored",
                          harvest.start.id, record["status"]["status"])
@@ -478,6 +497,9 @@ class _Run:
         exc, harvest = self.exc, self.harvest
         if exc is None or (isinstance(exc, HarvestStopped) and harvest.stopping):
             return
+        if isinstance(exc, WarcWriteFailed):  # the disk, not the remote side: see FinalOutcome
+            harvest.error(codes.LOCAL_FAULT, str(exc))
+            return
         if isinstance(exc, HarvestError):
             harvest.error(exc.code, exc.message, exc.seed_id)
             self.ctx.log.warning("harvest %s failed: %s: %s", harvest.start.id, exc.code,
@@ -516,8 +538,24 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
         directory = resolve_inside(ctx.config.data_root, start.path)
     except PathOutsideDataRoot as exc:
         return _refuse(ctx, status_key, start, cls.service, codes.PATH_OUTSIDE_DATA_ROOT, str(exc))
+    claim = HarvestClaim(data_root=ctx.config.data_root, harvest_id=start.id)
+    if not claim.try_acquire():
+        # e.g. the broker redelivered it here after a dropped connection while its runner goes on
+        ctx.log.info("harvest %s is running in %s; waiting for it to end", start.id, claim.holder())
+        if not claim.acquire(give_up=ctx.shutdown):
+            raise JobInterrupted(f"harvest {start.id} still running elsewhere at shutdown")
+        ctx.log.info("harvest %s: the claim is free now; looking at what its runner left", start.id)
+    try:
+        _run_claimed(start, cls, directory, status_key, ctx, claim.check)
+    finally:
+        claim.release()
+
+
+def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, status_key: str,
+                 ctx: JobContext, fence: Callable[[], None]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    harvest = Harvest(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start), log=ctx.log)
+    harvest = Harvest(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start), log=ctx.log,
+                      fence=fence)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:

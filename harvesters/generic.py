@@ -1,8 +1,8 @@
 """A tiny built-in platform for tests and the quickstart: JSON pages and newline-delimited streams.
 
 generic_pages: each seed's token is a URL answering {"items": [{"id": ...}, ...], "next": URL|null};
-the pages are followed to the end. The next page is kept in the state store per harvest, so a
-resumed harvest continues after the last page whose WARC was complete; with options.incremental
+the pages are followed to the end. The next page is a checkpoint of the harvest, so a resumed
+harvest continues after the last page whose WARC was complete; with options.incremental
 the highest item id seen per seed is sent as `since_id` on the next harvest.
 generic_stream: the first seed's token is a URL streaming one JSON item per line until harvest.stop
 (every line recorded in the WARC is counted, including those read just before the stop).
@@ -35,11 +35,10 @@ class GenericHarvester(Harvester):
         params, headers = self._auth()
         incremental = bool(harvest.start.options.get("incremental"))
         for seed in harvest.start.seeds:
-            cursor_key = f"generic:cursor:{harvest.start.id}:{seed.id}"
             since_key = f"generic:since_id:{seed.id}"
-            url = harvest.state.get(cursor_key, seed.token)
             since = harvest.state.get(since_key) if incremental else None
-            newest = since
+            # where an interrupted run of this harvest got to: the next page, and the newest id so far
+            url, newest = harvest.resume_point(f"seed:{seed.id}", (seed.token, since))
             while url:
                 query = dict(params, **({"since_id": since} if since else {}))
                 response = harvest.http.get(url, params=query, headers=headers)
@@ -51,12 +50,11 @@ class GenericHarvester(Harvester):
                     items = page["items"]
                 except (ValueError, KeyError, TypeError):
                     raise BadResponse(f"page {response.url} is not {{items, next}} JSON", seed_id=seed.id) from None
-                harvest.count("items", len(items))
                 if incremental and items:
                     newest = max(newest or items[0]["id"], *(item["id"] for item in items))
                 url = urljoin(response.url, page["next"]) if page.get("next") else None
-                harvest.state.set(cursor_key, url)
-            harvest.state.delete(cursor_key)
+                harvest.checkpoint(f"seed:{seed.id}", (url, newest), items=len(items))
+            harvest.checkpoint(f"seed:{seed.id}", (None, newest))
             if incremental and newest is not None:
                 harvest.state.set(since_key, newest)
 

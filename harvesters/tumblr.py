@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from harvesters.base import Harvester
 from harvesters.errors import BadResponse
 from harvesters.social import credential
@@ -12,12 +10,10 @@ from messages.model import Seed
 
 PAGE = 20  # the most /posts returns at once
 
-
 def blog_host(name: str) -> str:
     """Tumblr names blogs by host; a bare name is a tumblr.com blog."""
     name = name.strip().lower().removeprefix("https://").removeprefix("http://").strip("/")
     return name if "." in name else f"{name}.tumblr.com"
-
 
 class TumblrHarvester(Harvester):
     platform = "tumblr"
@@ -37,31 +33,34 @@ class TumblrHarvester(Harvester):
             host = blog_host(name)
             key = f"tumblr.{host}.last_post_id"
             last = self.harvest.state.get(key) if incremental else None
-            newest = None
-            for post in self.posts(seed, host, api_key):
-                post_id = int(post.get("id_string") or post["id"])
-                if last and post_id <= int(last):
-                    break  # posts come newest first: the rest were harvested before
-                newest = max(newest or 0, post_id)
-                self.harvest.count("posts")
-            if incremental and newest:
+            # where an interrupted run of this harvest got to: the next offset, and the newest post so far
+            offset, newest = self.harvest.resume_point(f"seed:{seed.id}", (0, None))
+            while offset is not None and not self.harvest.stopping:
+                posts, offset = self.page(seed, host, api_key, offset)
+                fresh = 0
+                for post in posts:
+                    post_id = int(post.get("id_string") or post["id"])
+                    if last and post_id <= int(last):
+                        offset = None  # posts come newest first: the rest were harvested before
+                        break
+                    newest = max(newest or 0, post_id)
+                    fresh += 1
+                self.harvest.checkpoint(f"seed:{seed.id}", (offset, newest), posts=fresh)
+            if incremental and newest and offset is None:
                 self.harvest.state.set(key, str(newest))
 
-    def posts(self, seed: Seed, host: str, api_key: str) -> Iterator[dict]:
+    def page(self, seed: Seed, host: str, api_key: str, offset: int) -> tuple[list[dict], int | None]:
+        """One page of a blog's posts, newest first, and the offset of the next (None after the last)."""
         url = f"{self.harvest.config.tumblr_api_url}/v2/blog/{host}/posts"
-        offset = 0
-        while not self.harvest.stopping:
-            resp = self.harvest.http.get(url, params={"api_key": api_key, "offset": offset, "limit": PAGE})
-            if resp.status_code == 404:
-                self.harvest.warning(codes.TOKEN_NOT_FOUND, f"Tumblr blog {host} was not found", seed.id)
-                return
-            try:
-                body = resp.json()["response"]
-                posts, total = body["posts"], int(body["total_posts"])
-            except (ValueError, KeyError, TypeError):
-                raise BadResponse(f"Tumblr answered {resp.status_code} for {host} without posts",
-                                  seed_id=seed.id) from None
-            yield from posts
-            offset += len(posts)
-            if not posts or offset >= total:
-                return
+        resp = self.harvest.http.get(url, params={"api_key": api_key, "offset": offset, "limit": PAGE})
+        if resp.status_code == 404:
+            self.harvest.warning(codes.TOKEN_NOT_FOUND, f"Tumblr blog {host} was not found", seed.id)
+            return [], None
+        try:
+            body = resp.json()["response"]
+            posts, total = body["posts"], int(body["total_posts"])
+        except (ValueError, KeyError, TypeError):
+            raise BadResponse(f"Tumblr answered {resp.status_code} for {host} without posts",
+                              seed_id=seed.id) from None
+        offset += len(posts)
+        return posts, (None if not posts or offset >= total else offset)

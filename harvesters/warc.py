@@ -321,11 +321,13 @@ class WarcSeries:
     QUEUE_SIZE = 256  # back-pressure: a platform outrunning the disk waits here
 
     def __init__(self, *, directory: Path, harvest_id: str, info: dict[str, str],
-                 on_closed: Callable[[ClosedWarc | None, Any], None], first_serial: int = 1) -> None:
+                 on_closed: Callable[[ClosedWarc | None, Any], None], first_serial: int = 1,
+                 before_rename: Callable[[], None] = lambda: None) -> None:
         self.directory = directory
         self.harvest_id = harvest_id
         self.info = info
         self.on_closed = on_closed
+        self.before_rename = before_rename  # fencing: raises if this process may no longer write here
         self.serial = first_serial
         self.current: WarcFile | None = None
         self.written = 0  # bytes on disk of the current WARC once it holds a record, else 0
@@ -395,4 +397,5 @@ class WarcSeries:
         if current.records == 0:
             current.discard()
             return None
+        self.before_rename()
         return current.close()

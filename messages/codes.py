@@ -27,6 +27,7 @@ ITEM_FAILED = "item_failed"  # one remote item could not be processed; the harve
 PAGINATION_LOOP = "pagination_loop"  # a next page or resumptionToken pointed back to one already served; listing stopped
 OAI_ERROR = "oai_error"  # an OAI-PMH endpoint answered with an OAI error; its OAI code starts the message
 DRY_RUN = "dry_run"  # a dry run (options.dryrun): what would have been harvested; nothing was written
+LOCAL_FAULT = "local_fault"  # swath's own side failed (writing a WARC); a start delivered again resumes the harvest
 UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what
 
 # --- exporting ---

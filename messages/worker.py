@@ -12,6 +12,7 @@ every replica hears every stop and the one running that harvest acts on it.
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import signal
 import threading
@@ -106,6 +107,8 @@ class Worker:
     def install_signal_handlers(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.request_shutdown())
+        # `kill -USR1 PID` writes every thread's stack to stderr: how to see what a stuck worker waits for
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     def request_shutdown(self) -> None:
         self._shutdown.set()
@@ -273,6 +276,9 @@ class Worker:
                     log.warning("message %s is already running on this worker; dropping the duplicate", message_id)
                     self._settle_threadsafe(channel, delivery_tag, requeue=None)
                     return
+                if self._shutdown.is_set():  # shutdown began after the check above: it may have missed this job
+                    ctx.shutdown.set()
+                    ctx.stop.set()
             try:
                 if redelivered:
                     log.info("message %s was redelivered; the job resumes it", message_id)

@@ -46,6 +46,8 @@ def _check_resumed_run(published, data_root: Path, api: PagedApi, total_items: i
     assert final["warcs"] == {"count": len(files), "bytes": sum(p.stat().st_size for p in files)}
     recorded = page_item_ids(files)
     assert set(recorded) == set(range(total_items))  # nothing lost (re-fetched pages may repeat)
+    counted = sum(day.get("items", 0) for day in final["stats"].values())
+    assert counted == total_items, "stats count each item once across the interrupted and the resumed run"
     assert SECRET.encode() not in raw_bytes(files)
 
 

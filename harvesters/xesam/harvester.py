@@ -58,6 +58,7 @@ class XesamHarvester(Harvester):
     service = "Xesam-PMH Harvester"
     types: ClassVar[dict[str, str]] = {"xesam_pmh": "crawl"}
     stream_types = frozenset({"xesam_pmh"})  # may stream: only a live crawl waits for harvest.stop
+    continues_from_state = True  # a resumed crawl asks each target only for what is newer than its watermark
 
     @classmethod
     def is_stream(cls, start: HarvestStart) -> bool:
