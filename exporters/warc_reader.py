@@ -7,12 +7,13 @@ stream fixture), so the payload is decoded here, leniently, the way warcio does.
 from __future__ import annotations
 
 import datetime as dt
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+from swath.encodings import decode
 
 _WANTED = WarcRecordType.response | WarcRecordType.resource
 _READABLE = _WANTED | WarcRecordType.metadata  # metadata records are read only as facts (see scan_refs)
@@ -73,18 +74,6 @@ def dechunk(data: bytes) -> bytes:
     return b"".join(out)
 
 
-def decompress(data: bytes, encoding: str) -> bytes:
-    """gzip/deflate content-encoding, keeping what decodes from a truncated stream."""
-    wbits = 16 + zlib.MAX_WBITS if "gzip" in encoding else zlib.MAX_WBITS
-    try:
-        return zlib.decompressobj(wbits).decompress(data)
-    except zlib.error:
-        try:
-            return zlib.decompressobj(-zlib.MAX_WBITS).decompress(data)  # raw deflate
-        except zlib.error:
-            return data
-
-
 def _payload(record) -> bytes:
     body = record.reader.read()
     if record.is_http:
@@ -93,8 +82,8 @@ def _payload(record) -> bytes:
         if te and "chunked" in te.lower():
             body = dechunk(body)
         ce = headers.get("Content-Encoding") or headers.get("content-encoding")
-        if ce and ce.lower() in ("gzip", "x-gzip", "deflate"):
-            body = decompress(body, ce.lower())
+        if ce:
+            body = decode(body, ce)  # every coding the harvesters advertise (swath/encodings.py)
     return body
 
 

@@ -52,6 +52,7 @@ from messages.model import (
 )
 from messages.routing import WARC_CREATED, BadRoutingKey, parse, status_key_for
 from swath.config import Config
+from swath.encodings import ACCEPT_ENCODING
 from swath.jobs import JobContext, JobInterrupted
 from swath.paths import PathOutsideDataRoot, resolve_inside
 from swath.stops import clear_stop, stop_recorded
@@ -118,6 +119,7 @@ class Harvest:
                               timeout=config.http_timeout, max_response_bytes=config.max_response_bytes,
                               max_line_bytes=config.stream_max_line_bytes)
         self.http = requests.Session()
+        self.http.headers["Accept-Encoding"] = ACCEPT_ENCODING  # only codings the WARC readers undo
         adapter = self.recording_adapter([])
         self.http.mount("http://", adapter)
         self.http.mount("https://", adapter)

@@ -9,6 +9,7 @@ from requests.adapters import HTTPAdapter
 
 from harvesters.errors import HarvestError
 from messages import codes
+from swath.encodings import ACCEPT_ENCODING
 
 
 class MissingCredentials(HarvestError):
@@ -42,6 +43,7 @@ class LibraryAdapter(HTTPAdapter):
 def mount_recording(session: requests.Session, *, adapter: HTTPAdapter, default: str, base: str) -> None:
     """Route every request of a client library's session through the recording adapter, with the
     library's API root (`default`) replaced by `base`."""
+    session.headers["Accept-Encoding"] = ACCEPT_ENCODING  # only codings the WARC readers undo
     wrapped = LibraryAdapter(inner=adapter, default=default, base=base)
     session.mount("https://", wrapped)
     session.mount("http://", wrapped)

@@ -18,6 +18,31 @@ KINDS = {
 
 _PART = re.compile(r"^[A-Za-z0-9_\-]+$")
 
+# SFM's requester appends this to harvest.start keys of collections scheduled at most hourly (sfm-ui
+# sfm/ui/jobs.py); SFM's harvesters answer on the status key with the same suffix (sfmutils/harvester.py).
+PRIORITY = "priority"
+
+
+@dataclass(frozen=True)
+class SfmName:
+    """How SFM 3.x names one of swath's types in its routing keys."""
+
+    platform: str  # the platform SFM puts in the key (sfm-ui Collection.HARVEST_TYPES_TO_PLATFORM)
+    priority: bool = False  # SFM may send its harvest.start with the `.priority` suffix (PRIORITY_HARVEST_TYPES)
+
+
+# The types whose SFM 3.x keys are not just swath's `<platform>.*`: Twitter API v2 work goes out under
+# the platform "twitter2" (sfm-ui Credential.TWITTER2), and hourly searches and timelines as `.priority`.
+SFM_NAMES: dict[str, SfmName] = {
+    "twitter_search": SfmName("twitter", priority=True),
+    "twitter_search_2": SfmName("twitter2", priority=True),
+    "twitter_academic_search": SfmName("twitter2", priority=True),
+    "twitter_user_timeline_2": SfmName("twitter2", priority=True),
+    "twitter_filter_stream": SfmName("twitter2"),
+}
+# SFM sends `.priority` only on harvest.start, and its harvesters echo it on harvest.status
+_PRIORITY_PAIRS = frozenset({KINDS["harvest_start"], KINDS["harvest_status"]})
+
 
 class BadRoutingKey(ValueError):
     """The routing key is not one of the spec's forms."""
@@ -28,17 +53,20 @@ class RoutingKey:
     kind: str  # one of KINDS or "warc_created"
     platform: str = ""
     type: str = ""
+    priority: bool = False  # SFM's `.priority` suffix (harvest.start and harvest.status only)
 
     def __str__(self) -> str:
         if self.kind == WARC_CREATED:
             return WARC_CREATED
         noun, verb = KINDS[self.kind]
-        return f"{noun}.{verb}.{self.platform}.{self.type}"
+        suffix = f".{PRIORITY}" if self.priority else ""
+        return f"{noun}.{verb}.{self.platform}.{self.type}{suffix}"
 
     def status_key(self) -> "RoutingKey":
-        """The key a status about this start/stop is published on."""
+        """The key a status about this start/stop is published on: same platform, type and suffix, as
+        SFM's requester binds them (harvest.status.*.*[.*], export.status.*.*)."""
         noun, _ = KINDS[self.kind]
-        return RoutingKey(f"{noun}_status", self.platform, self.type)
+        return RoutingKey(f"{noun}_status", self.platform, self.type, self.priority)
 
 
 def key(kind: str, platform: str, type_: str) -> str:
@@ -52,15 +80,30 @@ def parse(routing_key: str) -> RoutingKey:
     if routing_key == WARC_CREATED:
         return RoutingKey(WARC_CREATED)
     parts = routing_key.split(".")
-    if len(parts) == 4:
+    priority = len(parts) == 5 and parts[4] == PRIORITY and tuple(parts[:2]) in _PRIORITY_PAIRS
+    if len(parts) == 4 or priority:
         for kind, pair in KINDS.items():
-            if tuple(parts[:2]) == pair and all(_PART.match(p) for p in parts[2:]):
-                return RoutingKey(kind, parts[2], parts[3])
+            if tuple(parts[:2]) == pair and all(_PART.match(p) for p in parts[2:4]):
+                return RoutingKey(kind, parts[2], parts[3], priority)
     raise BadRoutingKey(
         f"routing key {routing_key!r} is not warc_created or <harvest|export>.<start|stop|status>.<platform>.<type>"
+        f" (harvest.start and harvest.status may end in .{PRIORITY})"
     )
 
 
 def status_key_for(routing_key: str) -> str:
-    """harvest.start.x.y -> harvest.status.x.y; export.start.x.y -> export.status.x.y."""
+    """harvest.start.x.y -> harvest.status.x.y (harvest.start.x.y.priority -> harvest.status.x.y.priority);
+    export.start.x.y -> export.status.x.y."""
     return str(parse(routing_key).status_key())
+
+
+def sfm_keys(kind: str, platform: str, type_: str) -> list[str]:
+    """The keys SFM 3.x publishes this kind of message for `type_` on that the binding
+    `<noun>.<verb>.<platform>.*` of swath's service for `platform` misses: the service binds them as well."""
+    name = SFM_NAMES.get(type_)
+    if name is None:
+        return []
+    keys = [] if name.platform == platform else [RoutingKey(kind, name.platform, type_)]
+    if name.priority and kind == "harvest_start":
+        keys.append(RoutingKey(kind, name.platform, type_, priority=True))
+    return [str(k) for k in keys]

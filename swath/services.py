@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from messages.routing import sfm_keys
 from messages.worker import ServiceSpec
 
 # Streams run for hours; a stream worker holds this many at once (prefetch = concurrency).
@@ -43,7 +44,8 @@ def _lazy_call(target: str) -> Callable[[Any], None]:
 
 def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str,
                   warm_up: str | None = None) -> dict[str, ServiceSpec]:
-    """One service per platform: `<platform>_<role>` consuming `<noun>.start.<platform>.*`."""
+    """One service per platform: `<platform>_<role>` consuming `<noun>.start.<platform>.*` and the keys
+    SFM 3.x sends its types on (messages.routing.SFM_NAMES: `twitter2`, `.priority`)."""
     by_platform: dict[str, list[_Entry]] = defaultdict(list)
     for entry in entries:
         by_platform[entry.platform].append(entry)
@@ -61,14 +63,19 @@ def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str,
         services[name] = ServiceSpec(
             name=name,
             service=types[0].service(),
-            bindings=[f"{noun}.start.{platform}.*"],
-            stop_bindings=[f"{noun}.stop.{platform}.*"] if noun == "harvest" else [],
+            bindings=[f"{noun}.start.{platform}.*", *_sfm_bindings(f"{noun}_start", platform, names)],
+            stop_bindings=[f"{noun}.stop.{platform}.*", *_sfm_bindings(f"{noun}_stop", platform, names)]
+            if noun == "harvest" else [],
             job=_lazy_job(job),
             accepts=accepts,
             concurrency=STREAM_CONCURRENCY if any(t.stream for t in types) else 1,
             warm_up=_lazy_call(warm_up) if warm_up else None,
         )
     return services
+
+
+def _sfm_bindings(kind: str, platform: str, names: frozenset[str]) -> list[str]:
+    return [key for name in sorted(names) for key in sfm_keys(kind, platform, name)]
 
 
 def harvester_services() -> dict[str, ServiceSpec]:

@@ -14,6 +14,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from messages.routing import parse as parse_key
 from swath.store.models import (
     ACCEPTED,
     ACTIVE_STATES,
@@ -210,7 +211,7 @@ def record_harvest_status(s: Session, body: dict[str, Any], *, routing_key: str)
     job = s.get(Job, body["id"])
     if job is None:  # launched elsewhere (an SFM UI, `swath harvest run`): still worth a history row
         job = _insert_or_get(s, Job, body["id"], lambda: Job(
-            id=body["id"], source_id=None, harvest_type=routing_key.split(".")[-1], routing_key=routing_key,
+            id=body["id"], source_id=None, harvest_type=parse_key(routing_key).type, routing_key=routing_key,
             trigger="external", status=QUEUED, published_at=utcnow()))
     if job.published_at is None:  # the start went out but its confirm was never recorded: not in the outbox
         job.published_at = utcnow()
@@ -244,7 +245,7 @@ def record_warc(s: Session, *, warc_id: str, path: str, sha1: str, size: int, da
 
 def record_export_status(s: Session, body: dict[str, Any], *, routing_key: str) -> Export:
     export = s.get(Export, body["id"]) or _insert_or_get(s, Export, body["id"], lambda: Export(
-        id=body["id"], export_type=routing_key.split(".")[-1], status=QUEUED))
+        id=body["id"], export_type=parse_key(routing_key).type, status=QUEUED))
     if _RANK.get(body["status"], 1) < _RANK.get(export.status, 0):
         return export
     known = {"id", "status", "date_started", "date_ended", "infos", "warnings", "errors", "service", "host",
