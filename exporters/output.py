@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from exporters.writers import Writer
+from swath.paths import safe_id
 
 
 class SegmentedOutput:
@@ -16,7 +17,8 @@ class SegmentedOutput:
     def __init__(self, *, directory: Path, export_id: str, table: str | None, writer_cls: type[Writer],
                  headers: list[str], segment_size: int | None) -> None:
         self.directory = directory
-        self.stem = f"{export_id}_{table}" if table else export_id
+        stem = safe_id(export_id)  # the id comes from the message: `../x` or `/x` must not leave the directory
+        self.stem = f"{stem}_{table}" if table else stem
         self.writer_cls = writer_cls
         self.headers = headers
         limits = [n for n in (segment_size, writer_cls.max_rows) if n]

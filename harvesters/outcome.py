@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from harvesters.state import write_json_atomic
-from harvesters.warc import safe_id
 from messages import codes
+from swath.paths import safe_id
 
 
 class FinalOutcome:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 class PathOutsideDataRoot(ValueError):
@@ -27,3 +31,27 @@ def resolve_inside(data_root: Path, path: str | os.PathLike[str]) -> Path:
             "use a path under SWATH_DATA_ROOT"
         )
     return real
+
+
+def make_dirs_inside(root: Path, path: Path) -> Path:
+    """mkdir -p `path` (below `root`, itself resolved) and check it did not lead out of `root` through a
+    symlink planted on the way; raises PathOutsideDataRoot, having created nothing outside."""
+    root.mkdir(parents=True, exist_ok=True)  # the root itself was checked by resolve_inside
+    real_root = Path(os.path.realpath(root))
+    current = real_root
+    for part in path.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink() and real_root not in Path(os.path.realpath(current)).parents:
+            raise PathOutsideDataRoot(f"{str(current)!r} is a symlink leading out of {str(real_root)!r}; "
+                                      "remove it")
+        current.mkdir(exist_ok=True)
+    return current
+
+
+def safe_id(message_id: str) -> str:
+    """A file-name-safe form of an id from a message (harvest or export id): no separator, no leading dot,
+    so never `..` or an absolute path; ids that needed changing get a hash so they stay distinct."""
+    cleaned = _UNSAFE.sub("_", message_id)[:80]
+    if cleaned == message_id and not cleaned.startswith("."):
+        return cleaned
+    return f"{cleaned.lstrip('.') or 'h'}~{hashlib.sha1(message_id.encode('utf-8')).hexdigest()[:10]}"

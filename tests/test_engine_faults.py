@@ -4,6 +4,7 @@ delivery of its start, not ignored as finished; a failure of the remote side sta
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import os
 
 from harvesters import warc
@@ -58,3 +59,21 @@ def test_a_remote_failure_stays_final(config, data_root):
         requests_made = len(server.requests)
     assert [s["status"] for s in published.statuses] == []  # the second delivery published nothing new
     assert requests_made == 1
+
+
+def test_a_symlink_planted_in_a_harvest_directory_is_not_followed_out(config, data_root, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    message_path = data_root / "coll"
+    message_path.mkdir()
+    year = dt.datetime.now(dt.timezone.utc).year
+    for y in (year, year + 1):  # the WARC folder is <year>/<month>/<day>/<hour>: plant it where it will go
+        (message_path / str(y)).symlink_to(outside)
+    with FakeServer() as server:
+        PagedApi(server, pages=2)
+        ctx, published = context(config)
+        run_harvest(start_message(server.url + "/pages", harvest_id="planted"), routing_key=routing_key(), ctx=ctx)
+    final = published.statuses[-1]
+    assert final["status"] == "completed failure"
+    assert "symlink leading out" in final["errors"][0]["message"]
+    assert not list(outside.rglob("*")), "something was written through the symlink"

@@ -13,11 +13,17 @@ import pytest
 from harvesters.embedded import EXIT_INVALID, EXIT_SUCCESS, print_publish, run_message
 from harvesters.http import REDACTED, Redactor, rate_limit_wait
 from harvesters.state import StateStore
-from harvesters.warc import RecordFactory, WarcFile, find_harvest_warcs, recover, safe_id
+from harvesters.warc import RecordFactory, WarcFile, find_harvest_warcs, recover
 from messages import codes
 from messages.validation import InvalidMessage
+from swath.paths import safe_id
 from tests.fakes.httpserver import FakeServer
-from tests.test_engine_support import PagedApi, read_records, start_message, warcio_check
+from tests.test_engine_support import (
+    PagedApi,
+    read_records,
+    start_message,
+    warcio_check,
+)
 
 
 def _write_warc(directory: Path, harvest_id: str, n: int) -> Path:
