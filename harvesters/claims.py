@@ -35,10 +35,6 @@ class HarvestClaim:
         self.harvest_id = harvest_id
         self._fd: int | None = None
 
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
     def holder(self) -> str:
         """Who holds the claim, as its holder wrote it (for log lines)."""
         try:

@@ -10,10 +10,12 @@ from messages.model import Seed
 
 PAGE = 20  # the most /posts returns at once
 
+
 def blog_host(name: str) -> str:
     """Tumblr names blogs by host; a bare name is a tumblr.com blog."""
     name = name.strip().lower().removeprefix("https://").removeprefix("http://").strip("/")
     return name if "." in name else f"{name}.tumblr.com"
+
 
 class TumblrHarvester(Harvester):
     platform = "tumblr"
