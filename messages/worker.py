@@ -96,7 +96,8 @@ class Worker:
         self._shutdown = threading.Event()
         self._connection: pika.BlockingConnection | None = None
         self._channel: Any = None
-        self._in_flight = 0
+        self._in_flight = 0  # deliveries taken whose ack/nack has not run on the current connection
+        self._jobs = 0  # deliveries whose job has not handed over its ack/nack yet
         self.consuming = threading.Event()  # set while the consumer is attached to its queue
         self.replica = uuid.uuid4().hex[:8]
         self.processed = 0  # messages finished (acked), for tests and the monitor
@@ -142,7 +143,10 @@ class Worker:
     def _consume(self) -> None:
         connection = pika.BlockingConnection(connection_parameters(self.config, name=f"{self.queue}-consumer"))
         self.connections += 1
-        self._connection = connection
+        with self._lock:
+            # acks queued on a lost connection died with it: what can still settle is the unfinished jobs
+            self._in_flight = self._jobs
+            self._connection = connection
         try:
             channel = connection.channel()
             self._channel = channel
@@ -192,6 +196,7 @@ class Worker:
             return
         with self._lock:
             self._in_flight += 1
+            self._jobs += 1
         self._executor.submit(self._handle, channel, method.delivery_tag, method.routing_key, body,
                               bool(method.redelivered))
 
@@ -240,15 +245,18 @@ class Worker:
             self.processed += 1
 
     def _settle_threadsafe(self, channel: Any, delivery_tag: int, *, requeue: bool | None) -> None:
-        connection = self._connection
+        """Hand the ack/nack to the I/O thread; called exactly once per job. Under the lock, so a reconnect
+        counts this job either as finished (its callback died with the old connection) or as still to settle."""
         callback = partial(self._settle, channel, delivery_tag, requeue=requeue)
-        if connection is not None and connection.is_open:
-            try:
-                connection.add_callback_threadsafe(callback)
-                return
-            except Exception:  # connection went away between the check and the call
-                pass
         with self._lock:
+            self._jobs -= 1
+            connection = self._connection
+            if connection is not None and connection.is_open:
+                try:
+                    connection.add_callback_threadsafe(callback)
+                    return
+                except Exception:  # connection went away between the check and the call
+                    pass
             self._in_flight -= 1
 
     # ---- worker threads ----
