@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
+import time
 from dataclasses import dataclass, field
 
 from tests.fakes.httpserver import Request, Response
@@ -53,9 +54,11 @@ def _post(blog: Blog, pid: int, when: dt.datetime, rng: random.Random) -> dict:
 
 
 class FakeTumblr(FakePlatform):
-    def __init__(self, *, blogs: dict[str, Blog] | None = None, missing: tuple[str, ...] = ("gone.tumblr.com",)) -> None:
+    def __init__(self, *, blogs: dict[str, Blog] | None = None, missing: tuple[str, ...] = ("gone.tumblr.com",),
+                 page_delay: float = 0.0) -> None:
         super().__init__()
         self.blogs = blogs or build_blogs()
+        self.page_delay = page_delay  # a pause per page, so the chaos tests' kills land mid-harvest
         for host in list(self.blogs) + list(missing):
             self.add_route(f"/v2/blog/{host}/posts", self.posts)
 
@@ -78,6 +81,7 @@ class FakeTumblr(FakePlatform):
         return Response(status, json.dumps(body).encode(), headers or {})
 
     def posts(self, req: Request) -> Response:
+        time.sleep(self.page_delay)
         if req.arg("api_key") != API_KEY:
             return self.fault_response(401, req)
         host = req.path.split("/")[3]

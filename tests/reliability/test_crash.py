@@ -20,7 +20,7 @@ import pytest
 
 from messages.broker import Publisher, Unroutable
 from tests.brokerprobe import close_connections_named
-from tests.fakes.httpserver import FakeServer, Request, Response
+from tests.fakes.httpserver import FakeServer
 from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs
 from tests.reliability.kit import (
     FINAL,
@@ -54,14 +54,6 @@ class Plan:
 
 CI = Plan(tumblr=8, pages=8, streams=4, kills=6, broker_restart=False, timeout=300)
 LONG = Plan(tumblr=24, pages=24, streams=12, kills=14, broker_restart=True, timeout=600)
-
-
-class SlowTumblr(FakeTumblr):
-    """FakeTumblr with a pause per page, so kills land in the middle of harvests."""
-
-    def posts(self, req: Request) -> Response:
-        time.sleep(0.1)
-        return super().posts(req)
 
 
 def harvest_messages(plan: Plan, api: ReliabilityApi, blogs: list[str], rng: random.Random) -> list[tuple[str, dict]]:
@@ -129,7 +121,7 @@ def run_plan(plan: Plan, config, tmp_path: Path, seed: int) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
     blogs = build_blogs(counts={f"blog{i}.example.org": rng.randrange(15, 70) for i in range(5)}, seed=seed)
-    with SlowTumblr(blogs=blogs) as tumblr, FakeServer() as server:
+    with FakeTumblr(blogs=blogs, page_delay=0.1) as tumblr, FakeServer() as server:
         config = dataclasses.replace(config, tumblr_api_url=tumblr.url)
         api = ReliabilityApi(server, pages=8, per_page=10, delay=0.08)
         declare_queues(config, HARVESTERS)

@@ -16,21 +16,12 @@ import pytest
 from harvesters.warc import file_sha1
 from messages.broker import Publisher
 from tests.brokerprobe import close_connections_named
-from tests.fakes.httpserver import Request, Response
 from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs
 from tests.reliability.kit import FINAL, Collector, WorkerProcess, declare_queues, warc_responses, worker_env
 
 pytestmark = pytest.mark.reliability
 HARVESTS = 12
 KILLS, CLOSES = 5, 3
-
-
-class SlowTumblr(FakeTumblr):
-    """A pause per page, so kills and closes land in the middle of harvests."""
-
-    def posts(self, req: Request) -> Response:
-        time.sleep(0.12)
-        return super().posts(req)
 
 
 class Chaos(threading.Thread):
@@ -68,7 +59,7 @@ def test_kills_and_dropped_connections_never_run_a_harvest_twice_or_lose_an_item
     blogs = build_blogs(counts={f"one{i}.example.org": rng.randrange(150, 400) for i in range(HARVESTS)},
                         seed=swath_seed)
     hosts = sorted(blogs)
-    with SlowTumblr(blogs=blogs) as tumblr:
+    with FakeTumblr(blogs=blogs, page_delay=0.12) as tumblr:
         config = dataclasses.replace(config, tumblr_api_url=tumblr.url)
         declare_queues(config, ["tumblr_harvester"])
         replicas = []
