@@ -1,0 +1,27 @@
+"""Exports never write outside the data root: not through the message's path, nor through its id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from messages import codes
+from tests.test_export import collections, export, out_dir, run  # noqa: F401 - fixtures
+
+
+def test_path_outside_data_root_fails(run, collections):
+    status = run(export("flickr_user", "1", path="/tmp/../etc/swath-export"))
+    assert [e["code"] for e in status["errors"]] == [codes.PATH_OUTSIDE_DATA_ROOT]
+
+
+@pytest.mark.parametrize("hostile_id", ["../../escaped", "/tmp/swath-absolute-id", "..", ".hidden", "a/b\\c"])
+def test_an_export_id_never_places_a_file_outside_the_export_directory(run, collections, config, hostile_id):
+    before = {p for p in config.data_root.parent.rglob("*") if p.is_file()}
+    status = run(export("flickr_user", "1", id=hostile_id))
+    assert status["status"] == "completed success", status
+    written = {p for p in config.data_root.parent.rglob("*") if p.is_file()} - before
+    files = [p for p in written if p.suffix == ".csv"]
+    assert files and all(p.parent == out_dir(config) for p in files), sorted(map(str, written))
+    assert not any(p.name.startswith(".") for p in files)
+    assert not Path("/tmp/swath-absolute-id_001.csv").exists()
