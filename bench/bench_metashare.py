@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from harvesters.metashare.server import NodeServer
 from harvesters.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
 from swath.config import Config

@@ -1,9 +1,7 @@
-"""The harvest engine: `Harvester` (one subclass per platform), `Harvest` (the runtime one harvest
-gets) and `run_harvest` (the swath.jobs.Job for harvest.start messages).
+"""The harvest engine's platform side: `Harvester` (one subclass per platform) and `Harvest` (the runtime
+one harvest gets: recorded HTTP, counts, checkpoints, notes, its WARC series and state commits).
 
-The platform method runs in its own thread; the job's thread is the control loop that publishes
-(running statuses, warc_created at each rotation, the final status), rotates WARCs by size and
-time, and turns harvest.stop / shutdown into `Harvest.stopping` and closed streams.
+`harvesters/run.py` runs a harvest.start message with them (`run_harvest`, the swath.jobs.Job).
 """
 
 from __future__ import annotations
@@ -14,18 +12,14 @@ import logging
 import queue
 import threading
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 import requests
 from requests.adapters import HTTPAdapter
 
-from harvesters import registry
-from harvesters.claims import ClaimLost, HarvestClaim
-from harvesters.errors import HarvestError, HarvestStopped
-from harvesters.http import Limits, RecordingAdapter, Redactor, install_log_filter
-from harvesters.outcome import FinalOutcome, is_final
+from harvesters.http import Limits, RecordingAdapter
+from harvesters.redaction import Redactor, install_log_filter
 from harvesters.state import StateStore
 from harvesters.streams import StreamRecording
 from harvesters.warc import (
@@ -33,31 +27,21 @@ from harvesters.warc import (
     ClosedWarc,
     RecordFactory,
     WarcSeries,
-    WarcWriteFailed,
     find_harvest_warcs,
     name_pattern,
     recover,
 )
 from messages import codes
 from messages.model import (
-    COMPLETED_FAILURE,
-    COMPLETED_SUCCESS,
     RUNNING,
     HarvestStart,
     HarvestStatus,
     Note,
     Origin,
-    WarcCreated,
     now_iso,
 )
-from messages.routing import WARC_CREATED, BadRoutingKey, parse, status_key_for
 from swath.config import Config
 from swath.encodings import ACCEPT_ENCODING
-from swath.jobs import JobContext, JobInterrupted
-from swath.paths import PathOutsideDataRoot, resolve_inside
-from swath.stops import clear_stop, stop_recorded
-
-TICK = 0.1  # control-loop period: bounds how late a rotation, status or stop is handled
 
 
 class Harvester:
@@ -357,216 +341,3 @@ class Harvest:
     def items_so_far(self) -> int:
         with self._lock:
             return sum(n for counts in self.stats.values() for n in counts.values())
-
-
-class _Run:
-    """The control loop of one harvest, on the job's thread (the only thread that publishes)."""
-
-    def __init__(self, *, harvest: Harvest, harvester: Harvester, method: str, ctx: JobContext,
-                 status_key: str, origin: Origin) -> None:
-        self.harvest = harvest
-        self.harvester = harvester
-        self.method = method
-        self.ctx = ctx
-        self.status_key = status_key
-        self.origin = origin
-        self.started = now_iso()
-        self.exc: BaseException | None = None
-
-    def publish_status(self, status: str) -> None:
-        self.ctx.publish(self.status_key, self.harvest._status(status, self.origin, self.started).to_dict())
-
-    def publish_warc(self, warc: ClosedWarc) -> None:
-        start = self.harvest.start
-        self.ctx.publish(WARC_CREATED, WarcCreated(
-            path=str(warc.path), sha1=warc.sha1, bytes=warc.bytes, warc_id=warc.warc_id,
-            date_created=warc.date_created, collection_set_id=start.collection_set_id or "unknown",
-            collection_id=start.collection_id or "unknown", harvest_id=start.id, harvest_type=start.type,
-        ).to_dict())
-
-    def drain(self) -> None:
-        while True:
-            try:
-                warc = self.harvest._outbox.get_nowait()
-            except queue.Empty:
-                return
-            self.publish_warc(warc)
-
-    def _target(self) -> None:
-        try:
-            getattr(self.harvester, self.method)()
-        except BaseException as exc:  # handed to the control loop, which decides the status
-            self.exc = exc
-
-    def progress(self) -> str:
-        harvest = self.harvest
-        total = sum(w.bytes for w in harvest.warcs)
-        return (f"harvest {harvest.start.id}: {harvest.items_so_far()} items, "
-                f"{len(harvest.warcs)} WARC(s) closed, {total} bytes")
-
-    def run(self) -> None:
-        harvest, ctx = self.harvest, self.ctx
-        outcome = FinalOutcome(directory=harvest.directory, harvest_id=harvest.start.id)
-        if self._finished_before(outcome):
-            return
-        if stop_recorded(ctx.config.data_root, harvest.start.id):  # stopped while between workers
-            ctx.log.info("harvest %s was stopped while no worker ran it; stopping now", harvest.start.id)
-            ctx.stop.set()
-        prior = harvest._resume(continues_from_state=self.harvester.continues_from_state)
-        self.publish_status(RUNNING)
-        for warc in prior:  # reported again: warc ids are stable, consumers treat them idempotently
-            self.publish_warc(warc)
-        worker = threading.Thread(target=self._target, name=f"harvest-{harvest.start.id}", daemon=True)
-        worker.start()
-        try:
-            self._loop(worker)
-        except BaseException:
-            # e.g. publishing failed: end the platform thread too, or a redelivery would race with it
-            harvest._begin_stop(shutdown=True)
-            raise
-        interrupted = ctx.shutdown.is_set() and not harvest.stop_requested
-        try:
-            harvest._rotate(last=True, final=not interrupted)
-        except WarcWriteFailed as exc:
-            if isinstance(exc.__cause__, ClaimLost):  # another process may run it now: no final status
-                raise JobInterrupted(str(exc.__cause__)) from exc
-            if not isinstance(self.exc, WarcWriteFailed):  # else the platform thread's error says it
-                harvest.error(codes.LOCAL_FAULT, str(exc))
-        self.drain()
-        ctx.progress(self.progress())
-        if interrupted:
-            ctx.log.info("harvest %s interrupted by shutdown; it resumes when redelivered", harvest.start.id)
-            raise JobInterrupted(f"harvest {harvest.start.id} interrupted by shutdown")
-        self._record_outcome()
-        final = COMPLETED_FAILURE if harvest.errors else COMPLETED_SUCCESS
-        body = harvest._status(final, self.origin, self.started).to_dict()
-        try:
-            harvest.fence()
-        except ClaimLost as exc:
-            raise JobInterrupted(str(exc)) from exc
-        outcome.write(body, published=False)
-        ctx.publish(self.status_key, body)
-        outcome.write(body, published=True)
-        clear_stop(ctx.config.data_root, harvest.start.id)
-        ctx.log.info("%s: %s", self.progress(), final)
-
-    def _finished_before(self, outcome: FinalOutcome) -> bool:
-        """A start for a harvest that already finished: report what was not confirmed, harvest nothing."""
-        record = outcome.read()
-        if record is None:
-            return False
-        harvest, ctx = self.harvest, self.ctx
-        if not is_final(record):
-            ctx.log.info("harvest %s ended on a local fault (%s); resuming it", harvest.start.id,
-                         "; ".join(e["message"] for e in record["status"]["errors"])[:500])
-            return False
-        if record["published"]:
-            ctx.log.info("harvest %s already finished (%s); redelivered start ignored",
-                         harvest.start.id, record["status"]["status"])
-            return True
-        ctx.log.info("harvest %s finished but its final status was not confirmed; publishing it again",
-                     harvest.start.id)
-        done, _leftovers = find_harvest_warcs(harvest.directory, harvest.start.id)
-        for path in done:
-            self.publish_warc(ClosedWarc.of(path, harvest.start.id))
-        ctx.publish(self.status_key, record["status"])
-        outcome.write(record["status"], published=True)
-        return True
-
-    def _loop(self, worker: threading.Thread) -> None:
-        """Until the platform thread ends: stop, rotation, warc_created, running statuses, progress."""
-        harvest, ctx = self.harvest, self.ctx
-        interval = max(ctx.config.status_interval, TICK)
-        next_status = time.monotonic() + interval
-        next_progress = time.monotonic()
-        while worker.is_alive():
-            worker.join(TICK)
-            if ctx.stop.is_set():
-                harvest._begin_stop(shutdown=ctx.shutdown.is_set())
-            if harvest._rotate_due():
-                harvest._rotate()
-            self.drain()
-            now = time.monotonic()
-            if now >= next_status:
-                self.publish_status(RUNNING)
-                ctx.log.info("%s", self.progress())
-                next_status = now + interval
-            if now >= next_progress:
-                ctx.progress(self.progress())
-                next_progress = now + 1.0
-
-    def _record_outcome(self) -> None:
-        exc, harvest = self.exc, self.harvest
-        if exc is None or (isinstance(exc, HarvestStopped) and harvest.stopping):
-            return
-        if isinstance(exc, WarcWriteFailed):  # the disk, not the remote side: see FinalOutcome
-            harvest.error(codes.LOCAL_FAULT, str(exc))
-            return
-        if isinstance(exc, HarvestError):
-            harvest.error(exc.code, exc.message, exc.seed_id)
-            self.ctx.log.warning("harvest %s failed: %s: %s", harvest.start.id, exc.code,
-                                 harvest.redactor.text(exc.message))
-            return
-        text = harvest.redactor.text("".join(traceback.format_exception(exc)))
-        harvest.error(codes.UNKNOWN_ERROR, harvest.redactor.text(f"{type(exc).__name__}: {exc}"))
-        self.ctx.log.error("harvest %s failed unexpectedly:\n%s", harvest.start.id, text)
-
-
-def _refuse(ctx: JobContext, status_key: str, start: HarvestStart, service: str, code: str, message: str) -> None:
-    """A harvest that cannot begin: one `completed failure` status, nothing written."""
-    status = HarvestStatus.refused(id=start.id, origin=Origin(service=service, host=ctx.config.host,
-                                                              instance=ctx.instance), code=code, message=message)
-    ctx.log.warning("harvest %s refused: %s: %s", start.id, code, message)
-    ctx.publish(status_key, status.to_dict())
-
-
-def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> None:
-    """The Job for harvest.start.<platform>.<type> messages (InvalidMessage propagates)."""
-    start = HarvestStart.from_dict(body)
-    try:
-        status_key = status_key_for(routing_key)
-        key_type = parse(routing_key).type
-    except BadRoutingKey:
-        status_key, key_type = f"harvest.status.unknown.{start.type}", start.type
-    try:
-        htype = registry.lookup(start.type)
-        cls = htype.load()
-    except registry.UnknownHarvestType as exc:
-        return _refuse(ctx, status_key, start, ctx.service, exc.code, exc.message)
-    if key_type != start.type:
-        return _refuse(ctx, status_key, start, cls.service, codes.BAD_REQUEST,
-                       f"routing key {routing_key!r} does not match harvest type {start.type!r}")
-    try:
-        directory = resolve_inside(ctx.config.data_root, start.path)
-    except PathOutsideDataRoot as exc:
-        return _refuse(ctx, status_key, start, cls.service, codes.PATH_OUTSIDE_DATA_ROOT, str(exc))
-    claim = HarvestClaim(data_root=ctx.config.data_root, harvest_id=start.id)
-    if not claim.try_acquire():
-        # e.g. the broker redelivered it here after a dropped connection while its runner goes on
-        ctx.log.info("harvest %s is running in %s; waiting for it to end", start.id, claim.holder())
-        if not claim.acquire(give_up=ctx.shutdown):
-            raise JobInterrupted(f"harvest {start.id} still running elsewhere at shutdown")
-        ctx.log.info("harvest %s: the claim is free now; looking at what its runner left", start.id)
-    try:
-        _run_claimed(start, cls, directory, status_key, ctx, claim.check)
-    finally:
-        claim.release()
-
-
-def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, status_key: str,
-                 ctx: JobContext, fence: Callable[[], None]) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    harvest = Harvest(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start), log=ctx.log,
-                      fence=fence)
-    origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
-    try:
-        try:
-            harvester = cls(harvest=harvest)
-        except Exception as exc:  # a platform that cannot even start (e.g. credentials missing)
-            code = exc.code if isinstance(exc, HarvestError) else codes.UNKNOWN_ERROR
-            return _refuse(ctx, status_key, start, cls.service, code,
-                           harvest.redactor.text(f"{type(exc).__name__}: {exc}"))
-        _Run(harvest=harvest, harvester=harvester, method=cls.types[start.type], ctx=ctx,
-             status_key=status_key, origin=origin).run()
-    finally:
-        harvest.close()

@@ -64,7 +64,7 @@ def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr, stop: threading.Event | None = None,
                 shutdown: threading.Event | None = None) -> int:
     """Run one harvest start message in this process; returns an exit code (EXIT_*)."""
-    from harvesters.base import run_harvest
+    from harvesters.run import run_harvest
 
     sent: list[dict[str, Any]] = []
     try:

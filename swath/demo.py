@@ -114,7 +114,7 @@ class DemoResult:
 def run_demo(config: Config, *, fmt: str = "csv", progress: Any = None) -> DemoResult:
     """Harvest the replayed blog and export it; returns every message each step published."""
     from exporters.base import run_export
-    from harvesters.base import run_harvest
+    from harvesters.run import run_harvest
     from harvesters.embedded import print_publish
     from swath.jobs import JobContext
 

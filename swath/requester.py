@@ -142,7 +142,7 @@ class Requester:
     def run_here(self, ident: str) -> Job:
         """udata's `harvest run`: the same harvest job in this process, no broker; statuses and WARCs are
         recorded in the store exactly as the monitor records them."""
-        from harvesters.base import run_harvest
+        from harvesters.run import run_harvest
         from swath.jobs import JobContext
         from swath.monitor import record
 

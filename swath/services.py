@@ -82,7 +82,7 @@ def harvester_services() -> dict[str, ServiceSpec]:
     from harvesters.registry import harvester_types
 
     entries = [_Entry(t.name, t.platform, lambda t=t: t.load().service, t.stream) for t in harvester_types()]
-    return _per_platform(entries, noun="harvest", role="harvester", job="harvesters.base:run_harvest")
+    return _per_platform(entries, noun="harvest", role="harvester", job="harvesters.run:run_harvest")
 
 
 def exporter_services() -> dict[str, ServiceSpec]:

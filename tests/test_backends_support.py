@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from warcio.archiveiterator import ArchiveIterator
 
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from swath.config import Config
 from swath.jobs import JobContext
 

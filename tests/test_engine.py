@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from harvesters.registry import UnknownHarvestType, harvester_types, lookup
 from messages import codes
 from messages.validation import InvalidMessage

@@ -8,7 +8,7 @@ import datetime as dt
 import os
 
 from harvesters import warc
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from messages import codes
 from tests.fakes.httpserver import FakeServer
 from tests.test_engine_support import PagedApi, context, page_item_ids, routing_key, start_message, warc_files

@@ -12,7 +12,8 @@ import pytest
 
 from harvesters import registry
 from harvesters.backends import Backend, Item
-from harvesters.base import TICK, Harvester, run_harvest
+from harvesters.base import Harvester
+from harvesters.run import TICK, run_harvest
 from harvesters.mapping.dataset import Dataset
 from messages import codes
 from tests.fakes.httpserver import FakeServer, Response

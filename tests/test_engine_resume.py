@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from messages import codes
 from swath.jobs import JobInterrupted
 from tests.fakes.httpserver import FakeServer

@@ -6,7 +6,7 @@ import dataclasses
 import json
 import threading
 
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from tests.fakes.httpserver import FakeServer, Response, write_chunk
 from tests.test_engine_support import (
     SECRET,

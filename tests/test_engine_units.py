@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from harvesters.embedded import EXIT_INVALID, EXIT_SUCCESS, print_publish, run_message
-from harvesters.http import REDACTED, Redactor, rate_limit_wait
+from harvesters.http import rate_limit_wait
+from harvesters.redaction import REDACTED, Redactor
 from harvesters.state import StateStore
 from harvesters.warc import RecordFactory, WarcFile, find_harvest_warcs, recover
 from messages import codes

@@ -12,7 +12,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from exporters import registry
 from harvesters import registry as harvest_registry
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from harvesters.metashare.server import NodeServer
 from harvesters.metashare.storage import LRStorage
 from tests.fakes.ckan import CKANPortal

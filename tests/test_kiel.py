@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from harvesters.kiel.harvester import KielHarvester
 from harvesters.kiel.objects import ObjectDir
 from harvesters.kiel.redist import NestedRedist, RepecRedist, escape_name

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import quote_plus
 
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from harvesters.metashare.server import NodeServer
 from harvesters.metashare.storage import LRStorage
 from messages import codes

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from harvesters.streams import split_lines
 from messages import codes
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harvesters.base import run_harvest
+from harvesters.run import run_harvest
 from harvesters.xesam.bus import Endpoint
 from harvesters.xesam.target import Target
 from tests.test_engine_support import context, read_records, warc_files

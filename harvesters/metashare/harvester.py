@@ -13,7 +13,7 @@ import requests
 
 from harvesters.base import Harvester
 from harvesters.errors import HarvestError
-from harvesters.http import Redactor
+from harvesters.redaction import Redactor
 from harvesters.metashare.client import MetashareClient, sync
 from harvesters.metashare.errors import MetashareError
 from harvesters.metashare.storage import LRStorage

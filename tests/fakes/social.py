@@ -214,7 +214,7 @@ def run_harvest_job(config, body: dict, *, stop_when: threading.Event | None = N
     """Run the engine's job for one start message, collecting what it publishes; for streams, set
     harvest.stop once `stop_when` is set."""
     from harvesters import registry
-    from harvesters.base import run_harvest
+    from harvesters.run import run_harvest
     from messages.routing import key
     from swath.jobs import JobContext
 
