@@ -10,6 +10,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /opt/swath
 COPY pyproject.toml setup.py README.md ./
 COPY swath swath
+COPY core core
 COPY messages messages
 COPY harvesters harvesters
 COPY exporters exporters
@@ -18,7 +19,7 @@ COPY schemas schemas
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && pip install . \
-    && python -I -c "import exporters._csvrow" \
+    && python -I -c "import swath.exporters._csvrow" \
     && apt-get purge -y --auto-remove gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --uid 1000 --create-home swath \

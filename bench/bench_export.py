@@ -110,10 +110,10 @@ def step_floor(directory: Path) -> None:
 
 
 def step_swath(directory: Path, fmt: str, dedupe: bool, workers: int | None) -> None:
-    from exporters.base import run_export
-    from exporters.scans import CACHE_DIR
-    from swath.config import Config
-    from swath.jobs import JobContext
+    from swath.core.config import Config
+    from swath.core.jobs import JobContext
+    from swath.exporters.base import run_export
+    from swath.exporters.scans import CACHE_DIR
 
     config = dataclasses.replace(Config.from_env({}), data_root=directory.parent, status_interval=3600)
     statuses: list[dict] = []
@@ -121,7 +121,7 @@ def step_swath(directory: Path, fmt: str, dedupe: bool, workers: int | None) -> 
     # Timed cold: the record offsets a previous round's export kept would spare this one its scan.
     shutil.rmtree(config.data_root / CACHE_DIR, ignore_errors=True)
     if workers != 1:
-        from exporters.reader import start_processes
+        from swath.exporters.reader import start_processes
 
         start_processes()  # as an export worker does once at start-up, before its first export
     export_id = f"bench-{directory.name}-{fmt}"
@@ -154,7 +154,7 @@ def main() -> None:
 
     py = sys.executable
     me = str(Path(__file__).resolve())
-    report: dict = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    report: dict = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                     "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
                     "command": " ".join([".venv/bin/python", "bench/bench_export.py", *sys.argv[1:]]), "sizes": {}}
     for size in args.sizes:

@@ -24,11 +24,10 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harvesters.run import run_harvest  # noqa: E402
-from swath.config import Config  # noqa: E402
-from swath.jobs import JobContext  # noqa: E402
+from swath.core.config import Config  # noqa: E402
+from swath.core.jobs import JobContext  # noqa: E402
+from swath.harvesters.run import run_harvest  # noqa: E402
 from tests.fakes.httpserver import FakeServer, Response  # noqa: E402
-
 
 WORDS = ("the a of to and in is it you that was for on are with as I his they be at one have this from or had "
          "by word but what some we can out other were all there when up use your how said an each she which do "

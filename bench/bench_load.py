@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from swath.config import Config  # noqa: E402
+from swath.core.config import Config  # noqa: E402
 from tests.reliability.load import drain  # noqa: E402
 
 

@@ -21,11 +21,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from harvesters.run import run_harvest
-from harvesters.metashare.server import NodeServer
-from harvesters.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
-from swath.config import Config
-from swath.jobs import JobContext
+from swath.core.config import Config
+from swath.core.jobs import JobContext
+from swath.harvesters.metashare.server import NodeServer
+from swath.harvesters.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
+from swath.harvesters.run import run_harvest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "metashare"
 USERS = {"bench": "bench-password-123"}
@@ -106,7 +106,7 @@ def main() -> None:
                                "seconds": round(elapsed, 3), "stats": dict(totals), "status": status})
         median = statistics.median(r["seconds"] for r in rounds)
         print(json.dumps({
-            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "lrs": args.lrs,
             "changed_per_round": changed_count,
             "floor_no_change_s": round(floor, 3),

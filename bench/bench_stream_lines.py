@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harvesters.run import run_harvest  # noqa: E402
-from swath.config import Config  # noqa: E402
-from swath.jobs import JobContext  # noqa: E402
+from swath.core.config import Config  # noqa: E402
+from swath.core.jobs import JobContext  # noqa: E402
+from swath.harvesters.run import run_harvest  # noqa: E402
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk  # noqa: E402
 
 MB = 1024 * 1024

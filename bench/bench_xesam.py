@@ -19,9 +19,9 @@ from pathlib import Path
 
 from jeepney import DBusAddress, new_method_call
 
-from harvesters.xesam.bus import Endpoint, Interface
-from harvesters.xesam.crawler import Crawler
-from harvesters.xesam.target import Target
+from swath.harvesters.xesam.bus import Endpoint, Interface
+from swath.harvesters.xesam.crawler import Crawler
+from swath.harvesters.xesam.target import Target
 
 NAME = "org.swath.bench.Target"
 

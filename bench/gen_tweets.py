@@ -79,7 +79,7 @@ def generate(*, tweets: int, out: Path, seed: int = 5, duplicate_share: float = 
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
     users = [user(rng, uid) for uid in range(1, 5001)]
-    start = dt.datetime(2023, 1, 1, tzinfo=dt.timezone.utc)
+    start = dt.datetime(2023, 1, 1, tzinfo=dt.UTC)
     harvested = start + dt.timedelta(days=30)
     all_tweets: list[dict] = []
     for n in range(tweets):

@@ -7,23 +7,34 @@ dedupe), which format (writers.py) and where (output.py, atomic segment files).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from exporters import registry
-from exporters.dedupe import SeenIds
-from exporters.items import Source
-from exporters.output import SegmentedOutput
-from exporters.warc_index import ScanIndex, WarcIndex
-from exporters.reader import Batch, Plan, Readers, default_workers, sources_for
-from exporters.warc_reader import RecordRef, read_at
-from exporters.writers import FORMATS, Writer
-from messages import codes
-from messages.model import COMPLETED_FAILURE, COMPLETED_SUCCESS, RUNNING, ExportStart, ExportStatus, Note, Origin, now_iso
-from messages.routing import parse
-from swath.jobs import JobContext, JobInterrupted
-from swath.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.jobs import JobContext, JobInterrupted
+from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.exporters import registry
+from swath.exporters.dedupe import SeenIds
+from swath.exporters.items import Source
+from swath.exporters.output import SegmentedOutput
+from swath.exporters.reader import Batch, Plan, Readers, default_workers, sources_for
+from swath.exporters.warc_index import ScanIndex, WarcIndex
+from swath.exporters.warc_reader import RecordRef, read_at
+from swath.exporters.writers import FORMATS, Writer
+from swath.messages import codes
+from swath.messages.model import (
+    COMPLETED_FAILURE,
+    COMPLETED_SUCCESS,
+    RUNNING,
+    ExportStart,
+    ExportStatus,
+    Note,
+    Origin,
+    now_iso,
+)
+from swath.messages.routing import parse
+
 
 class ExportFailed(Exception):
     def __init__(self, code: str, message: str) -> None:
@@ -40,7 +51,7 @@ class _Notes:
 
 def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index: WarcIndex | None = None,
                workers: int | None = None) -> None:
-    """swath.jobs.Job for every export type (see exporters.registry).
+    """swath.core.jobs.Job for every export type (see exporters.registry).
 
     `index` and `workers` (processes; None: by input size) are for tests and tools.
     """

@@ -7,12 +7,13 @@ the export type is a current-state one, so records come newest first and deletio
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
-from exporters.dates import iso_date
-from exporters.items import Doc, Item, Source
-from exporters.table import Col, Table, json_list
-from exporters.warc_reader import Response
+from swath.exporters.dates import iso_date
+from swath.exporters.items import Doc, Item, Source
+from swath.exporters.table import Col, Table, json_list
+from swath.exporters.warc_reader import Response
 
 
 def _tags(value: Any) -> str | None:

@@ -25,9 +25,9 @@ def twitter_date(text: str) -> dt.datetime:
 def iso_date(text: str) -> dt.datetime:
     """'2023-03-03T15:50:00.000Z' (Twitter v2); naive values are UTC."""
     parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
 def unix_date(value: str | int) -> dt.datetime:
     """Seconds since the epoch (Flickr 'posted', Tumblr 'timestamp')."""
-    return dt.datetime.fromtimestamp(int(value), dt.timezone.utc)
+    return dt.datetime.fromtimestamp(int(value), dt.UTC)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from exporters.dates import unix_date
-from exporters.items import Doc, Item, Source, item_id, obj
-from exporters.table import Col, Table, from_timestamp, no_newlines
-from exporters.warc_reader import Response
+from swath.exporters.dates import unix_date
+from swath.exporters.items import Doc, Item, Source, item_id, obj
+from swath.exporters.table import Col, Table, from_timestamp, no_newlines
+from swath.exporters.warc_reader import Response
 
 
 def _photopage(item: Item) -> str | None:

@@ -7,14 +7,15 @@ harvest date, the author/owner uid (for seed exports) and, when asked for, the r
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterator
+from typing import Any, ClassVar
 
 import orjson
 
-from exporters.jsonspan import value_spans
-from exporters.table import SHAPE_ERRORS, Table
-from exporters.warc_reader import Response
+from swath.exporters.jsonspan import value_spans
+from swath.exporters.table import SHAPE_ERRORS, Table
+from swath.exporters.warc_reader import Response
 
 _UNSET: Any = object()
 

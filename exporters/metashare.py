@@ -13,21 +13,28 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import orjson
 from lxml import etree
 
-from exporters.dates import iso_date
-from exporters.items import Item, Source
-from exporters.table import Col, Table
-from exporters.warc_reader import Response
-from harvesters.mapping.errors import MetadataError
-from harvesters.mapping.safexml import parse_xml
-from harvesters.metashare.errors import MetashareError
-from harvesters.metashare.protocol import (INVENTORY_JSON, LR_ENTRIES, METADATA_XML, STORAGE_GLOBAL_JSON,
-                                           StorageGlobal, lr_checksum)
-from harvesters.metashare.safezip import read_zip
+from swath.exporters.dates import iso_date
+from swath.exporters.items import Item, Source
+from swath.exporters.table import Col, Table
+from swath.exporters.warc_reader import Response
+from swath.harvesters.mapping.errors import MetadataError
+from swath.harvesters.mapping.safexml import parse_xml
+from swath.harvesters.metashare.errors import MetashareError
+from swath.harvesters.metashare.protocol import (
+    INVENTORY_JSON,
+    LR_ENTRIES,
+    METADATA_XML,
+    STORAGE_GLOBAL_JSON,
+    StorageGlobal,
+    lr_checksum,
+)
+from swath.harvesters.metashare.safezip import read_zip
 
 INVENTORIES = "metashare:inventory"  # facts: node -> {id: checksum} of its latest inventory
 LISTED = "metashare:listed"  # facts: node -> {"id checksum", ...} every inventory of it listed

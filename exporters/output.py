@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from exporters.writers import Writer
-from swath.paths import safe_id
+from swath.core.paths import safe_id
+from swath.exporters.writers import Writer
 
 
 class SegmentedOutput:

@@ -17,19 +17,20 @@ import os
 import pickle
 import signal
 import tempfile
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
-from exporters import registry
-from exporters.dedupe import dedupe_key
-from exporters.items import Source
-from exporters.scans import Scan, scan
-from exporters.warc_reader import IsFact, RecordRef, read_at
-from exporters.writers import FORMATS, Encoder
-from swath.config import Config
+from swath.core.config import Config
+from swath.exporters import registry
+from swath.exporters.dedupe import dedupe_key
+from swath.exporters.items import Source
+from swath.exporters.scans import Scan, scan
+from swath.exporters.warc_reader import IsFact, RecordRef, read_at
+from swath.exporters.writers import FORMATS, Encoder
 
 CHUNK_RECORDS = 8  # records per task: big enough to amortise the hand-off, small enough to keep order cheap
 MAX_OPEN_FILES = 16
@@ -204,7 +205,7 @@ def _chunks(refs: list[RecordRef], size: int) -> Iterator[list[RecordRef]]:
 # unsafe; the server is a fresh single-threaded process that imported the readers once, so each
 # export's processes start by a cheap fork of it instead of a new interpreter importing everything.
 _CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload(["exporters.reader"])
+_CONTEXT.set_forkserver_preload(["swath.exporters.reader"])
 
 
 def start_processes(config: Config | None = None) -> None:

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exporters.datasets import CkanDatasets, DcatDatasets, OaiRecords, OdsDatasets
-from exporters.flickr import Flickr
-from exporters.items import Source
-from exporters.metashare import Metashare
-from exporters.tumblr import Tumblr
-from exporters.twitter_v1 import TwitterV1
-from exporters.twitter_v2 import TwitterV2
-from exporters.weibo import Weibo
-from exporters.xesam import Xesam
-from messages import routing
+from swath.exporters.datasets import CkanDatasets, DcatDatasets, OaiRecords, OdsDatasets
+from swath.exporters.flickr import Flickr
+from swath.exporters.items import Source
+from swath.exporters.metashare import Metashare
+from swath.exporters.tumblr import Tumblr
+from swath.exporters.twitter_v1 import TwitterV1
+from swath.exporters.twitter_v2 import TwitterV2
+from swath.exporters.weibo import Weibo
+from swath.exporters.xesam import Xesam
+from swath.messages import routing
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from exporters.warc_reader import IsFact, RecordRef, scan_refs
+from swath.exporters.warc_reader import IsFact, RecordRef, scan_refs
 
 CACHE_DIR = ".swath/records"
 

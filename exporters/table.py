@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import orjson
 
@@ -175,4 +176,4 @@ def constant(value: str | int | None) -> Callable[[Any], Any]:
 def from_timestamp(value: Any) -> str | None:
     if value in (None, ""):
         return None
-    return dt.datetime.fromtimestamp(int(value), dt.timezone.utc).isoformat()
+    return dt.datetime.fromtimestamp(int(value), dt.UTC).isoformat()

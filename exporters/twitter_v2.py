@@ -9,13 +9,14 @@ retrieved_at = harvest date, url = the API URL.
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from exporters.dates import iso_date
-from exporters.items import Doc, Item, Source, item_id, obj, objs
-from exporters.jsonspan import ANY
-from exporters.table import Col, Table, constant, json_list, no_newlines
-from exporters.warc_reader import Response
+from swath.exporters.dates import iso_date
+from swath.exporters.items import Doc, Item, Source, item_id, obj, objs
+from swath.exporters.jsonspan import ANY
+from swath.exporters.table import Col, Table, constant, json_list, no_newlines
+from swath.exporters.warc_reader import Response
 
 VERSION = "swath"  # what __twarc.version says: these rows were not made by twarc
 

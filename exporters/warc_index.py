@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Protocol
 
 WARC_SUFFIXES = (".warc.gz", ".warc", ".warc.zst", ".warc.lz4")
 CACHE_NAME = ".swath/warc-index.json"

@@ -7,13 +7,13 @@ stream fixture), so the payload is decoded here, leniently, the way warcio does.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from swath.encodings import decode
+from swath.core.encodings import decode
 
 _WANTED = WarcRecordType.response | WarcRecordType.resource
 _READABLE = _WANTED | WarcRecordType.metadata  # metadata records are read only as facts (see scan_refs)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from exporters.dates import twitter_date
-from exporters.items import Doc, Item, Source, item_id, obj
-from exporters.jsonspan import ANY
-from exporters.table import Col, Table, json_list, no_newlines
-from exporters.warc_reader import Response
+from swath.exporters.dates import twitter_date
+from swath.exporters.items import Doc, Item, Source, item_id, obj
+from swath.exporters.jsonspan import ANY
+from swath.exporters.table import Col, Table, json_list, no_newlines
+from swath.exporters.warc_reader import Response
 
 
 def _id(post: dict[str, Any]) -> str | None:

@@ -8,14 +8,15 @@ segments and atomic renames live in output.py.
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import orjson
 import xlsxwriter
 
 try:
-    from exporters import _csvrow
+    from swath.exporters import _csvrow
 except ImportError:  # built without a C compiler: the csv module writes the same bytes, slower
     _csvrow = None
 

@@ -9,14 +9,15 @@ the columns (in order of first appearance), after the fixed ones.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import orjson
 
-from exporters.dates import iso_date
-from exporters.items import Doc, Item, Source
-from exporters.table import Col, Table
-from exporters.warc_reader import Response
+from swath.exporters.dates import iso_date
+from swath.exporters.items import Doc, Item, Source
+from swath.exporters.table import Col, Table
+from swath.exporters.warc_reader import Response
 
 CONTENT_TYPE = "application/vnd.swath.xesam-pmh+json"  # harvesters/xesam/payload.py RECORD_CONTENT_TYPE
 GENERATIONS = "xesam:generation"  # facts: target -> the generation of its latest full dump

@@ -11,46 +11,41 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Callable, ClassVar, Iterator
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import orjson
 import requests
 
-from harvesters.base import Harvester
-from harvesters.errors import HarvestError, HarvestStopped
-from harvesters.http import RecordingAdapter, rate_limit_wait
-from harvesters.mapping.dataset import Dataset
-from harvesters.mapping.errors import MetadataError, TooLarge
-from harvesters.mapping.record import (
-    DELETED, DONE, FAILED, RECORD_CONTENT_TYPE, SKIPPED, record_headers, record_payload,
+from swath.harvesters.base import Harvester
+from swath.harvesters.errors import HarvestError, HarvestStopped
+from swath.harvesters.http import RecordingAdapter, rate_limit_wait
+from swath.harvesters.mapping.dataset import Dataset
+from swath.harvesters.mapping.errors import MetadataError, TooLarge
+from swath.harvesters.mapping.record import (
+    DELETED,
+    DONE,
+    FAILED,
+    RECORD_CONTENT_TYPE,
+    SKIPPED,
+    Source,
+    record_headers,
+    record_payload,
 )
-from messages import codes
+from swath.messages import codes
 
 ENTRY_POINT_GROUP = "swath.backends"
 BUILTIN: dict[str, str] = {
-    "oai_pmh": "harvesters.oai_pmh:OAIPMHBackend",
-    "dcat": "harvesters.dcat:DCATBackend",
-    "ckan": "harvesters.ckan:CKANBackend",
-    "opendatasoft": "harvesters.opendatasoft:OpenDataSoftBackend",
+    "oai_pmh": "swath.harvesters.oai_pmh:OAIPMHBackend",
+    "dcat": "swath.harvesters.dcat:DCATBackend",
+    "ckan": "swath.harvesters.ckan:CKANBackend",
+    "opendatasoft": "swath.harvesters.opendatasoft:OpenDataSoftBackend",
 }
 MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is treated as a failure
 RETRY_AFTER_ATTEMPTS = 5
-
-
-@dataclass(kw_only=True)
-class Source:
-    """One harvest source: a seed's endpoint URL (its token) and id (harvest:source_id)."""
-
-    id: str
-    url: str
-    options: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def domain(self) -> str:
-        return urlsplit(self.url).hostname or ""
 
 
 @dataclass(kw_only=True)
@@ -247,9 +242,10 @@ class _Run:
         self.harvest.write_record(
             uri=self.backend.item_uri(item),
             record_type="resource",
-            payload=record_payload(self.backend, item.remote_id, dataset=dataset, status=status, reason=reason),
+            payload=record_payload(self.backend.name, self.backend.source, item.remote_id, dataset=dataset,
+                                   status=status, reason=reason),
             content_type=RECORD_CONTENT_TYPE,
-            headers=record_headers(self.backend, item.remote_id, status),
+            headers=record_headers(self.backend.name, self.backend.source, item.remote_id, status),
         )
 
     def _fail(self, rid: str, message: str) -> None:

@@ -1,7 +1,7 @@
 """The harvest engine's platform side: `Harvester` (one subclass per platform) and `Harvest` (the runtime
 one harvest gets: recorded HTTP, counts, checkpoints, notes, its WARC series and state commits).
 
-`harvesters/run.py` runs a harvest.start message with them (`run_harvest`, the swath.jobs.Job).
+`harvesters/run.py` runs a harvest.start message with them (`run_harvest`, the swath.core.jobs.Job).
 """
 
 from __future__ import annotations
@@ -12,17 +12,20 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import requests
 from requests.adapters import HTTPAdapter
 
-from harvesters.http import Limits, RecordingAdapter
-from harvesters.redaction import Redactor, install_log_filter
-from harvesters.state import StateStore
-from harvesters.streams import StreamRecording
-from harvesters.warc import (
+from swath.core.config import Config
+from swath.core.encodings import ACCEPT_ENCODING
+from swath.harvesters.http import Limits, RecordingAdapter
+from swath.harvesters.redaction import Redactor, install_log_filter
+from swath.harvesters.state import StateStore
+from swath.harvesters.streams import StreamRecording
+from swath.harvesters.warc import (
     SOFTWARE,
     ClosedWarc,
     RecordFactory,
@@ -31,8 +34,8 @@ from harvesters.warc import (
     name_pattern,
     recover,
 )
-from messages import codes
-from messages.model import (
+from swath.messages import codes
+from swath.messages.model import (
     RUNNING,
     HarvestStart,
     HarvestStatus,
@@ -40,8 +43,6 @@ from messages.model import (
     Origin,
     now_iso,
 )
-from swath.config import Config
-from swath.encodings import ACCEPT_ENCODING
 
 
 class Harvester:
@@ -55,7 +56,7 @@ class Harvester:
     # from the first page, so the counts of the interrupted run carry over instead of starting again
     continues_from_state: ClassVar[bool] = False
 
-    def __init__(self, *, harvest: "Harvest") -> None:
+    def __init__(self, *, harvest: Harvest) -> None:
         self.harvest = harvest
 
     @classmethod
@@ -132,7 +133,7 @@ class Harvest:
             self._count(label, n, day)
 
     def _count(self, label: str, n: int, day: dt.date | None) -> None:
-        key = (day or dt.datetime.now(dt.timezone.utc).date()).isoformat()
+        key = (day or dt.datetime.now(dt.UTC).date()).isoformat()
         per_day = self.stats.setdefault(key, {})
         per_day[label] = per_day.get(label, 0) + n
 

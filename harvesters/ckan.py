@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote
 
-from harvesters.backends import Backend, BackendHarvester, Item
-from harvesters.mapping import temporal
-from harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, guess_checksum_type, title_from
-from harvesters.mapping.errors import MetadataError
-from harvesters.mapping.markdown import html_to_markdown
-from harvesters.mapping.vocab import guess_frequency, guess_license
+from swath.harvesters.backends import Backend, BackendHarvester, Item
+from swath.harvesters.mapping import temporal
+from swath.harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, guess_checksum_type, title_from
+from swath.harvesters.mapping.errors import MetadataError
+from swath.harvesters.mapping.markdown import html_to_markdown
+from swath.harvesters.mapping.vocab import guess_frequency, guess_license
 
 PAGE_SIZE = 1000  # CKAN's default ckan.search.rows_max; a server may return fewer, we page by what came
 SORT = "metadata_modified asc,id asc"  # stable while we page: ties broken by id

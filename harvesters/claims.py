@@ -18,7 +18,7 @@ import socket
 import threading
 from pathlib import Path
 
-from swath.paths import safe_id
+from swath.core.paths import safe_id
 
 POLL = 0.2  # seconds between tries while another process holds the claim
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from harvesters.backends import Backend, BackendHarvester, Item
-from harvesters.mapping import dcat, rdf
-from harvesters.mapping.dataset import Dataset
-from harvesters.mapping.errors import MetadataError, PaginationLoop
+from swath.harvesters.backends import Backend, BackendHarvester, Item
+from swath.harvesters.mapping import dcat, rdf
+from swath.harvesters.mapping.dataset import Dataset
+from swath.harvesters.mapping.errors import MetadataError, PaginationLoop
 
 ACCEPT = "application/ld+json, text/turtle;q=0.9, application/rdf+xml;q=0.8, */*;q=0.1"
 MAX_PAGES = 100_000  # a runaway `next` chain that never repeats still ends

@@ -12,15 +12,16 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
-from harvesters import registry
-from messages.model import COMPLETED_SUCCESS, decode_body
-from messages.routing import key as routing_key_for
-from messages.validation import InvalidMessage, validate_for_key
-from swath.config import Config
-from swath.jobs import JobContext, JobInterrupted, Publish
+from swath.core.config import Config
+from swath.core.jobs import JobContext, JobInterrupted, Publish
+from swath.harvesters import registry
+from swath.messages.model import COMPLETED_SUCCESS, decode_body
+from swath.messages.routing import key as routing_key_for
+from swath.messages.validation import InvalidMessage, validate_for_key
 
 EXIT_SUCCESS, EXIT_FAILURE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 3
 
@@ -64,7 +65,7 @@ def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr, stop: threading.Event | None = None,
                 shutdown: threading.Event | None = None) -> int:
     """Run one harvest start message in this process; returns an exit code (EXIT_*)."""
-    from harvesters.run import run_harvest
+    from swath.harvesters.run import run_harvest
 
     sent: list[dict[str, Any]] = []
     try:
@@ -104,10 +105,10 @@ def install_signal_handlers(stop: threading.Event, shutdown: threading.Event) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m harvesters.embedded MESSAGE.json [ROUTING_KEY]` (the lead's CLI wraps the same)."""
+    """`python -m swath.harvesters.embedded MESSAGE.json [ROUTING_KEY]` (the lead's CLI wraps the same)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
-        sys.stderr.write("usage: python -m harvesters.embedded MESSAGE.json [ROUTING_KEY]\n")
+        sys.stderr.write("usage: python -m swath.harvesters.embedded MESSAGE.json [ROUTING_KEY]\n")
         return EXIT_INVALID
     try:
         body = decode_body(Path(args[0]).read_bytes())

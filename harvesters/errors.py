@@ -6,7 +6,7 @@ requests errors (twarc, flickrapi) let them through to the engine.
 
 from __future__ import annotations
 
-from messages import codes
+from swath.messages import codes
 
 
 class HarvestError(Exception):

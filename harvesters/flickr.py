@@ -3,17 +3,18 @@ files themselves. Retries, rate limits, WARC writing and state commits are the e
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
-from typing import Any, Iterator
+from typing import Any
 
 import flickrapi
 import requests
 
-from harvesters.base import Harvester
-from harvesters.errors import BadResponse, Unauthorized
-from harvesters.social import credential, mount_recording
-from messages import codes
-from messages.model import Seed
+from swath.harvesters.base import Harvester
+from swath.harvesters.errors import BadResponse, Unauthorized
+from swath.harvesters.social import credential, mount_recording
+from swath.messages import codes
+from swath.messages.model import Seed
 
 FLICKR_API = "https://api.flickr.com"
 NOT_FOUND = {1}  # "User not found" / "Photo not found"

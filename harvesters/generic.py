@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from urllib.parse import urljoin
 
-from harvesters.base import Harvester
-from harvesters.errors import BadResponse, NotFound
-from messages import codes
+from swath.harvesters.base import Harvester
+from swath.harvesters.errors import BadResponse, NotFound
+from swath.messages import codes
 
 
 class GenericHarvester(Harvester):

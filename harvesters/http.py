@@ -17,19 +17,20 @@ import email.utils
 import io
 import random
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import timezone
-from typing import Any, Callable, Iterable, Protocol
+from datetime import UTC
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 
-from harvesters.errors import HarvestStopped, RateLimited, RemoteError, ResponseTooLarge, Unauthorized
-from harvesters.redaction import Redactor, redact_set_cookie
-from harvesters.streams import LineStreamResponse, StreamRecording
-from harvesters.warc import warc_date
+from swath.harvesters.errors import HarvestStopped, RateLimited, RemoteError, ResponseTooLarge, Unauthorized
+from swath.harvesters.redaction import Redactor, redact_set_cookie
+from swath.harvesters.streams import LineStreamResponse, StreamRecording
+from swath.harvesters.warc import warc_date
 
 # hop-by-hop framing that no longer describes the recorded body; kept under the pywb-style prefix
 ORIG_PREFIX = "X-Archive-Orig-"
@@ -110,7 +111,7 @@ def retry_after_wait(headers: Any, *, now: float | None = None) -> float | None:
                 return None
             if parsed is not None:
                 if parsed.tzinfo is None:
-                    parsed = parsed.replace(tzinfo=timezone.utc)
+                    parsed = parsed.replace(tzinfo=UTC)
                 return max(0.0, parsed.timestamp() - now)
     return None
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlencode
 
-from harvesters.backends import Backend, BackendHarvester, Item
-from harvesters.mapping import oai
-from harvesters.mapping.dataset import Dataset
-from harvesters.mapping.errors import PaginationLoop
+from swath.harvesters.backends import Backend, BackendHarvester, Item
+from swath.harvesters.mapping import oai
+from swath.harvesters.mapping.dataset import Dataset
+from swath.harvesters.mapping.errors import PaginationLoop
 
 DAY, SECONDS = "YYYY-MM-DD", "YYYY-MM-DDThh:mm:ssZ"
 
@@ -17,7 +18,7 @@ DAY, SECONDS = "YYYY-MM-DD", "YYYY-MM-DDThh:mm:ssZ"
 def format_datestamp(value: str, granularity: str) -> str:
     """A UTC datestamp at the repository's granularity (day granularity re-harvests that day: safe)."""
     parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    parsed = (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)).astimezone(dt.timezone.utc)
+    parsed = (parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
     return parsed.strftime("%Y-%m-%d") if granularity != SECONDS else parsed.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

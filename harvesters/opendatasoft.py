@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterator
+from collections.abc import Iterator
+from typing import Any, ClassVar
 from urllib.parse import quote
 
-from harvesters.backends import Backend, BackendHarvester, Item
-from harvesters.mapping.dataset import Dataset, Resource, add_tags
-from harvesters.mapping.errors import MetadataError
-from harvesters.mapping.markdown import html_to_markdown
-from harvesters.mapping.vocab import guess_frequency, guess_license
+from swath.harvesters.backends import Backend, BackendHarvester, Item
+from swath.harvesters.mapping.dataset import Dataset, Resource, add_tags
+from swath.harvesters.mapping.errors import MetadataError
+from swath.harvesters.mapping.markdown import html_to_markdown
+from swath.harvesters.mapping.vocab import guess_frequency, guess_license
 
 API = "/api/explore/v2.1"
 PAGE_SIZE = 100  # the Explore API's maximum `limit`

@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harvesters.state import write_json_atomic
-from messages import codes
-from swath.paths import safe_id
+from swath.core.paths import safe_id
+from swath.harvesters.state import write_json_atomic
+from swath.messages import codes
 
 
 class FinalOutcome:

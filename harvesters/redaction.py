@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
 
 REDACTED = "REDACTED"

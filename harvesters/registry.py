@@ -14,33 +14,33 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from messages import codes
+from swath.messages import codes
 
 if TYPE_CHECKING:
-    from harvesters.base import Harvester
+    from swath.harvesters.base import Harvester
 
 log = logging.getLogger(__name__)
 
 # type name: (platform for routing keys, "module:Class", may be a stream: the worker runs such types
 # concurrently; each message's Harvester.is_stream(start) decides)
 HARVEST_TYPES: dict[str, tuple[str, str, bool]] = {
-    "generic_pages": ("generic", "harvesters.generic:GenericHarvester", False),
-    "generic_stream": ("generic", "harvesters.generic:GenericHarvester", True),
-    "twitter_search_2": ("twitter", "harvesters.twitter:TwitterHarvester", False),
-    "twitter_search": ("twitter", "harvesters.twitter:TwitterHarvester", False),
-    "twitter_academic_search": ("twitter", "harvesters.twitter:TwitterHarvester", False),
-    "twitter_user_timeline_2": ("twitter", "harvesters.twitter:TwitterHarvester", False),
-    "twitter_filter_stream": ("twitter", "harvesters.twitter:TwitterHarvester", True),
-    "twitter_sample": ("twitter", "harvesters.twitter:TwitterHarvester", True),
-    "flickr_user": ("flickr", "harvesters.flickr:FlickrHarvester", False),
-    "tumblr_blog_posts": ("tumblr", "harvesters.tumblr:TumblrHarvester", False),
-    "metashare_sync": ("metashare", "harvesters.metashare.harvester:MetashareHarvester", False),
-    "oai_pmh": ("oai_pmh", "harvesters.oai_pmh:OAIPMHHarvester", False),
-    "dcat": ("dcat", "harvesters.dcat:DCATHarvester", False),
-    "ckan": ("ckan", "harvesters.ckan:CKANHarvester", False),
-    "opendatasoft": ("opendatasoft", "harvesters.opendatasoft:OpenDataSoftHarvester", False),
-    "xesam_pmh": ("xesam", "harvesters.xesam.harvester:XesamHarvester", True),
-    "kiel_archive": ("kiel", "harvesters.kiel.harvester:KielHarvester", False),
+    "generic_pages": ("generic", "swath.harvesters.generic:GenericHarvester", False),
+    "generic_stream": ("generic", "swath.harvesters.generic:GenericHarvester", True),
+    "twitter_search_2": ("twitter", "swath.harvesters.twitter:TwitterHarvester", False),
+    "twitter_search": ("twitter", "swath.harvesters.twitter:TwitterHarvester", False),
+    "twitter_academic_search": ("twitter", "swath.harvesters.twitter:TwitterHarvester", False),
+    "twitter_user_timeline_2": ("twitter", "swath.harvesters.twitter:TwitterHarvester", False),
+    "twitter_filter_stream": ("twitter", "swath.harvesters.twitter:TwitterHarvester", True),
+    "twitter_sample": ("twitter", "swath.harvesters.twitter:TwitterHarvester", True),
+    "flickr_user": ("flickr", "swath.harvesters.flickr:FlickrHarvester", False),
+    "tumblr_blog_posts": ("tumblr", "swath.harvesters.tumblr:TumblrHarvester", False),
+    "metashare_sync": ("metashare", "swath.harvesters.metashare.harvester:MetashareHarvester", False),
+    "oai_pmh": ("oai_pmh", "swath.harvesters.oai_pmh:OAIPMHHarvester", False),
+    "dcat": ("dcat", "swath.harvesters.dcat:DCATHarvester", False),
+    "ckan": ("ckan", "swath.harvesters.ckan:CKANHarvester", False),
+    "opendatasoft": ("opendatasoft", "swath.harvesters.opendatasoft:OpenDataSoftHarvester", False),
+    "xesam_pmh": ("xesam", "swath.harvesters.xesam.harvester:XesamHarvester", True),
+    "kiel_archive": ("kiel", "swath.harvesters.kiel.harvester:KielHarvester", False),
 }
 
 
@@ -62,7 +62,7 @@ class HarvesterType:
     stream: bool  # may stream
     backend: bool = False  # a `swath.backends` entry point, run by harvesters.backends.BackendHarvester
 
-    def load(self) -> "type[Harvester]":
+    def load(self) -> type[Harvester]:
         """Import the class; checks it really handles this type."""
         if self.backend:
             return _backend_harvester(self.name, self.target)
@@ -104,13 +104,13 @@ def lookup(type_name: str) -> HarvesterType:
 def _plugin_backends() -> dict[str, str]:
     """Entry-point backends whose name is not a registered type (the registry wins), name -> target."""
     # imported here: harvesters.backends imports the engine, which imports this module
-    from harvesters.backends import installed_backends
+    from swath.harvesters.backends import installed_backends
 
     return {name: target for name, target in installed_backends().items() if name not in HARVEST_TYPES}
 
 
-def _backend_harvester(name: str, target: str) -> "type[Harvester]":
-    from harvesters.backends import load_backend
+def _backend_harvester(name: str, target: str) -> type[Harvester]:
+    from swath.harvesters.backends import load_backend
 
     try:
         backend = load_backend(name)
@@ -122,8 +122,8 @@ def _backend_harvester(name: str, target: str) -> "type[Harvester]":
 
 
 @functools.cache
-def _harvester_class(backend: type) -> "type[Harvester]":
+def _harvester_class(backend: type) -> type[Harvester]:
     """One Harvester class per backend class, however often it is looked up."""
-    from harvesters.backends import harvester_for
+    from swath.harvesters.backends import harvester_for
 
     return harvester_for(backend)

@@ -1,4 +1,4 @@
-"""Running one harvest.start message: `run_harvest` (the swath.jobs.Job) takes the harvest's claim,
+"""Running one harvest.start message: `run_harvest` (the swath.core.jobs.Job) takes the harvest's claim,
 builds the `Harvest` and the platform's `Harvester`, and `_Run` drives it.
 
 The platform method runs in its own thread; the job's thread is the control loop that publishes
@@ -12,17 +12,21 @@ import queue
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from harvesters import registry
-from harvesters.base import Harvest, Harvester
-from harvesters.claims import ClaimLost, HarvestClaim
-from harvesters.errors import HarvestError, HarvestStopped
-from harvesters.outcome import FinalOutcome, is_final
-from harvesters.warc import ClosedWarc, WarcWriteFailed, find_harvest_warcs
-from messages import codes
-from messages.model import (
+from swath.core.jobs import JobContext, JobInterrupted
+from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.stops import clear_stop, stop_recorded
+from swath.harvesters import registry
+from swath.harvesters.base import Harvest, Harvester
+from swath.harvesters.claims import ClaimLost, HarvestClaim
+from swath.harvesters.errors import HarvestError, HarvestStopped
+from swath.harvesters.outcome import FinalOutcome, is_final
+from swath.harvesters.warc import ClosedWarc, WarcWriteFailed, find_harvest_warcs
+from swath.messages import codes
+from swath.messages.model import (
     COMPLETED_FAILURE,
     COMPLETED_SUCCESS,
     RUNNING,
@@ -32,10 +36,7 @@ from messages.model import (
     WarcCreated,
     now_iso,
 )
-from messages.routing import WARC_CREATED, BadRoutingKey, parse, status_key_for
-from swath.jobs import JobContext, JobInterrupted
-from swath.paths import PathOutsideDataRoot, resolve_inside
-from swath.stops import clear_stop, stop_recorded
+from swath.messages.routing import WARC_CREATED, BadRoutingKey, parse, status_key_for
 
 TICK = 0.1  # control-loop period: bounds how late a rotation, status or stop is handled
 

@@ -7,9 +7,9 @@ from typing import Any
 import requests
 from requests.adapters import HTTPAdapter
 
-from harvesters.errors import HarvestError
-from messages import codes
-from swath.encodings import ACCEPT_ENCODING
+from swath.core.encodings import ACCEPT_ENCODING
+from swath.harvesters.errors import HarvestError
+from swath.messages import codes
 
 
 class MissingCredentials(HarvestError):

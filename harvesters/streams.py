@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import io
 import threading
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol
 
 import requests
 from requests.models import ITER_CHUNK_SIZE
 
-from harvesters.errors import StreamLineTooLong
-from harvesters.warc import warc_date
+from swath.harvesters.errors import StreamLineTooLong
+from swath.harvesters.warc import warc_date
 
 STREAM_FLUSH_BYTES = 1 << 20  # complete lines are written as a segment once this much is buffered
 
@@ -26,7 +27,7 @@ class StreamSink(Protocol):
     """What the tap needs from the harvest that owns it (harvesters.base.Harvest)."""
 
     def write_records(self, records: list | Callable[[], list]) -> None: ...
-    def remove_stream(self, stream: "StreamRecording") -> None: ...
+    def remove_stream(self, stream: StreamRecording) -> None: ...
 
 
 def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:

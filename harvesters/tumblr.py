@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from harvesters.base import Harvester
-from harvesters.errors import BadResponse
-from harvesters.social import credential
-from messages import codes
-from messages.model import Seed
+from swath.harvesters.base import Harvester
+from swath.harvesters.errors import BadResponse
+from swath.harvesters.social import credential
+from swath.messages import codes
+from swath.messages.model import Seed
 
 PAGE = 20  # the most /posts returns at once
 

@@ -3,17 +3,18 @@ filtered and sample streams. Retries, rate limits, WARC writing and state commit
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import requests
 from twarc import Twarc2
 
-from harvesters.base import Harvester
-from harvesters.errors import BadResponse, RemoteError, Unauthorized
-from harvesters.social import credential, mount_recording
-from messages import codes
-from messages.model import Seed, parse_datetime
+from swath.harvesters.base import Harvester
+from swath.harvesters.errors import BadResponse, RemoteError, Unauthorized
+from swath.harvesters.social import credential, mount_recording
+from swath.messages import codes
+from swath.messages.model import Seed, parse_datetime
 
 TWITTER_API = "https://api.twitter.com"
 APP_AUTH_TYPES = frozenset({"twitter_academic_search", "twitter_filter_stream", "twitter_sample"})

@@ -17,16 +17,17 @@ import threading
 import time
 import uuid
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from harvesters.state import fsync_dir
-from swath.paths import make_dirs_inside, safe_id
+from swath.core.paths import make_dirs_inside, safe_id
+from swath.harvesters.state import fsync_dir
 
 SOFTWARE = "swath/0.1 (warcio)"
 OPEN_SUFFIX = ".open"
@@ -65,11 +66,11 @@ class ClosedWarc:
     date_created: str
 
     @classmethod
-    def of(cls, path: Path, harvest_id: str) -> "ClosedWarc":
+    def of(cls, path: Path, harvest_id: str) -> ClosedWarc:
         """Describe a finished file; the creation date comes from its name, so it is stable."""
         stamp = re.search(r"-(\d{8}T\d{6}Z)-\d{5}\.warc\.gz$", path.name)
-        created = dt.datetime.strptime(stamp.group(1), _STAMP).replace(tzinfo=dt.timezone.utc) if stamp else None
-        date_created = (created or dt.datetime.now(dt.timezone.utc)).isoformat()
+        created = dt.datetime.strptime(stamp.group(1), _STAMP).replace(tzinfo=dt.UTC) if stamp else None
+        date_created = (created or dt.datetime.now(dt.UTC)).isoformat()
         return cls(path, file_sha1(path), path.stat().st_size, warc_id(harvest_id, path.name), date_created)
 
 
@@ -151,7 +152,7 @@ class WarcFile:
     """One WARC being written: `.open` until `close()` fsyncs and renames it."""
 
     def __init__(self, *, directory: Path, harvest_id: str, serial: int, info: dict[str, str]) -> None:
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         self.harvest_id = harvest_id
         folder = make_dirs_inside(directory, directory / now.strftime("%Y/%m/%d/%H"))
         self.final_path = folder / f"{safe_id(harvest_id)}-{now.strftime(_STAMP)}-{serial:05d}.warc.gz"

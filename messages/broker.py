@@ -23,8 +23,8 @@ from pika.adapters.select_connection import SelectConnection
 from pika.channel import Channel
 from pika.spec import Basic, BasicProperties
 
-from messages.model import encode_body
-from swath.config import Config
+from swath.core.config import Config
+from swath.messages.model import encode_body
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ class Publisher:
 
     # ---- any thread ----
 
-    def start(self) -> "Publisher":
+    def start(self) -> Publisher:
         self._thread.start()
         return self
 
@@ -165,7 +165,7 @@ class Publisher:
         self._thread.join(timeout=10)
         self._fail_all(PublisherClosed("publisher closed before the broker confirmed the message"))
 
-    def __enter__(self) -> "Publisher":
+    def __enter__(self) -> Publisher:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 
-from messages import codes
-from messages.validation import InvalidMessage, validate
+from swath.messages import codes
+from swath.messages.validation import InvalidMessage, validate
 
 RUNNING = "running"
 COMPLETED_SUCCESS = "completed success"
@@ -19,7 +19,7 @@ COMPLETED_FAILURE = "completed failure"
 
 def now_iso() -> str:
     """UTC timestamp in the spec's ISO form, with an explicit offset."""
-    return dt.datetime.now(dt.timezone.utc).isoformat()
+    return dt.datetime.now(dt.UTC).isoformat()
 
 
 def decode_body(body: bytes | str) -> Any:
@@ -69,7 +69,7 @@ class HarvestStart:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, body: Any) -> "HarvestStart":
+    def from_dict(cls, body: Any) -> HarvestStart:
         validate("harvest_start", body)
         return cls(
             id=body["id"],
@@ -89,7 +89,7 @@ class HarvestStop:
     id: str
 
     @classmethod
-    def from_dict(cls, body: Any) -> "HarvestStop":
+    def from_dict(cls, body: Any) -> HarvestStop:
         validate("harvest_stop", body)
         return cls(id=body["id"])
 
@@ -189,7 +189,7 @@ class WarcCreated:
         return body
 
     @classmethod
-    def from_dict(cls, body: Any) -> "WarcCreated":
+    def from_dict(cls, body: Any) -> WarcCreated:
         validate("warc_created", body)
         warc = body["warc"]
         return cls(
@@ -222,7 +222,7 @@ class ExportStart:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, body: Any) -> "ExportStart":
+    def from_dict(cls, body: Any) -> ExportStart:
         validate("export_start", body)
         return cls(
             id=body["id"],
@@ -262,4 +262,4 @@ def parse_datetime(value: str | None, *, field_name: str = "date") -> dt.datetim
         parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
         raise InvalidMessage(codes.SCHEMA_INVALID, f"at {field_name}: {value!r} is not a real date ({exc})") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)

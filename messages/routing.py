@@ -62,7 +62,7 @@ class RoutingKey:
         suffix = f".{PRIORITY}" if self.priority else ""
         return f"{noun}.{verb}.{self.platform}.{self.type}{suffix}"
 
-    def status_key(self) -> "RoutingKey":
+    def status_key(self) -> RoutingKey:
         """The key a status about this start/stop is published on: same platform, type and suffix, as
         SFM's requester binds them (harvest.status.*.*[.*], export.status.*.*)."""
         noun, _ = KINDS[self.kind]

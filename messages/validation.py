@@ -32,7 +32,7 @@ class InvalidMessage(ValueError):
 @functools.cache
 def _registry() -> Registry:
     registry = Registry()
-    for entry in resources.files("schemas").iterdir():
+    for entry in resources.files("swath.schemas").iterdir():
         if entry.name.endswith(".json"):
             doc = json.loads(entry.read_text("utf-8"))
             registry = registry.with_resource(doc["$id"], Resource.from_contents(doc))
@@ -43,7 +43,7 @@ def _registry() -> Registry:
 def schema(name: str) -> dict[str, Any]:
     if name not in SCHEMA_NAMES:
         raise KeyError(f"no schema named {name!r}; known: {', '.join(SCHEMA_NAMES)}")
-    return json.loads(resources.files("schemas").joinpath(f"{name}.json").read_text("utf-8"))
+    return json.loads(resources.files("swath.schemas").joinpath(f"{name}.json").read_text("utf-8"))
 
 
 @functools.cache
@@ -75,7 +75,7 @@ def _may_quote(error: jsonschema.ValidationError) -> bool:
 
 def validate(name: str, body: Any) -> None:
     """Raise InvalidMessage naming every problem if `body` does not match schema `name`."""
-    from messages import codes
+    from swath.messages import codes
 
     errors = sorted(validator(name).iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
@@ -87,7 +87,7 @@ def validate(name: str, body: Any) -> None:
 def validate_for_key(routing_key: str, body: Any) -> None:
     """Validate `body` against the schema its routing key implies (raises InvalidMessage); each routing-key
     kind of messages.routing names its schema."""
-    from messages import codes, routing
+    from swath.messages import codes, routing
 
     try:
         kind = routing.parse(routing_key).kind

@@ -18,16 +18,20 @@ import signal
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 import pika
 import pika.exceptions
 
-from messages import codes, routing
-from messages.broker import (
+from swath.core.config import Config
+from swath.core.jobs import Job, JobContext, JobInterrupted
+from swath.core.stops import record_stop
+from swath.messages import codes, routing
+from swath.messages.broker import (
     DEAD_QUEUE,
     DEAD_REASON_CODE,
     DEAD_REASON_MESSAGE,
@@ -37,17 +41,14 @@ from messages.broker import (
     declare_topology,
     declare_work_queue,
 )
-from messages.model import (
+from swath.messages.model import (
     ExportStatus,
     HarvestStatus,
     HarvestStop,
     Origin,
     decode_body,
 )
-from messages.validation import InvalidMessage, validate_for_key
-from swath.config import Config
-from swath.jobs import Job, JobContext, JobInterrupted
-from swath.stops import record_stop
+from swath.messages.validation import InvalidMessage, validate_for_key
 
 log = logging.getLogger(__name__)
 

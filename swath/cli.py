@@ -11,20 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
-from messages.model import decode_body
-from messages.validation import InvalidMessage
-from swath.config import Config
-
-
-def _config(ctx: click.Context) -> Config:
-    return ctx.find_object(Config) or Config.from_env()
-
-
-def emit(data: Any, as_json: bool, human: str) -> None:
-    """Print `data` as JSON for scripts, else the human text."""
-    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() if as_json else human)
+from swath.commands.common import config_of, emit
+from swath.core.config import Config
+from swath.messages.model import decode_body
+from swath.messages.validation import InvalidMessage
 
 
 def read_message(source: str) -> dict[str, Any]:
@@ -90,14 +81,14 @@ def harvest_run(ctx: click.Context, message: str) -> None:
     """
     import threading
 
-    from harvesters.embedded import install_signal_handlers, run_message
+    from swath.harvesters.embedded import install_signal_handlers, run_message
 
     if message != "-" and not Path(message).exists() and not message.endswith(".json"):
         from swath.commands.sources import launch
 
         ctx.invoke(launch, source=message, sync=True, as_json=False)
         return
-    config = _config(ctx)
+    config = config_of(ctx)
     config.data_root.mkdir(parents=True, exist_ok=True)
     body = read_message(message)
     stop, shutdown = threading.Event(), threading.Event()
@@ -109,7 +100,7 @@ def harvest_run(ctx: click.Context, message: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def harvest_types(as_json: bool) -> None:
     """List the harvest types this installation handles, with their routing keys."""
-    from harvesters.registry import harvester_types
+    from swath.harvesters.registry import harvester_types
 
     rows = [{"type": t.name, "platform": t.platform, "stream": t.stream,
              "routing_key": f"harvest.start.{t.platform}.{t.name}"} for t in harvester_types()]
@@ -134,13 +125,13 @@ def export_run(ctx: click.Context, message: str) -> None:
     `completed failure`, 3 when interrupted (Ctrl-C or SIGTERM: the export stops within a batch of
     records and removes its unfinished files).
     """
-    from exporters.base import run_export
-    from exporters.registry import lookup
-    from harvesters.embedded import EXIT_INTERRUPTED, install_signal_handlers, print_publish, terminal_progress
-    from messages.model import COMPLETED_SUCCESS
-    from swath.jobs import JobContext, JobInterrupted
+    from swath.core.jobs import JobContext, JobInterrupted
+    from swath.exporters.base import run_export
+    from swath.exporters.registry import lookup
+    from swath.harvesters.embedded import EXIT_INTERRUPTED, install_signal_handlers, print_publish, terminal_progress
+    from swath.messages.model import COMPLETED_SUCCESS
 
-    config = _config(ctx)
+    config = config_of(ctx)
     body = read_message(message)
     try:
         export_type = lookup(str(body.get("type")))
@@ -166,8 +157,8 @@ def export_run(ctx: click.Context, message: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def export_types(as_json: bool) -> None:
     """List the export types this installation handles."""
-    from exporters.registry import export_types as types
-    from exporters.registry import lookup
+    from swath.exporters.registry import export_types as types
+    from swath.exporters.registry import lookup
 
     rows = [{"type": t.name, "platform": t.platform, "routing_key": f"export.start.{t.platform}.{t.name}"}
             for t in map(lookup, types())]
@@ -188,10 +179,10 @@ def demo(ctx: click.Context, fmt: str, as_json: bool) -> None:
     The real Tumblr harvester talks over HTTP to a replay of recorded API responses started on
     127.0.0.1; the real exporter reads the WARC it wrote. Everything lands under the data root.
     """
-    from harvesters.embedded import terminal_progress
     from swath.demo import run_demo
+    from swath.harvesters.embedded import terminal_progress
 
-    config = _config(ctx)
+    config = config_of(ctx)
     result = run_demo(config, fmt=fmt, progress=terminal_progress(sys.stderr))
     final_harvest = result.harvest[-1]["message"]
     final_export = result.export[-1]["message"]
@@ -239,13 +230,13 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
         if not list_:
             ctx.exit(2)
         return
-    from messages.worker import Worker
+    from swath.messages.worker import Worker
 
     try:
         spec = service(name)
     except UnknownService as exc:
         raise click.UsageError(str(exc)) from None
-    runner = Worker(config=_config(ctx), spec=spec)
+    runner = Worker(config=config_of(ctx), spec=spec)
     runner.install_signal_handlers()
     runner.run()
 
@@ -262,10 +253,10 @@ def broker_setup(ctx: click.Context, as_json: bool) -> None:
     """Declare the exchange, the dead-letter and status queues and every worker queue (idempotent)."""
     import pika
 
-    from messages.broker import declare_topology, declare_work_queue
+    from swath.messages.broker import declare_topology, declare_work_queue
     from swath.services import all_services
 
-    config = _config(ctx)
+    config = config_of(ctx)
     try:
         connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
     except pika.exceptions.AMQPError as exc:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from swath.config import Config
+from swath.core.config import Config
 
 DEMO_BLOG = "swath-demo"
 DEMO_COLLECTION = "demo-collection"
@@ -69,7 +69,7 @@ class ReplayServer:
         host, port = self.httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> "ReplayServer":
+    def __enter__(self) -> ReplayServer:
         self.thread.start()
         return self
 
@@ -113,10 +113,10 @@ class DemoResult:
 
 def run_demo(config: Config, *, fmt: str = "csv", progress: Any = None) -> DemoResult:
     """Harvest the replayed blog and export it; returns every message each step published."""
-    from exporters.base import run_export
-    from harvesters.run import run_harvest
-    from harvesters.embedded import print_publish
-    from swath.jobs import JobContext
+    from swath.core.jobs import JobContext
+    from swath.exporters.base import run_export
+    from swath.harvesters.embedded import print_publish
+    from swath.harvesters.run import run_harvest
 
     run_id = time.strftime("%Y%m%dT%H%M%S")
     config.data_root.mkdir(parents=True, exist_ok=True)

@@ -17,13 +17,13 @@ from typing import Any
 import orjson
 from sqlalchemy.exc import DBAPIError
 
-from messages import codes, routing
-from messages.broker import STATUS_BINDINGS
-from messages.model import WarcCreated
-from messages.validation import InvalidMessage, validate
-from messages.worker import ServiceSpec, Worker
-from swath.config import Config
-from swath.jobs import JobContext, JobInterrupted
+from swath.core.config import Config
+from swath.core.jobs import JobContext, JobInterrupted
+from swath.messages import codes, routing
+from swath.messages.broker import STATUS_BINDINGS
+from swath.messages.model import WarcCreated
+from swath.messages.validation import InvalidMessage, validate
+from swath.messages.worker import ServiceSpec, Worker
 from swath.store import Store, repo
 
 log = logging.getLogger(__name__)

@@ -13,12 +13,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harvesters.registry import lookup as lookup_harvest_type
-from messages import codes, routing
-from messages.broker import Publisher, PublishError, Unroutable
-from messages.model import ExportStart, HarvestStart
-from messages.validation import InvalidMessage
-from swath.config import Config
+from swath.core.config import Config
+from swath.harvesters.registry import lookup as lookup_harvest_type
+from swath.messages import codes, routing
+from swath.messages.broker import Publisher, PublishError, Unroutable
+from swath.messages.model import ExportStart, HarvestStart
+from swath.messages.validation import InvalidMessage
 from swath.store import Store, repo
 from swath.store.models import ACCEPTED, FAILURE, Export, Job, Source, utcnow
 
@@ -142,8 +142,8 @@ class Requester:
     def run_here(self, ident: str) -> Job:
         """udata's `harvest run`: the same harvest job in this process, no broker; statuses and WARCs are
         recorded in the store exactly as the monitor records them."""
-        from harvesters.run import run_harvest
-        from swath.jobs import JobContext
+        from swath.core.jobs import JobContext
+        from swath.harvesters.run import run_harvest
         from swath.monitor import record
 
         with self.store.session() as s:
@@ -231,7 +231,7 @@ class Requester:
     def start_export(self, *, export_type: str, fmt: str, collection_id: str | None, seeds: list[dict[str, str]],
                      path: str | None, dedupe: bool, segment_size: int | None,
                      dates: dict[str, str | None]) -> Export:
-        from exporters.registry import UnknownExportType, start_routing_key
+        from swath.exporters.registry import UnknownExportType, start_routing_key
 
         try:
             key = start_routing_key(export_type)
@@ -279,4 +279,4 @@ class Requester:
 
 def as_utc(value: dt.datetime | None) -> str | None:
     """A stored naive-UTC time as ISO with offset, for output."""
-    return value.replace(tzinfo=dt.timezone.utc).isoformat() if value else None
+    return value.replace(tzinfo=dt.UTC).isoformat() if value else None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from messages import codes
+from swath.messages import codes
 from swath.requester import Requester
 from swath.store import repo
 from swath.store.models import Source, utcnow

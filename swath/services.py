@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import importlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from messages.routing import sfm_keys
-from messages.worker import ServiceSpec
+from swath.messages.routing import sfm_keys
+from swath.messages.worker import ServiceSpec
 
 # Streams run for hours; a stream worker holds this many at once (prefetch = concurrency).
 STREAM_CONCURRENCY = 4
@@ -79,18 +80,18 @@ def _sfm_bindings(kind: str, platform: str, names: frozenset[str]) -> list[str]:
 
 
 def harvester_services() -> dict[str, ServiceSpec]:
-    from harvesters.registry import harvester_types
+    from swath.harvesters.registry import harvester_types
 
     entries = [_Entry(t.name, t.platform, lambda t=t: t.load().service, t.stream) for t in harvester_types()]
-    return _per_platform(entries, noun="harvest", role="harvester", job="harvesters.run:run_harvest")
+    return _per_platform(entries, noun="harvest", role="harvester", job="swath.harvesters.run:run_harvest")
 
 
 def exporter_services() -> dict[str, ServiceSpec]:
-    from exporters.registry import export_types, lookup
+    from swath.exporters.registry import export_types, lookup
 
     entries = [_Entry(t.name, t.platform, lambda t=t: t.service) for t in map(lookup, export_types())]
-    return _per_platform(entries, noun="export", role="exporter", job="exporters.base:run_export",
-                         warm_up="exporters.reader:start_processes")
+    return _per_platform(entries, noun="export", role="exporter", job="swath.exporters.base:run_export",
+                         warm_up="swath.exporters.reader:start_processes")
 
 
 def all_services() -> dict[str, ServiceSpec]:

@@ -6,14 +6,15 @@ import contextlib
 import subprocess
 import threading
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pika
 
-from messages.broker import declare_topology, declare_work_queue
-from messages.worker import Worker
-from swath.config import Config
+from swath.core.config import Config
+from swath.messages.broker import declare_topology, declare_work_queue
+from swath.messages.worker import Worker
 
 
 class BrokerProbe:

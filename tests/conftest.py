@@ -11,11 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from swath.config import Config
-from tests.tiers import ServiceGuard, has_service_tests, needed_service
+from swath.core.config import Config
+
 # One replayable seed for everything random (SWATH_TEST_SEED), and the Hypothesis profiles: hooks and fixture.
 from tests.seeds import (  # noqa: F401
-    pytest_configure, pytest_report_header, pytest_runtest_makereport, pytest_terminal_summary, swath_seed)
+    pytest_configure,
+    pytest_report_header,
+    pytest_runtest_makereport,
+    pytest_terminal_summary,
+    swath_seed,
+)
+from tests.tiers import ServiceGuard, has_service_tests, needed_service
+
 
 def _find_fixtures() -> Path:
     """The shared real-data fixtures: $SWATH_SHARED_FIXTURES, else ../shared/fixtures beside this checkout,

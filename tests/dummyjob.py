@@ -8,11 +8,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from messages import routing
-from messages.model import COMPLETED_SUCCESS, HarvestStart, HarvestStatus, Origin, now_iso
-from messages.worker import ServiceSpec, Worker
-from swath.config import Config
-from swath.jobs import JobContext, JobInterrupted
+from swath.core.config import Config
+from swath.core.jobs import JobContext, JobInterrupted
+from swath.messages import routing
+from swath.messages.model import COMPLETED_SUCCESS, HarvestStart, HarvestStatus, Origin, now_iso
+from swath.messages.worker import ServiceSpec, Worker
 
 
 def dummy_job(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> None:

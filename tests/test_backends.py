@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
-from harvesters import registry
-from harvesters.backends import (
-    Backend, Item, describe_backends, harvester_for, installed_backends, load_backend,
+from swath.harvesters import registry
+from swath.harvesters.backends import (
+    Backend,
+    Item,
+    describe_backends,
+    harvester_for,
+    installed_backends,
+    load_backend,
 )
-from harvesters.mapping.dataset import Dataset
-from harvesters.mapping.errors import MetadataError
-from messages import codes
+from swath.harvesters.mapping.dataset import Dataset
+from swath.harvesters.mapping.errors import MetadataError
+from swath.messages import codes
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_backends_support import harvest
 

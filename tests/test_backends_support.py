@@ -9,16 +9,16 @@ from typing import Any
 import orjson
 from warcio.archiveiterator import ArchiveIterator
 
-from harvesters.run import run_harvest
-from swath.config import Config
-from swath.jobs import JobContext
+from swath.core.config import Config
+from swath.core.jobs import JobContext
+from swath.harvesters.run import run_harvest
 
 # type -> (platform, class, stream) as in harvesters/registry.py; tests add their own plugin types here
 BACKEND_TYPES = {
-    "oai_pmh": ("oai_pmh", "harvesters.oai_pmh:OAIPMHHarvester", False),
-    "dcat": ("dcat", "harvesters.dcat:DCATHarvester", False),
-    "ckan": ("ckan", "harvesters.ckan:CKANHarvester", False),
-    "opendatasoft": ("opendatasoft", "harvesters.opendatasoft:OpenDataSoftHarvester", False),
+    "oai_pmh": ("oai_pmh", "swath.harvesters.oai_pmh:OAIPMHHarvester", False),
+    "dcat": ("dcat", "swath.harvesters.dcat:DCATHarvester", False),
+    "ckan": ("ckan", "swath.harvesters.ckan:CKANHarvester", False),
+    "opendatasoft": ("opendatasoft", "swath.harvesters.opendatasoft:OpenDataSoftHarvester", False),
 }
 
 

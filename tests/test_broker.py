@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from messages.broker import DEAD_REASON_CODE, DEAD_ROUTING_KEY, Publisher, Unroutable
-from messages.worker import wait_for
-from swath.jobs import JobInterrupted
+from swath.core.jobs import JobInterrupted
+from swath.messages.broker import DEAD_REASON_CODE, DEAD_ROUTING_KEY, Publisher, Unroutable
+from swath.messages.worker import wait_for
 from tests.brokerprobe import close_connections_named, running_worker
 from tests.dummyjob import dummy_spec
 
@@ -46,7 +46,7 @@ def test_warm_up_runs_once_before_the_first_message(config, broker):
 
 
 def test_export_workers_start_their_reader_processes_at_start_up():
-    from exporters.reader import start_processes
+    from swath.exporters.reader import start_processes
     from swath.services import exporter_services
 
     assert {spec.warm_up is not None for spec in exporter_services().values()} == {True}

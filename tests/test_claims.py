@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from harvesters.claims import HarvestClaim
+from swath.harvesters.claims import HarvestClaim
 
 ROOT = Path(__file__).resolve().parents[1]
 

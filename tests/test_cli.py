@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import click
-from click.testing import CliRunner
 import pytest
+from click.testing import CliRunner
 
 from swath.cli import cli
 from tests.fakes.httpserver import FakeServer

@@ -18,10 +18,10 @@ import pytest
 import requests
 from requests.adapters import HTTPAdapter
 
-from exporters.base import run_export
-from harvesters.social import mount_recording
-from swath import encodings
-from swath.jobs import JobContext
+from swath.core import encodings
+from swath.core.jobs import JobContext
+from swath.exporters.base import run_export
+from swath.harvesters.social import mount_recording
 from tests.fakes.httpserver import FakeServer, Request, Response
 from tests.fakes.social import run_harvest_job, start_body
 from tests.fakes.twitter import BEARER_TOKEN, FakeTwitter, matches
@@ -139,7 +139,7 @@ def test_readers_decode_br_in_a_warc(tmp_path: Path):
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
-    from exporters.warc_reader import iter_responses
+    from swath.exporters.warc_reader import iter_responses
 
     body = json.dumps({"data": [{"id": "1"}]}).encode()
     path = tmp_path / "one.warc.gz"

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporters import writers
+from swath.exporters import writers
 
 try:
-    from exporters import _csvrow as csvrow
+    from swath.exporters import _csvrow as csvrow
 except ImportError:  # built without a C compiler: the csv module is used, and its tests below still run
     csvrow = None
-needs_c = pytest.mark.skipif(csvrow is None, reason="exporters._csvrow was not built (no C compiler)")
+needs_c = pytest.mark.skipif(csvrow is None, reason="swath.exporters._csvrow was not built (no C compiler)")
 
 # Text that stresses quoting: the special characters often, the rest of Unicode (no lone surrogates:
 # they are not UTF-8, and orjson never yields them) sometimes.
@@ -98,4 +98,4 @@ def test_c_encoder_is_built_where_a_compiler_exists() -> None:
     can_build = shutil.which("cc") and os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))
     if not can_build:
         pytest.skip("no C compiler or Python headers here")
-    assert csvrow is not None, "exporters._csvrow was not built: rerun `pip install -e .` and read its errors"
+    assert csvrow is not None, "swath.exporters._csvrow was not built: rerun `pip install -e .` and read its errors"

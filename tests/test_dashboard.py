@@ -12,14 +12,14 @@ import orjson
 import pika
 import pytest
 
-from messages.broker import (
+from swath.core.config import Config
+from swath.dashboard.server import Dashboard
+from swath.messages.broker import (
     DEAD_QUEUE,
     DEAD_REASON_CODE,
     DEAD_REASON_MESSAGE,
     DEAD_ROUTING_KEY,
 )
-from swath.config import Config
-from swath.dashboard.server import Dashboard
 from swath.monitor import record
 from swath.store import Store, repo
 from tests.test_monitor import warc_created

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from messages import codes
-from tests.fakes.dcat import DCATPortal, JSONLD_CONTEXT
+from swath.messages import codes
+from tests.fakes.dcat import JSONLD_CONTEXT, DCATPortal
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_backends_support import harvest
-
 
 
 def _check_dataset(record: dict, d) -> None:

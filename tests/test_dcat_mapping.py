@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harvesters.mapping import rdf, temporal
-from harvesters.mapping.markdown import html_to_markdown
-from harvesters.mapping.vocab import guess_frequency, guess_license
+from swath.harvesters.mapping import rdf, temporal
+from swath.harvesters.mapping.markdown import html_to_markdown
+from swath.harvesters.mapping.vocab import guess_frequency, guess_license
 
 
 @pytest.mark.parametrize("text,start,end", [

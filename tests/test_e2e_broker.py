@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from messages.broker import Publisher
+from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
 from tests.fakes.httpserver import FakeServer
 from tests.fakes.tumblr import API_KEY, FakeTumblr
@@ -84,8 +84,8 @@ def test_tumblr_harvest_and_export_through_rabbitmq(config, broker):
 def test_export_in_reader_processes_through_rabbitmq(config, broker):
     """A worker (pika threads and all) exporting with reader processes forked from its fork server writes
     the bytes an in-process export writes."""
-    from exporters.base import run_export
-    from swath.jobs import JobContext
+    from swath.core.jobs import JobContext
+    from swath.exporters.base import run_export
 
     info = generate_tweets(config.data_root / "collections" / "s" / "gen", tweets=2000, warc_pages=5)
     export = {"id": "e2e:export:procs", "type": "twitter_search_2", "collection": {"id": "gen"},
@@ -150,8 +150,8 @@ def test_path_outside_data_root_is_refused_through_rabbitmq(config, broker, body
 
 
 def test_a_stop_heard_while_no_worker_runs_the_stream_still_stops_it(config, broker):
-    from messages.worker import wait_for
-    from swath.stops import stop_recorded
+    from swath.core.stops import stop_recorded
+    from swath.messages.worker import wait_for
     from tests.dummyjob import dummy_spec
 
     config = dataclasses.replace(config, status_interval=0.3)

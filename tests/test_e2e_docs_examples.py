@@ -7,7 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from messages.broker import Publisher
+from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
 from tests.fakes.flickr import FakeFlickr
 from tests.fakes.twitter import FakeTwitter, matches

@@ -10,10 +10,10 @@ import time
 import pytest
 import requests
 
-from harvesters.run import run_harvest
-from harvesters.registry import UnknownHarvestType, harvester_types, lookup
-from messages import codes
-from messages.validation import InvalidMessage
+from swath.harvesters.registry import UnknownHarvestType, harvester_types, lookup
+from swath.harvesters.run import run_harvest
+from swath.messages import codes
+from swath.messages.validation import InvalidMessage
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_engine_support import (
     BEARER,
@@ -212,8 +212,8 @@ def test_adapter_on_another_session_redacts_oauth1(config, data_root, server):
     """A client library's own Session (as twarc/flickrapi have) signing with OAuth 1.0a."""
     from requests_oauthlib import OAuth1
 
-    from harvesters.base import Harvest
-    from messages.model import HarvestStart
+    from swath.harvesters.base import Harvest
+    from swath.messages.model import HarvestStart
     from tests.test_engine_support import raw_bytes as warc_bytes
 
     api = PagedApi(server, pages=1, per_page=2)
@@ -245,7 +245,7 @@ def test_adapter_on_another_session_redacts_oauth1(config, data_root, server):
 
 
 def test_a_platform_that_cannot_start_fails_with_a_status(config, server, monkeypatch):
-    from harvesters.generic import GenericHarvester
+    from swath.harvesters.generic import GenericHarvester
 
     def broken(self, *, harvest):
         raise KeyError(f"credential missing near {SECRET}")

@@ -7,9 +7,9 @@ import dataclasses
 import datetime as dt
 import os
 
-from harvesters import warc
-from harvesters.run import run_harvest
-from messages import codes
+from swath.harvesters import warc
+from swath.harvesters.run import run_harvest
+from swath.messages import codes
 from tests.fakes.httpserver import FakeServer
 from tests.test_engine_support import PagedApi, context, page_item_ids, routing_key, start_message, warc_files
 
@@ -66,7 +66,7 @@ def test_a_symlink_planted_in_a_harvest_directory_is_not_followed_out(config, da
     outside.mkdir()
     message_path = data_root / "coll"
     message_path.mkdir()
-    year = dt.datetime.now(dt.timezone.utc).year
+    year = dt.datetime.now(dt.UTC).year
     for y in (year, year + 1):  # the WARC folder is <year>/<month>/<day>/<hour>: plant it where it will go
         (message_path / str(y)).symlink_to(outside)
     with FakeServer() as server:

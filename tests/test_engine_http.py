@@ -10,15 +10,15 @@ import gzip
 import hashlib
 import json
 import logging
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from harvesters.base import Harvest
-from harvesters.errors import RemoteError, ResponseTooLarge, Unauthorized
-from harvesters.http import MAX_RATE_WAIT
-from messages.model import HarvestStart
+from swath.harvesters.base import Harvest
+from swath.harvesters.errors import RemoteError, ResponseTooLarge, Unauthorized
+from swath.harvesters.http import MAX_RATE_WAIT
+from swath.messages.model import HarvestStart
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk
 from tests.test_engine_support import raw_bytes, read_records, start_message, warc_files, warcio_check
 

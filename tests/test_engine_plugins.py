@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from harvesters import registry
-from harvesters.backends import Backend, Item
-from harvesters.base import Harvester
-from harvesters.run import TICK, run_harvest
-from harvesters.mapping.dataset import Dataset
-from messages import codes
+from swath.harvesters import registry
+from swath.harvesters.backends import Backend, Item
+from swath.harvesters.base import Harvester
+from swath.harvesters.mapping.dataset import Dataset
+from swath.harvesters.run import TICK, run_harvest
+from swath.messages import codes
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_engine_support import context, read_records, start_message, warc_files
 

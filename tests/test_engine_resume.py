@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from harvesters.run import run_harvest
-from messages import codes
-from swath.jobs import JobInterrupted
+from swath.core.jobs import JobInterrupted
+from swath.harvesters.run import run_harvest
+from swath.messages import codes
 from tests.fakes.httpserver import FakeServer
 from tests.test_engine_support import (
     SECRET,
@@ -68,7 +68,7 @@ def test_kill_9_mid_harvest_then_resume_loses_and_corrupts_nothing(config, data_
         message_file.write_text(json.dumps(message))
         env = dict(os.environ, SWATH_DATA_ROOT=str(data_root), SWATH_WARC_MAX_BYTES="2500",
                    SWATH_STATUS_INTERVAL="0.5", PYTHONPATH=str(ROOT))
-        proc = subprocess.Popen([sys.executable, "-m", "harvesters.embedded", str(message_file)], cwd=ROOT,
+        proc = subprocess.Popen([sys.executable, "-m", "swath.harvesters.embedded", str(message_file)], cwd=ROOT,
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             wait_for(lambda: len(warc_files(data_root)) >= 2 and len(api.served) >= 20 * per_page,
@@ -171,7 +171,7 @@ def test_a_final_status_that_was_never_confirmed_is_published_on_redelivery(conf
 
 
 def test_a_leftover_open_warc_is_recovered_reported_and_never_reported_open(config, data_root):
-    from harvesters.warc import RecordFactory, WarcFile
+    from swath.harvesters.warc import RecordFactory, WarcFile
 
     with FakeServer() as server:
         api = PagedApi(server, pages=2, per_page=2)

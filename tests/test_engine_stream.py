@@ -6,7 +6,7 @@ import dataclasses
 import json
 import threading
 
-from harvesters.run import run_harvest
+from swath.harvesters.run import run_harvest
 from tests.fakes.httpserver import FakeServer, Response, write_chunk
 from tests.test_engine_support import (
     SECRET,
@@ -112,7 +112,7 @@ def test_streams_rotate_by_size_and_stop_independently(config, data_root):
 
 
 def test_shutdown_interrupts_a_stream_leaving_complete_warcs_and_no_final_status(config, data_root):
-    from swath.jobs import JobInterrupted
+    from swath.core.jobs import JobInterrupted
 
     config = dataclasses.replace(config, warc_max_seconds=600, status_interval=0.2)
     outcome: list[object] = []

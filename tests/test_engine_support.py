@@ -9,13 +9,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from warcio.archiveiterator import ArchiveIterator
 
-from messages.validation import validate
-from swath.jobs import JobContext
+from swath.core.jobs import JobContext
+from swath.messages.validation import validate
 from tests.fakes.httpserver import FakeServer, Request, Response, write_chunk
 
 VENV_BIN = Path(sys.executable).parent

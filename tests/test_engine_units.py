@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from harvesters.embedded import EXIT_INVALID, EXIT_SUCCESS, print_publish, run_message
-from harvesters.http import rate_limit_wait
-from harvesters.redaction import REDACTED, Redactor
-from harvesters.state import StateStore
-from harvesters.warc import RecordFactory, WarcFile, find_harvest_warcs, recover
-from messages import codes
-from messages.validation import InvalidMessage
-from swath.paths import safe_id
+from swath.core.paths import safe_id
+from swath.harvesters.embedded import EXIT_INVALID, EXIT_SUCCESS, print_publish, run_message
+from swath.harvesters.http import rate_limit_wait
+from swath.harvesters.redaction import REDACTED, Redactor
+from swath.harvesters.state import StateStore
+from swath.harvesters.warc import RecordFactory, WarcFile, find_harvest_warcs, recover
+from swath.messages import codes
+from swath.messages.validation import InvalidMessage
 from tests.fakes.httpserver import FakeServer
 from tests.test_engine_support import (
     PagedApi,
@@ -133,7 +133,7 @@ def test_digests_are_base32_sha1_as_the_standard_library_writes_them():
     import base64
     import hashlib
 
-    from harvesters.warc import _sha1
+    from swath.harvesters.warc import _sha1
 
     for data in [b"", b"x", bytes(range(256)) * 40]:
         assert _sha1(data) == "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()

@@ -16,10 +16,10 @@ import pytest
 from lxml import etree
 from warcio.archiveiterator import ArchiveIterator
 
-from exporters import registry
-from exporters.base import run_export
-from messages import codes
-from swath.jobs import JobContext
+from swath.core.jobs import JobContext
+from swath.exporters import registry
+from swath.exporters.base import run_export
+from swath.messages import codes
 
 SFM = "sfm-warcs"
 V1_MARKERS = ("/1.1/search/tweets.json", "/1.1/statuses/user_timeline.json", "/1.1/statuses/filter.json")

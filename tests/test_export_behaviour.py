@@ -15,14 +15,22 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from exporters import registry
-from exporters.dedupe import SeenIds, dedupe_key
-from exporters.warc_index import ScanIndex
-from messages import codes
-from swath.jobs import JobContext, JobInterrupted
+from swath.core.jobs import JobContext, JobInterrupted
+from swath.exporters import registry
+from swath.exporters.dedupe import SeenIds, dedupe_key
+from swath.exporters.warc_index import ScanIndex
+from swath.messages import codes
 from tests.generated import generate_tweets
 from tests.test_export import (  # noqa: F401 - fixtures
-    collections, expected_items, export, item_id, out_dir, read_rows, run, warcio_bodies, warcs_of,
+    collections,
+    expected_items,
+    export,
+    item_id,
+    out_dir,
+    read_rows,
+    run,
+    warcio_bodies,
+    warcs_of,
 )
 
 
@@ -223,7 +231,7 @@ def test_record_offsets_are_found_once_per_warc(run, data_root, collections):
     a WARC that changed is scanned again."""
     import os
 
-    from exporters.scans import CACHE_DIR
+    from swath.exporters.scans import CACHE_DIR
 
     paths = warcs_of(collections, "twitter")
     big = next(p for p in paths if p.name.startswith("test_1-20151202190229530"))
@@ -391,7 +399,7 @@ def test_worker_processes_write_what_one_process_writes(run, data_root):
 
 def test_reader_payloads_equal_warcio_on_every_fixture(fixtures_dir):
     """Chunked, gzip-encoded, cut-off streams: the decoded bodies are warcio's, byte for byte."""
-    from exporters.warc_reader import iter_responses
+    from swath.exporters.warc_reader import iter_responses
 
     paths = sorted((fixtures_dir / "sfm-warcs").rglob("*.warc.gz"))
     assert len(paths) >= 10
@@ -432,7 +440,7 @@ def test_corrupt_member_is_skipped_and_later_records_kept(run, collections):
 
 
 def test_export_workers_setting():
-    from swath.config import Config
+    from swath.core.config import Config
 
     assert Config.from_env({}).export_workers == 0  # by input size
     assert Config.from_env({"SWATH_EXPORT_WORKERS": "3"}).export_workers == 3

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from messages import codes
+from swath.messages import codes
 from tests.test_export import collections, export, out_dir, run  # noqa: F401 - fixtures
 
 

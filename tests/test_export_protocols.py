@@ -10,15 +10,15 @@ from typing import Any
 import orjson
 from warcio.archiveiterator import ArchiveIterator
 
-from exporters import registry
-from harvesters import registry as harvest_registry
-from harvesters.run import run_harvest
-from harvesters.metashare.server import NodeServer
-from harvesters.metashare.storage import LRStorage
+from swath.exporters import registry
+from swath.harvesters import registry as harvest_registry
+from swath.harvesters.metashare.server import NodeServer
+from swath.harvesters.metashare.storage import LRStorage
+from swath.harvesters.run import run_harvest
 from tests.fakes.ckan import CKANPortal
 from tests.fakes.dcat import DCATPortal
-from tests.fakes.ods import ODSPortal
 from tests.fakes.oai import SickleEndpoint
+from tests.fakes.ods import ODSPortal
 from tests.test_backends_support import harvest
 from tests.test_engine_support import context
 from tests.test_export import export, read_rows, run  # noqa: F401 - fixture
@@ -178,8 +178,9 @@ def test_metashare_resources_follow_the_latest_inventory(run, config, tmp_path, 
 # ---------- Xesam ----------
 
 def test_xesam_live_payloads_and_full_dump_supersedes(run, config, bus_config, serve, tmp_path):
-    from tests.test_xesam_support import harvest as xesam_harvest, make_records, start_message, write_record
     from tests.test_engine_support import wait_for
+    from tests.test_xesam_support import harvest as xesam_harvest
+    from tests.test_xesam_support import make_records, start_message, write_record
 
     directory = tmp_path / "recs"
     make_records(directory, 6)

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from messages import codes
+from swath.messages import codes
 from tests.fakes.flickr import API_KEY, API_SECRET, FakeFlickr, build_people
 from tests.fakes.social import run_harvest_job, start_body
 

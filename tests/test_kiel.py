@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harvesters.run import run_harvest
-from harvesters.kiel.harvester import KielHarvester
-from harvesters.kiel.objects import ObjectDir
-from harvesters.kiel.redist import NestedRedist, RepecRedist, escape_name
-from harvesters.kiel.termination import Termination
-from messages import codes
 from swath.commands.kiel import command as kiel_command
+from swath.harvesters.kiel.harvester import KielHarvester
+from swath.harvesters.kiel.objects import ObjectDir
+from swath.harvesters.kiel.redist import NestedRedist, RepecRedist, escape_name
+from swath.harvesters.kiel.termination import Termination
+from swath.harvesters.run import run_harvest
+from swath.messages import codes
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_engine_support import context, read_records, warc_files
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from messages import routing
-from messages.model import (
+from swath.messages import routing
+from swath.messages.model import (
     COMPLETED_FAILURE,
     ExportStart,
     HarvestStart,
@@ -20,7 +20,7 @@ from messages.model import (
     WarcCreated,
     decode_body,
 )
-from messages.validation import SCHEMA_NAMES, InvalidMessage, validate
+from swath.messages.validation import SCHEMA_NAMES, InvalidMessage, validate
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "messages.md"
 EXAMPLE = re.compile(r"<!-- schema: (\w+) -->\s*```json\n(.*?)```", re.S)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from harvesters.metashare.client import MetashareClient, sync
-from harvesters.metashare.storage import LRStorage
+from swath.harvesters.metashare.client import MetashareClient, sync
+from swath.harvesters.metashare.storage import LRStorage
 from tests.test_metashare_support import USERS
 
 SWATH = str(Path(sys.executable).parent / "swath")

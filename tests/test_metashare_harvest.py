@@ -5,13 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
-from pathlib import Path
 from urllib.parse import quote_plus
 
-from harvesters.run import run_harvest
-from harvesters.metashare.server import NodeServer
-from harvesters.metashare.storage import LRStorage
-from messages import codes
+from swath.harvesters.metashare.server import NodeServer
+from swath.harvesters.metashare.storage import LRStorage
+from swath.harvesters.run import run_harvest
+from swath.messages import codes
 from tests.test_engine_support import context, raw_bytes, read_records, warc_files
 from tests.test_metashare_support import USERS, fixture_xml, lr_zip, node_storage, scripted_node, zip_of
 

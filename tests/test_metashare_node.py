@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from harvesters.metashare.protocol import StorageGlobal, lr_checksum
-from harvesters.metashare.server import NodeServer
-from harvesters.metashare.storage import LRStorage
+from swath.harvesters.metashare.protocol import StorageGlobal, lr_checksum
+from swath.harvesters.metashare.server import NodeServer
+from swath.harvesters.metashare.storage import LRStorage
 from tests.test_metashare_support import USERS, fixture_xml, node_storage
 
 

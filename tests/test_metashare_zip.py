@@ -6,12 +6,20 @@ from pathlib import Path
 
 import pytest
 
-from harvesters.metashare.client import sync
-from harvesters.metashare.errors import MetashareError
-from harvesters.metashare.safezip import read_zip
-from harvesters.metashare.storage import LRStorage
-from messages import codes
-from tests.test_metashare_support import fixture_xml, files_under, logged_in, lr_zip, node_storage, scripted_node, zip_of
+from swath.harvesters.metashare.client import sync
+from swath.harvesters.metashare.errors import MetashareError
+from swath.harvesters.metashare.safezip import read_zip
+from swath.harvesters.metashare.storage import LRStorage
+from swath.messages import codes
+from tests.test_metashare_support import (
+    files_under,
+    fixture_xml,
+    logged_in,
+    lr_zip,
+    node_storage,
+    scripted_node,
+    zip_of,
+)
 
 LR = ("metadata.xml", "storage-global.json")
 LIMIT = 256 * 1024
@@ -106,7 +114,8 @@ def test_lying_sizes_are_caught_while_inflating() -> None:
 
 @pytest.mark.parametrize("name", ["..", "a/../../b", "C:evil", "dir\\..\\x", "", "/abs"])
 def test_unsafe_names(name: str) -> None:
-    import zipfile, io
+    import io
+    import zipfile
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import orjson
 
-from messages.broker import DEAD_QUEUE, DEAD_REASON_CODE
-from messages.worker import wait_for
-from swath.config import Config
+from swath.core.config import Config
+from swath.messages.broker import DEAD_QUEUE, DEAD_REASON_CODE
+from swath.messages.worker import wait_for
 from swath.monitor import monitor_worker
 from swath.store import Store, repo
 from swath.store.models import RUNNING, SUCCESS

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from harvesters.mapping import oai
-from harvesters.mapping.errors import BadDocument, OAIError
-from messages import codes
+from swath.harvesters.mapping import oai
+from swath.harvesters.mapping.errors import BadDocument, OAIError
+from swath.messages import codes
 from tests.fakes.httpserver import FakeServer, Response
 from tests.fakes.oai import XML, PyoaiEndpoint, SickleEndpoint
 from tests.test_backends_support import harvest
@@ -216,8 +216,8 @@ def test_dry_run_writes_no_records_and_no_state(config, fixtures_dir):
 def test_list_sets_and_metadata_formats(fixtures_dir):
     import requests
 
-    from harvesters.backends import Source
-    from harvesters.oai_pmh import OAIPMHBackend
+    from swath.harvesters.backends import Source
+    from swath.harvesters.oai_pmh import OAIPMHBackend
 
     sickle = fixtures_dir / "oai-pmh" / "sickle"
     sets = etree.parse(str(sickle / "ListSets.xml")).findall(".//o:set/o:setSpec", NS)

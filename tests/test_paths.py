@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from swath.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.paths import PathOutsideDataRoot, resolve_inside
 
 
 def test_relative_and_absolute_paths_inside_are_accepted(data_root):

@@ -8,7 +8,7 @@ import json
 import orjson
 import pytest
 
-from swath.config import Config
+from swath.core.config import Config
 from swath.store import Store, repo
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_requester_kit import swath
@@ -94,7 +94,7 @@ def test_schedule_attach_delete_purge(config: Config, tmp_path) -> None:
     src = create_generic(config)
     sched = swath(config, "harvest", "schedule", "pages", "--cron", "*/15 3 * * 1-5", "--json")
     due = dt.datetime.fromisoformat(sched["schedule"]["next_due"])
-    assert sched["schedule"]["kind"] == "cron" and due > dt.datetime.now(dt.timezone.utc)
+    assert sched["schedule"]["kind"] == "cron" and due > dt.datetime.now(dt.UTC)
     assert (due.hour, due.minute % 15, due.second, due.isoweekday() <= 5) == (3, 0, 0, True)
     assert swath(config, "harvest", "unschedule", "pages", "--json")["schedule"] is None
     csv_path = tmp_path / "attach.csv"

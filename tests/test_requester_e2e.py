@@ -8,9 +8,9 @@ import dataclasses
 import hashlib
 from pathlib import Path
 
-from messages.worker import Worker, wait_for
-from swath.config import Config
+from swath.core.config import Config
 from swath.demo import DEMO_API_KEY, DEMO_BLOG, ReplayServer
+from swath.messages.worker import Worker, wait_for
 from swath.monitor import monitor_worker
 from swath.store import Store, repo
 from tests.test_requester_kit import running, spec_named, swath

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import create_engine, text
 
-from messages.worker import ServiceSpec, Worker, wait_for
-from swath.config import Config
+from swath.core.config import Config
+from swath.messages.worker import ServiceSpec, Worker, wait_for
 from swath.store import Store
 from swath.store.models import Base
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from messages.worker import Worker, wait_for
-from swath.config import Config
+from swath.core.config import Config
+from swath.messages.worker import Worker, wait_for
 from swath.monitor import monitor_worker
 from swath.store import Store, repo
 from tests.fakes.httpserver import FakeServer

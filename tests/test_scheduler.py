@@ -8,8 +8,8 @@ import threading
 import orjson
 import pytest
 
-from messages.worker import Worker, wait_for
-from swath.config import Config
+from swath.core.config import Config
+from swath.messages.worker import Worker, wait_for
 from swath.monitor import monitor_worker, record
 from swath.requester import Requester
 from swath.scheduler import (
@@ -193,6 +193,6 @@ def test_scheduler_restart_runs_the_expected_number_of_times(config: Config, bro
     assert len(server.requests) == len(expected)  # every launch harvested exactly once
     assert all(j.status == "completed success" for j in jobs)
     for earlier, later in zip(jobs, jobs[1:]):  # runs of one source never overlap
-        ended = dt.datetime.fromisoformat(earlier.date_ended).astimezone(dt.timezone.utc).replace(tzinfo=None)
+        ended = dt.datetime.fromisoformat(earlier.date_ended).astimezone(dt.UTC).replace(tzinfo=None)
         assert ended <= later.created_at
     store.close()

@@ -29,7 +29,7 @@ import pika
 import pika.exceptions
 import pytest
 
-from messages import routing
+from swath.messages import routing
 from tests.brokerprobe import running_worker, until_final
 from tests.fakes.twitter import BEARER_TOKEN, FakeTwitter, matches
 from tests.test_e2e_broker import response_payloads

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harvesters.run import run_harvest
-from harvesters.streams import split_lines
-from messages import codes
+from swath.harvesters.run import run_harvest
+from swath.harvesters.streams import split_lines
+from swath.messages import codes
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk
 from tests.test_engine_support import context, read_records, routing_key, start_message, warc_files, warcio_check
 

@@ -16,7 +16,7 @@ import pika.exceptions
 import psycopg2
 import pytest
 
-from swath.config import Config
+from swath.core.config import Config
 from tests.fakes.httpserver import FakeServer, Response
 from tests.tiers import ServiceGuard
 

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from harvesters.tumblr import blog_host
-from messages import codes
+from swath.harvesters.tumblr import blog_host
+from swath.messages import codes
 from tests.fakes.social import run_harvest_job, start_body
 from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs
 

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from messages import codes
+from swath.messages import codes
 from tests.fakes.social import run_harvest_job, start_body
 from tests.fakes.twitter import (
     ACCESS_TOKEN,

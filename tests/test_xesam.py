@@ -10,15 +10,15 @@ import time
 import pytest
 from jeepney import DBusAddress, new_method_call
 
-from harvesters.xesam.bus import ERR_INVALID_ARGS, BusError, Call, Endpoint, Interface
-from harvesters.xesam.crawler import Crawler, Event
-from harvesters.xesam.payload import (
+from swath.harvesters.xesam.bus import ERR_INVALID_ARGS, BusError, Call, Endpoint, Interface
+from swath.harvesters.xesam.crawler import Crawler, Event
+from swath.harvesters.xesam.payload import (
     IFACE_CRAWLER,
     IFACE_TARGET,
     UPDATE_RECORDS_SIG,
     ms_to_iso,
 )
-from messages import codes
+from swath.messages import codes
 from tests.test_xesam_support import (  # noqa: F401 (fixtures)
     TARGET_NAME,
     bus_config_fixture,

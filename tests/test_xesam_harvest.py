@@ -13,9 +13,9 @@ from pathlib import Path
 
 from jeepney import new_method_call
 
-from harvesters.state import StateStore
-from harvesters.xesam.bus import DBUS, BusError, Endpoint
-from messages import codes
+from swath.harvesters.state import StateStore
+from swath.harvesters.xesam.bus import DBUS, BusError, Endpoint
+from swath.messages import codes
 from tests.test_engine_support import wait_for
 from tests.test_xesam_support import (  # noqa: F401 (fixtures)
     TARGET_NAME,

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from harvesters.run import run_harvest
-from harvesters.xesam.bus import Endpoint
-from harvesters.xesam.target import Target
+from swath.harvesters.run import run_harvest
+from swath.harvesters.xesam.bus import Endpoint
+from swath.harvesters.xesam.target import Target
 from tests.test_engine_support import context, read_records, warc_files
 
 ROUTING_KEY = "harvest.start.xesam.xesam_pmh"

@@ -71,10 +71,10 @@ class ServiceGuard:
             self._refuse(f"D-Bus at {address!r}")
 
     @contextlib.contextmanager
-    def installed(self) -> Iterator["ServiceGuard"]:
+    def installed(self) -> Iterator[ServiceGuard]:
         import psycopg2  # SQLAlchemy looks psycopg2.connect up on every connect, so patching the module holds
 
-        connect, connect_ex, pg_connect = socket.socket.connect, socket.socket.connect_ex, psycopg2.connect
+        connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
 
         def guarded_connect(sock: socket.socket, address: Any) -> None:
             self._check(address)

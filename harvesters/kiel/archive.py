@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harvesters.kiel.objects import TISTBASE, ObjectDir, write_atomic
-from harvesters.kiel.redist import Redist
+from swath.harvesters.kiel.objects import TISTBASE, ObjectDir, write_atomic
+from swath.harvesters.kiel.redist import Redist
 
 _RECORD_VERSION = re.compile(r"^(\d+)\.amf\.xml$")
 

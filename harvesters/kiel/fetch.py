@@ -9,9 +9,9 @@ from urllib.parse import urljoin
 
 import requests
 
-from harvesters.errors import HarvestError
-from harvesters.kiel.archive import RecordDir
-from harvesters.kiel.objects import Version
+from swath.harvesters.errors import HarvestError
+from swath.harvesters.kiel.archive import RecordDir
+from swath.harvesters.kiel.objects import Version
 
 REDIRECTS = {301, 302, 303, 307, 308}
 MAX_HOPS = 10

@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
 
-from harvesters.base import Harvester
-from harvesters.errors import HarvestError
-from harvesters.kiel.amf import AmfRecord, BadAmf, split_records
-from harvesters.kiel.archive import Archive
-from harvesters.kiel.branches import BadBranches, Branches, load_branches
-from harvesters.kiel.fetch import renew_object
-from harvesters.kiel.redist import REDISTS
-from harvesters.kiel.termination import BadTermination, Termination
-from messages import codes
-from messages.model import Seed
-from swath.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.harvesters.base import Harvester
+from swath.harvesters.errors import HarvestError
+from swath.harvesters.kiel.amf import AmfRecord, BadAmf, split_records
+from swath.harvesters.kiel.archive import Archive
+from swath.harvesters.kiel.branches import BadBranches, Branches, load_branches
+from swath.harvesters.kiel.fetch import renew_object
+from swath.harvesters.kiel.redist import REDISTS
+from swath.harvesters.kiel.termination import BadTermination, Termination
+from swath.messages import codes
+from swath.messages.model import Seed
 
 
 class KielError(HarvestError):

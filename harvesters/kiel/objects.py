@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from harvesters.kiel.redist import escape_name
+from swath.harvesters.kiel.redist import escape_name
 
 TISTBASE = "00tistbase"
 _VERSION = re.compile(r"^(\d+)_(\d{3})_(.+)$")

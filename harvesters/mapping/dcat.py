@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from rdflib import BNode, Graph, Literal, URIRef
+from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import FOAF, RDF, RDFS, SKOS, Namespace
 
-from harvesters.mapping import temporal
-from harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, title_from
-from harvesters.mapping.errors import MetadataError
-from harvesters.mapping.markdown import html_to_markdown
-from harvesters.mapping.vocab import guess_frequency, guess_license
+from swath.harvesters.mapping import temporal
+from swath.harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, title_from
+from swath.harvesters.mapping.errors import MetadataError
+from swath.harvesters.mapping.markdown import html_to_markdown
+from swath.harvesters.mapping.vocab import guess_frequency, guess_license
 
 # Open namespaces: rdflib's closed DCTERMS/DCAT refuse the misspellings real catalogs use.
 DCTERMS = Namespace("http://purl.org/dc/terms/")

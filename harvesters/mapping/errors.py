@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from messages import codes
+from swath.messages import codes
 
 
 class MetadataError(Exception):

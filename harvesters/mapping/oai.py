@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from harvesters.mapping.dataset import Dataset, add_tags
-from harvesters.mapping.errors import BadDocument, OAIError
-from harvesters.mapping.safexml import parse_xml
+from swath.harvesters.mapping.dataset import Dataset, add_tags
+from swath.harvesters.mapping.errors import BadDocument, OAIError
+from swath.harvesters.mapping.safexml import parse_xml
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
 DC = "http://purl.org/dc/elements/1.1/"

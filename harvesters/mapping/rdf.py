@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 import rdflib
 
-from harvesters.mapping.errors import BadDocument
-from harvesters.mapping.safexml import parse_xml
+from swath.harvesters.mapping.errors import BadDocument
+from swath.harvesters.mapping.safexml import parse_xml
 
 JSONLD, RDFXML, TURTLE = "json-ld", "xml", "turtle"
 

@@ -6,32 +6,44 @@ Shape documented in docs/metadata-harvesting.md; exporters read these `resource`
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
-from harvesters.mapping.dataset import Dataset
-
-if TYPE_CHECKING:
-    from harvesters.backends import Backend, Source
+from swath.harvesters.mapping.dataset import Dataset
 
 RECORD_CONTENT_TYPE = "application/json"
 DONE, SKIPPED, FAILED, DELETED = "done", "skipped", "failed", "deleted"
 
 
-def harvest_metadata(source: "Source", backend: "Backend", remote_id: str) -> dict[str, str]:
+@dataclass(kw_only=True)
+class Source:
+    """One harvest source: a seed's endpoint URL (its token) and id (harvest:source_id)."""
+
+    id: str
+    url: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def domain(self) -> str:
+        return urlsplit(self.url).hostname or ""
+
+
+def harvest_metadata(source: Source, backend: str, remote_id: str) -> dict[str, str]:
     """udata's HarvestDatasetMetadata: harvest:domain, harvest:remote_id, harvest:source_id, harvest:last_update."""
     return {
         "domain": source.domain,
         "remote_id": remote_id,
         "source_id": source.id,
-        "last_update": dt.datetime.now(dt.timezone.utc).isoformat(),
-        "backend": backend.name,
+        "last_update": dt.datetime.now(dt.UTC).isoformat(),
+        "backend": backend,
         "source_url": source.url,
     }
 
 
-def record_payload(backend: "Backend", remote_id: str, *, dataset: Dataset | None, status: str,
+def record_payload(backend: str, source: Source, remote_id: str, *, dataset: Dataset | None, status: str,
                    reason: str | None = None) -> bytes:
     body = {
         "type": "dataset",
@@ -40,17 +52,17 @@ def record_payload(backend: "Backend", remote_id: str, *, dataset: Dataset | Non
         "deleted": status == DELETED,
         "deletion_reason": reason,
         "dataset": dataset.to_dict() if dataset else None,
-        "harvest": harvest_metadata(backend.source, backend, remote_id),
+        "harvest": harvest_metadata(source, backend, remote_id),
     }
     return orjson.dumps(body)
 
 
-def record_headers(backend: "Backend", remote_id: str, status: str) -> dict[str, str]:
+def record_headers(backend: str, source: Source, remote_id: str, status: str) -> dict[str, str]:
     return {
         "WARC-Swath-Item-Type": "dataset",
-        "WARC-Swath-Backend": backend.name,
+        "WARC-Swath-Backend": backend,
         "WARC-Swath-Remote-Id": remote_id,
-        "WARC-Swath-Source-Id": backend.source.id,
+        "WARC-Swath-Source-Id": source.id,
         "WARC-Swath-Item-Status": status,
     }
 

@@ -6,7 +6,7 @@ import re
 
 from lxml import etree
 
-from harvesters.mapping.errors import BadDocument
+from swath.harvesters.mapping.errors import BadDocument
 
 # A DOCTYPE is the only way to declare entities (bombs, XXE); no OAI-PMH or RDF/XML response needs one.
 _DOCTYPE = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)

@@ -6,7 +6,7 @@ import calendar
 import datetime as dt
 import re
 
-from harvesters.mapping.dataset import TemporalCoverage
+from swath.harvesters.mapping.dataset import TemporalCoverage
 
 _PARTIAL = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 _GOVUK = re.compile(r"reference\.data\.gov\.uk/id/(year|half|quarter|month|day|gregorian-interval)/(.+?)/?$")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import requests
-from messages import codes
-from harvesters.errors import HarvestError
-from harvesters.metashare.errors import MetashareError
-from harvesters.metashare.protocol import (
+
+from swath.harvesters.errors import HarvestError
+from swath.harvesters.metashare.errors import MetashareError
+from swath.harvesters.metashare.protocol import (
     INVENTORY_JSON,
     LR_ENTRIES,
     METADATA_XML,
@@ -22,8 +22,9 @@ from harvesters.metashare.protocol import (
     is_storage_id,
     lr_checksum,
 )
-from harvesters.metashare.safezip import read_zip
-from harvesters.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
+from swath.harvesters.metashare.safezip import read_zip
+from swath.harvesters.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
+from swath.messages import codes
 
 DEFAULT_MAX_ZIP_BYTES = 64 * 1024 * 1024  # inflated size of one inventory or LR ZIP
 

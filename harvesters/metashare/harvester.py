@@ -11,14 +11,14 @@ from urllib.parse import urlsplit
 
 import requests
 
-from harvesters.base import Harvester
-from harvesters.errors import HarvestError
-from harvesters.redaction import Redactor
-from harvesters.metashare.client import MetashareClient, sync
-from harvesters.metashare.errors import MetashareError
-from harvesters.metashare.storage import LRStorage
-from messages import codes
-from messages.model import Seed
+from swath.harvesters.base import Harvester
+from swath.harvesters.errors import HarvestError
+from swath.harvesters.metashare.client import MetashareClient, sync
+from swath.harvesters.metashare.errors import MetashareError
+from swath.harvesters.metashare.storage import LRStorage
+from swath.harvesters.redaction import Redactor
+from swath.messages import codes
+from swath.messages.model import Seed
 
 LR_STORAGE_DIR = "lr-storage"
 RESULTS = ("added", "updated", "deleted", "unchanged", "rejected")

@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 
 from lxml import etree
 
-from messages import codes
-from harvesters.metashare.errors import MetashareError
+from swath.harvesters.metashare.errors import MetashareError
+from swath.messages import codes
 
 SYNC_PROTOCOL = "1.0"
 METADATA_XML = "metadata.xml"
@@ -83,7 +83,7 @@ class StorageGlobal:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod
-    def from_json(cls, data: bytes) -> "StorageGlobal":
+    def from_json(cls, data: bytes) -> StorageGlobal:
         """Parse and check storage-global.json; raises MetashareError(invalid_lr)."""
         try:
             body = json.loads(data.decode("utf-8"))

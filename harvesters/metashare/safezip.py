@@ -8,10 +8,10 @@ from __future__ import annotations
 import io
 import posixpath
 import zipfile
-from typing import Iterable
+from collections.abc import Iterable
 
-from messages import codes
-from harvesters.metashare.errors import MetashareError
+from swath.harvesters.metashare.errors import MetashareError
+from swath.messages import codes
 
 _CHUNK = 64 * 1024
 

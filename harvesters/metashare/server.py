@@ -12,8 +12,8 @@ from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from harvesters.metashare.errors import MetashareError
-from harvesters.metashare.protocol import (
+from swath.harvesters.metashare.errors import MetashareError
+from swath.harvesters.metashare.protocol import (
     INVENTORY_JSON,
     METADATA_XML,
     PUBLICATION_STATUSES,
@@ -22,8 +22,8 @@ from harvesters.metashare.protocol import (
     StorageGlobal,
     is_storage_id,
 )
-from harvesters.metashare.safezip import write_zip
-from harvesters.metashare.storage import LRStorage, StoredLR
+from swath.harvesters.metashare.safezip import write_zip
+from swath.harvesters.metashare.storage import LRStorage, StoredLR
 
 MAX_FORM_BYTES = 64 * 1024
 LOGIN_PAGE = (
@@ -88,7 +88,7 @@ class NodeServer:
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="metashare-node", daemon=True
         )
 
-    def __enter__(self) -> "NodeServer":
+    def __enter__(self) -> NodeServer:
         self._thread.start()
         return self
 

@@ -15,12 +15,12 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Iterator
 
-from harvesters.metashare.errors import MetashareError
-from harvesters.metashare.protocol import (
+from swath.harvesters.metashare.errors import MetashareError
+from swath.harvesters.metashare.protocol import (
     METADATA_XML,
     STORAGE_GLOBAL_JSON,
     StorageGlobal,

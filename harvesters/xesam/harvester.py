@@ -18,13 +18,13 @@ from typing import ClassVar
 
 import orjson
 
-from harvesters.base import Harvester
-from harvesters.errors import HarvestError
-from harvesters.xesam.bus import BusError, Endpoint
-from harvesters.xesam.crawler import Crawler, Event
-from harvesters.xesam.payload import DEFAULT_TARGET_PATH, RECORD_CONTENT_TYPE, ms_to_iso
-from messages import codes
-from messages.model import HarvestStart, Seed, now_iso
+from swath.harvesters.base import Harvester
+from swath.harvesters.errors import HarvestError
+from swath.harvesters.xesam.bus import BusError, Endpoint
+from swath.harvesters.xesam.crawler import Crawler, Event
+from swath.harvesters.xesam.payload import DEFAULT_TARGET_PATH, RECORD_CONTENT_TYPE, ms_to_iso
+from swath.messages import codes
+from swath.messages.model import HarvestStart, Seed, now_iso
 
 
 class XesamError(HarvestError):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from jeepney import DBusAddress, HeaderFields, Message, new_method_call
 
-from harvesters.xesam.bus import (
+from swath.harvesters.xesam.bus import (
     ERR_INVALID_ARGS,
     BusError,
     Call,
@@ -27,7 +27,7 @@ from harvesters.xesam.bus import (
     error_of,
     header,
 )
-from harvesters.xesam.payload import (
+from swath.harvesters.xesam.payload import (
     DEFAULT_TARGET_PATH,
     IFACE_CRAWLER,
     IFACE_TARGET,
@@ -35,7 +35,7 @@ from harvesters.xesam.payload import (
     UPDATE_RECORDS_SIG,
     Payload,
 )
-from harvesters.xesam.records import DirectoryScanner, Entry, Index, Key
+from swath.harvesters.xesam.records import DirectoryScanner, Entry, Index, Key
 
 log = logging.getLogger("swath.xesam.target")
 NO_REPLY = "org.freedesktop.DBus.Error.NoReply"  # the bus gave up waiting; the crawler is only slow

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from swath.commands.sources import (
+from swath.commands.common import (
     JSON_OPTION,
     config_of,
     emit,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from harvesters.kiel.branches import BadBranches, load_branches
-from messages import codes
+from swath.harvesters.kiel.branches import BadBranches, load_branches
+from swath.messages import codes
 
 
 @click.group(name="kiel")

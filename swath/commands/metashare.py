@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from harvesters.metashare.errors import MetashareError
-from harvesters.metashare.protocol import check_metadata_xml
-from harvesters.metashare.server import NodeServer
-from harvesters.metashare.storage import LRStorage
+from swath.harvesters.metashare.errors import MetashareError
+from swath.harvesters.metashare.protocol import check_metadata_xml
+from swath.harvesters.metashare.server import NodeServer
+from swath.harvesters.metashare.storage import LRStorage
 
 
 def read_users(path: Path) -> dict[str, str]:

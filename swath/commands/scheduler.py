@@ -6,7 +6,7 @@ import signal
 
 import click
 
-from swath.commands.sources import JSON_OPTION, emit, handles_errors, open_requester
+from swath.commands.common import JSON_OPTION, emit, handles_errors, open_requester
 
 
 @click.command(name="scheduler")

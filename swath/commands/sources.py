@@ -7,74 +7,17 @@ through `extend`; `swath harvest jobs` and `swath export start|status|list` live
 from __future__ import annotations
 
 import csv
-import functools
-import os
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 import orjson
 
-from messages import codes
-from swath.config import Config
-from swath.requester import Requester, RequestError, as_utc
-from swath.store import Store, StoreError, repo
+from swath.commands.common import JSON_OPTION, emit, handles_errors, job_dict, open_requester, open_store
+from swath.messages import codes
+from swath.requester import RequestError, as_utc
+from swath.store import repo
 from swath.store.models import ACCEPTED, REFUSED, Source
-
-JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-
-
-def emit(data: Any, as_json: bool, human: str) -> None:
-    # imported late: swath.cli imports this module while it loads
-    from swath.cli import emit as cli_emit
-
-    cli_emit(data, as_json, human)
-
-
-def config_of(ctx: click.Context) -> Config:
-    return ctx.find_object(Config) or Config.from_env()
-
-
-def open_store(ctx: click.Context) -> Store:
-    return ctx.with_resource(_closing_store(config_of(ctx)))
-
-
-@contextmanager
-def _closing_store(config: Config) -> Iterator[Store]:
-    store = Store(url=config.db_url)
-    try:
-        yield store
-    finally:
-        store.close()
-
-
-def open_requester(ctx: click.Context) -> Requester:
-    # the one place credentials referenced as env:VAR are read: the command's own environment
-    requester = Requester(config=config_of(ctx), store=open_store(ctx), env=dict(os.environ))
-    ctx.call_on_close(requester.close)
-    return requester
-
-
-def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """RequestError/NotFound/StoreError -> `error [code]: message` (or JSON with --json), exit 1."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (RequestError, repo.NotFound, StoreError) as exc:
-            code = getattr(exc, "code", codes.BAD_REQUEST if isinstance(exc, repo.NotFound) else codes.UNKNOWN_ERROR)
-            message = getattr(exc, "message", str(exc))
-            if kwargs.get("as_json"):
-                click.echo(orjson.dumps({"error": {"code": code, "message": message}}).decode())
-            else:
-                click.echo(f"error [{code}]: {message}", err=True)
-            sys.exit(1)
-
-    return wrapper
 
 
 def source_dict(src: Source) -> dict[str, Any]:
@@ -167,7 +110,7 @@ def sources(ctx: click.Context, deleted: bool, as_json: bool) -> None:
 @JSON_OPTION
 def backends(as_json: bool) -> None:
     """List the metadata backends installed (built-in and `swath.backends` entry points)."""
-    from harvesters.backends import installed_backends
+    from swath.harvesters.backends import installed_backends
 
     rows = [{"name": name, "target": target} for name, target in installed_backends().items()]
     emit(rows, as_json, "\n".join(f"{r['name']:<16} {r['target']}" for r in rows))
@@ -199,8 +142,6 @@ def validate(ctx: click.Context, source: str, refuse: bool, comment: str | None,
 @handles_errors
 def launch(ctx: click.Context, source: str, sync: bool, as_json: bool) -> None:
     """Publish harvest.start for the validated SOURCE (or run it here with --sync)."""
-    from swath.commands.jobs import job_dict
-
     requester = open_requester(ctx)
     if sync:
         job = requester.run_here(source)
@@ -263,8 +204,6 @@ def unschedule(ctx: click.Context, source: str, as_json: bool) -> None:
 @handles_errors
 def stop(ctx: click.Context, target: str, as_json: bool) -> None:
     """Publish harvest.stop for a running stream (by source, or job id); whichever replica runs it stops."""
-    from swath.commands.jobs import job_dict
-
     job = open_requester(ctx).stop(target)
     emit(job_dict(job, []), as_json, f"stop requested for job {job.id}; its final status follows")
 

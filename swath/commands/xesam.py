@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from harvesters.xesam.bus import BusError, Endpoint
-from harvesters.xesam.payload import DEFAULT_TARGET_PATH
-from harvesters.xesam.target import Target
-from swath.config import Config
+from swath.core.config import Config
+from swath.harvesters.xesam.bus import BusError, Endpoint
+from swath.harvesters.xesam.payload import DEFAULT_TARGET_PATH
+from swath.harvesters.xesam.target import Target
 
 
 @click.group(name="xesam")

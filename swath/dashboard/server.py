@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import orjson
 
-from swath.config import Config
+from swath.core.config import Config
 from swath.dashboard.render import render
 from swath.dashboard.snapshot import gather
 from swath.store import Store

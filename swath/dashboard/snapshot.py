@@ -17,15 +17,15 @@ from typing import Any
 import pika
 import pika.exceptions
 
-from messages.broker import (
+from swath.commands.common import job_dict
+from swath.commands.sources import source_dict
+from swath.core.config import Config
+from swath.messages.broker import (
     DEAD_QUEUE,
     DEAD_REASON_CODE,
     DEAD_REASON_MESSAGE,
     DEAD_ROUTING_KEY,
 )
-from swath.commands.jobs import job_dict
-from swath.commands.sources import source_dict
-from swath.config import Config
 from swath.store import Store, repo
 from swath.store.models import ACTIVE_STATES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swath.paths import resolve_inside
+from swath.core.paths import resolve_inside
 from swath.store import Store, repo
 
 

@@ -14,7 +14,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from messages.routing import parse as parse_key
+from swath.messages.routing import parse as parse_key
 from swath.store.models import (
     ACCEPTED,
     ACTIVE_STATES,

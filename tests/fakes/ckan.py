@@ -10,7 +10,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tests.fakes.httpserver import FakeServer, Request, Response
 

@@ -19,7 +19,7 @@ from tests.fakes.social import FakePlatform
 
 API_KEY = "abddfe6fb8bba36e8ef0278ec65dbbc8"
 API_SECRET = "1642649c54cc3ebe"
-EPOCH = dt.datetime(2016, 5, 20, 9, 0, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(2016, 5, 20, 9, 0, tzinfo=dt.UTC)
 # label, URL suffix, longest edge (None: the original's own size)
 SIZES = [("Square", "s", 75), ("Thumbnail", "t", 100), ("Small", "m", 240), ("Medium", "", 500),
          ("Large", "b", 1024), ("Original", "o", None)]
@@ -153,7 +153,7 @@ class FakeFlickr(FakePlatform):
         if found is None:
             return self._fail(1, "Photo not found")
         person, p = found
-        taken = dt.datetime.fromtimestamp(p["posted"] - 3600, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        taken = dt.datetime.fromtimestamp(p["posted"] - 3600, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
         return self._ok({"photo": {
             "id": p["id"], "secret": p["secret"], "server": p["server"], "farm": p["farm"],
             "dateuploaded": str(p["posted"]), "isfavorite": 0, "license": "4", "safety_level": "0", "rotation": 0,

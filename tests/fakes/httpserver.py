@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -25,7 +25,7 @@ class Request:
 @dataclass
 class Response:
     status: int = 200
-    body: bytes | Callable[["object"], None] = b""  # bytes, or a function writing to the socket file
+    body: bytes | Callable[[object], None] = b""  # bytes, or a function writing to the socket file
     headers: dict[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
 
@@ -107,7 +107,7 @@ class FakeServer:
         with self._lock:
             return [r for r in self.requests if r.path == path]
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         self.thread.start()
         return self
 

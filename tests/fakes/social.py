@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from tests.fakes.httpserver import FakeServer, Request, Response, Route
 
@@ -116,7 +116,7 @@ class FakePlatform:
             time.sleep(0.02)
         return bodies
 
-    def __enter__(self) -> "FakePlatform":
+    def __enter__(self) -> FakePlatform:
         self.server.__enter__()
         return self
 
@@ -213,10 +213,10 @@ def run_harvest_job(config, body: dict, *, stop_when: threading.Event | None = N
                     stop_delay: float = 0.3) -> Outcome:
     """Run the engine's job for one start message, collecting what it publishes; for streams, set
     harvest.stop once `stop_when` is set."""
-    from harvesters import registry
-    from harvesters.run import run_harvest
-    from messages.routing import key
-    from swath.jobs import JobContext
+    from swath.core.jobs import JobContext
+    from swath.harvesters import registry
+    from swath.harvesters.run import run_harvest
+    from swath.messages.routing import key
 
     sent: list[tuple[str, dict]] = []
     lock = threading.Lock()

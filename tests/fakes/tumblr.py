@@ -14,7 +14,7 @@ from tests.fakes.httpserver import Request, Response
 from tests.fakes.social import FakePlatform
 
 API_KEY = "fuiKNFp9vQFvjLNvx4sUwti4Yb5yGutBN4Xh10LXZhhRKjWlV4"
-EPOCH = dt.datetime(2024, 1, 2, 8, 30, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(2024, 1, 2, 8, 30, tzinfo=dt.UTC)
 WORDS = ["archive", "zine", "poetry", "library", "photo", "quote", "music", "history"]
 
 

@@ -27,7 +27,7 @@ ACCESS_TOKEN = "481186914-c2yZjgbk13np0Z5MWEFQKSQNFBXd8T9r4k90YkJl"
 ACCESS_TOKEN_SECRET = "jK9QOmn5Vbbmfg2ANT6KgfmKRqV8ThXVQ1G6qQg8BCejvp"
 
 # tweets start three days ago (midnight UTC), inside recent search's seven-day window
-EPOCH = dt.datetime.now(dt.timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0) - dt.timedelta(days=3)
+EPOCH = dt.datetime.now(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0) - dt.timedelta(days=3)
 WORDS = ["gwu", "gelman", "libraries", "archive", "data", "research", "campus", "books", "lecture", "music"]
 NOT_FOUND = "https://api.twitter.com/2/problems/resource-not-found"
 
@@ -268,7 +268,7 @@ class FakeTwitter(FakePlatform):
     def stream_rules(self, req: Request) -> Response:
         if not self.authorized(req):
             return self.fault_response(401, req)
-        sent = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        sent = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
         if req.method == "GET":
             rules = list(self.rules.values())
             return self._json({**({"data": rules} if rules else {}), "meta": {"sent": sent, "result_count": len(rules)}})
@@ -333,7 +333,7 @@ class FakeTwitter(FakePlatform):
 
 def _norm(ts: str) -> str:
     """Twitter accepts RFC 3339 with or without milliseconds; compare in the form tweets carry."""
-    parsed = dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(dt.timezone.utc)
+    parsed = dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(dt.UTC)
     return parsed.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 

@@ -12,17 +12,18 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
 import pika
 import pika.exceptions
 from warcio.archiveiterator import ArchiveIterator
 
-from messages.broker import STATUS_BINDINGS, declare_topology, declare_work_queue
-from swath.config import Config
+from swath.core.config import Config
+from swath.messages.broker import STATUS_BINDINGS, declare_topology, declare_work_queue
 from tests.fakes.httpserver import FakeServer, Request, Response, write_chunk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,7 +92,7 @@ class WorkerProcess:
         args = ["monitor"] if self.name == "monitor" else ["worker", self.name]
         return [sys.executable, "-m", "swath", "--log-level", self.log_level, *args]
 
-    def start(self) -> "WorkerProcess":
+    def start(self) -> WorkerProcess:
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=log)
@@ -150,7 +151,7 @@ class Collector:
         conn.close()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> "Collector":
+    def __enter__(self) -> Collector:
         self._thread.start()
         return self
 

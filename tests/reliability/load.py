@@ -9,8 +9,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from messages.broker import Publisher
-from swath.config import Config
+from swath.core.config import Config
+from swath.messages.broker import Publisher
 from tests.fakes.httpserver import FakeServer
 from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs
 from tests.reliability.kit import GENERIC_SECRET, Collector, ReliabilityApi, WorkerProcess, declare_queues, worker_env

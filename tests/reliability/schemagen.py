@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from messages.validation import schema
+from swath.messages.validation import schema
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
 JUNK = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1), st.floats(allow_nan=False), TEXT,

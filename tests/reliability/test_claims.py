@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harvesters.warc import file_sha1
-from messages.broker import Publisher
+from swath.harvesters.warc import file_sha1
+from swath.messages.broker import Publisher
 from tests.fakes.httpserver import FakeServer
 from tests.reliability.kit import (
     GENERIC_SECRET,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from messages.broker import Publisher, Unroutable
+from swath.messages.broker import Publisher, Unroutable
 from tests.brokerprobe import close_connections_named
 from tests.fakes.httpserver import FakeServer
 from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs

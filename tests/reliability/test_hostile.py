@@ -7,7 +7,6 @@ import itertools
 import json
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -16,10 +15,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from messages import codes
-from messages.broker import DEAD_REASON_CODE, DEAD_REASON_MESSAGE, Publisher
-from messages.model import COMPLETED_SUCCESS, ExportStart, HarvestStart, HarvestStatus, HarvestStop, Origin, now_iso
-from messages.validation import InvalidMessage, validate
+from swath.messages import codes
+from swath.messages.broker import DEAD_REASON_CODE, DEAD_REASON_MESSAGE, Publisher
+from swath.messages.model import (
+    COMPLETED_SUCCESS,
+    ExportStart,
+    HarvestStart,
+    HarvestStatus,
+    HarvestStop,
+    Origin,
+    now_iso,
+)
+from swath.messages.validation import InvalidMessage, validate
 from tests.fakes.httpserver import FakeServer, Request, Response, end_chunks, write_chunk
 from tests.reliability.kit import (
     FINAL,
@@ -29,7 +36,6 @@ from tests.reliability.kit import (
     WorkerProcess,
     declare_queues,
     everything_written,
-    items_in_warcs,
     leaks,
     warc_responses,
     worker_env,
@@ -136,7 +142,7 @@ def message(kind: str, base: dict[str, Any], broken: tuple[str, Any] | None) -> 
 
 def fuzzed(kind: str, page_url: str) -> st.SearchStrategy[tuple[str, bytes]]:
     """(routing key, body): schema-valid messages steered to quick outcomes, half of them broken."""
-    from messages.validation import schema
+    from swath.messages.validation import schema
 
     if kind == "harvest_start":
         types = st.sampled_from(["generic_pages", "generic_stream", "generic_nonesuch", "tumblr_blog_posts"])

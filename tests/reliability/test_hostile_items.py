@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exporters import registry
-from exporters.dedupe import dedupe_key
-from exporters.items import docs
-from exporters.reader import sources_for
-from exporters.warc_reader import Response, iter_responses
-from exporters.writers import FORMATS
+from swath.exporters import registry
+from swath.exporters.dedupe import dedupe_key
+from swath.exporters.items import docs
+from swath.exporters.reader import sources_for
+from swath.exporters.warc_reader import Response, iter_responses
+from swath.exporters.writers import FORMATS
 
 pytestmark = pytest.mark.reliability
 
@@ -113,7 +113,7 @@ DATASET_URL = "urn:swath:dataset:ckan:src:ds-1"
 
 def _export_everything(export_type: str, url: str, document: Any) -> int:
     """Read the document's items and build, encode and key each in every format; the items read."""
-    resp = Response(url=url, date=dt.datetime(2020, 1, 2, tzinfo=dt.timezone.utc), body=json.dumps(document).encode(),
+    resp = Response(url=url, date=dt.datetime(2020, 1, 2, tzinfo=dt.UTC), body=json.dumps(document).encode(),
                     warc="fuzz.warc.gz", offset=0, item_type="dataset" if url == DATASET_URL else None)
     count = 0
     for name, writer_cls in FORMATS.items():

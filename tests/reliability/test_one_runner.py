@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harvesters.warc import file_sha1
-from messages.broker import Publisher
+from swath.harvesters.warc import file_sha1
+from swath.messages.broker import Publisher
 from tests.brokerprobe import close_connections_named
 from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs
 from tests.reliability.kit import FINAL, Collector, WorkerProcess, declare_queues, warc_responses, worker_env

@@ -6,9 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from messages.broker import Publisher
+from swath.messages.broker import Publisher
 from tests.fakes.httpserver import FakeServer
-from tests.reliability.kit import FINAL, GENERIC_SECRET, Collector, ReliabilityApi, WorkerProcess, declare_queues, worker_env
+from tests.reliability.kit import (
+    FINAL,
+    GENERIC_SECRET,
+    Collector,
+    ReliabilityApi,
+    WorkerProcess,
+    declare_queues,
+    worker_env,
+)
 
 pytestmark = pytest.mark.reliability
 

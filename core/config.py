@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 DEFAULT_AMQP_URL = "amqp://guest:guest@localhost:5672/%2F"
 DEFAULT_EXCHANGE = "sfm_exchange"
@@ -74,7 +75,7 @@ class Config:
     dbus_session_bus_address: str = ""
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "Config":
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
         env = os.environ if env is None else env
         data_root = Path(env.get("SWATH_DATA_ROOT") or (Path.cwd() / "swath-data")).absolute()
         return cls(

@@ -9,10 +9,11 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
-from swath.config import Config
+from swath.core.config import Config
 
 
 class Publish(Protocol):

@@ -1,0 +1,95 @@
+"""What every command module shares: `--json`, output, the store and requester of a command, error exits."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+import orjson
+
+from swath.core.config import Config
+from swath.messages import codes
+from swath.requester import Requester, RequestError, as_utc
+from swath.store import Store, StoreError, repo
+from swath.store.models import Job, Warc
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+
+
+def emit(data: Any, as_json: bool, human: str) -> None:
+    """Print `data` as JSON for scripts, else the human text."""
+    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() if as_json else human)
+
+
+def config_of(ctx: click.Context) -> Config:
+    return ctx.find_object(Config) or Config.from_env()
+
+
+def open_store(ctx: click.Context) -> Store:
+    return ctx.with_resource(_closing_store(config_of(ctx)))
+
+
+@contextmanager
+def _closing_store(config: Config) -> Iterator[Store]:
+    store = Store(url=config.db_url)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def open_requester(ctx: click.Context) -> Requester:
+    # the one place credentials referenced as env:VAR are read: the command's own environment
+    requester = Requester(config=config_of(ctx), store=open_store(ctx), env=dict(os.environ))
+    ctx.call_on_close(requester.close)
+    return requester
+
+
+def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """RequestError/NotFound/StoreError -> `error [code]: message` (or JSON with --json), exit 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (RequestError, repo.NotFound, StoreError) as exc:
+            code = getattr(exc, "code", codes.BAD_REQUEST if isinstance(exc, repo.NotFound) else codes.UNKNOWN_ERROR)
+            message = getattr(exc, "message", str(exc))
+            if kwargs.get("as_json"):
+                click.echo(orjson.dumps({"error": {"code": code, "message": message}}).decode())
+            else:
+                click.echo(f"error [{code}]: {message}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+def stats_total(stats: dict[str, dict[str, int]]) -> dict[str, int]:
+    """Per-day stats summed per label."""
+    total: dict[str, int] = {}
+    for counts in stats.values():
+        for label, n in counts.items():
+            total[label] = total.get(label, 0) + int(n)
+    return total
+
+
+def job_dict(job: Job, warcs: list[Warc]) -> dict[str, Any]:
+    return {
+        "id": job.id, "source_id": job.source_id, "type": job.harvest_type, "routing_key": job.routing_key,
+        "trigger": job.trigger, "status": job.status, "scheduled_for": as_utc(job.scheduled_for),
+        "created_at": as_utc(job.created_at), "published_at": as_utc(job.published_at),
+        "stop_requested_at": as_utc(job.stop_requested_at),
+        "date_started": job.date_started, "date_ended": job.date_ended, "stats": job.stats,
+        "totals": stats_total(job.stats), "infos": job.infos, "warnings": job.warnings, "errors": job.errors,
+        "token_updates": job.token_updates, "uids": job.uids,
+        "warcs": {"count": job.warcs_count, "bytes": job.warcs_bytes,
+                  "files": [{"id": w.id, "path": w.path, "sha1": w.sha1, "bytes": w.bytes} for w in warcs]},
+        "service": job.service, "host": job.host, "instance": job.instance,
+    }
+
+

@@ -1,0 +1,81 @@
+"""The layers point one way and no two project files import each other, directly or round a loop.
+
+Read from the source with `ast`, so the rule holds for imports inside functions too (those hide cycles that
+only show at run time). Layers, bottom first: core, messages (with schemas), harvesters, exporters, and the
+top (`swath/`: CLI, requester, store, web). A module may import its own layer and the layers below it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# folder -> (package it installs as, rank; a module may import ranks <= its own)
+FOLDERS = {"core": ("swath.core", 0), "schemas": ("swath.schemas", 1), "messages": ("swath.messages", 1),
+           "harvesters": ("swath.harvesters", 2), "exporters": ("swath.exporters", 3), "swath": ("swath", 4)}
+
+
+def project_modules() -> dict[str, tuple[Path, int]]:
+    found: dict[str, tuple[Path, int]] = {}
+    for folder, (package, rank) in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = [p for p in path.relative_to(ROOT / folder).with_suffix("").parts if p != "__init__"]
+            found[".".join([package, *parts])] = (path, rank)
+    return found
+
+
+def imported_names(module: str, path: Path) -> Iterator[str]:
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+            target = ".".join(p for p in (base, node.module or "") if p)
+            yield target
+            yield from (f"{target}.{alias.name}" for alias in node.names)
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = project_modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, (path, _) in modules.items():
+        for target in imported_names(name, path):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            # importing a package's own parent is how Python loads it, not a dependency
+            if target and target != name and not name.startswith(target + "."):
+                graph[name].add(target)
+    return graph
+
+
+def test_every_import_points_down_or_sideways():
+    modules = project_modules()
+    upward = sorted(f"{name} imports {target}" for name, targets in import_graph().items() for target in targets
+                    if modules[target][1] > modules[name][1])
+    assert upward == [], "a lower layer imports a higher one:\n" + "\n".join(upward)
+
+
+def test_no_import_cycles():
+    graph = import_graph()
+    cycles, seen = [], set()
+    for start in sorted(graph):
+        # every path from start; a path that comes back to start is a cycle (the graph is small)
+        stack = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(graph[node]):
+                if nxt == start and frozenset(path) not in seen:
+                    seen.add(frozenset(path))
+                    cycles.append(" -> ".join([*path, start]))
+                elif nxt not in path and nxt > start:
+                    stack.append((nxt, [*path, nxt]))
+    assert cycles == [], "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_graph_sees_real_imports():
+    graph = import_graph()
+    assert "swath.core.config" in graph["swath.core.jobs"]
+    assert "swath.messages.codes" in graph["swath.harvesters.errors"]
