@@ -7,11 +7,15 @@ import os
 import re
 from pathlib import Path
 
+from swath.core.errors import SwathError
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
-class PathOutsideDataRoot(ValueError):
+class PathOutsideDataRoot(SwathError, ValueError):
     """A message named a path that does not resolve inside the data root."""
+
+    code = "path_outside_data_root"  # messages.codes.PATH_OUTSIDE_DATA_ROOT (core sits below messages)
 
 
 def resolve_inside(data_root: Path, path: str | os.PathLike[str]) -> Path:

@@ -6,20 +6,13 @@ requests errors (twarc, flickrapi) let them through to the engine.
 
 from __future__ import annotations
 
+from swath.core.errors import SwathError
 from swath.messages import codes
 
 
-class HarvestError(Exception):
+class HarvestError(SwathError):
     """Base of the errors a harvest can end with; `code` goes into the status's errors, `status` is the
     HTTP status of the answer that caused it (None when there was none, e.g. a connection error)."""
-
-    code: str = codes.UNKNOWN_ERROR
-
-    def __init__(self, message: str, *, seed_id: str | None = None, status: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.seed_id = seed_id
-        self.status = status
 
 
 class Unauthorized(HarvestError):

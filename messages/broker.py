@@ -24,6 +24,7 @@ from pika.channel import Channel
 from pika.spec import Basic, BasicProperties
 
 from swath.core.config import Config
+from swath.core.errors import SwathError
 from swath.messages.model import encode_body
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ DEAD_ROUTING_KEY = "x-swath-original-routing-key"
 DEAD_QUEUE = "x-swath-original-queue"
 
 
-class PublishError(Exception):
+class PublishError(SwathError):
     """A message was not accepted by the broker."""
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage, validate
 
@@ -27,7 +28,7 @@ def decode_body(body: bytes | str) -> Any:
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise InvalidMessage(codes.NOT_JSON, f"message body is not JSON: {exc}") from None
+        raise InvalidMessage(f"message body is not JSON: {exc}", code=codes.NOT_JSON) from None
 
 
 def encode_body(body: dict[str, Any]) -> bytes:
@@ -41,6 +42,14 @@ class Note:
     code: str
     message: str
     seed_id: str | None = None
+
+    @classmethod
+    def of(cls, error: BaseException, *, seed_id: str | None = None) -> Note:
+        """The note for an error: a SwathError's own code, message and seed; anything else is unknown_error
+        with its type named (the message of a foreign exception may be all there is to go on)."""
+        if isinstance(error, SwathError):
+            return cls(code=error.code, message=error.message, seed_id=error.seed_id or seed_id)
+        return cls(code=codes.UNKNOWN_ERROR, message=f"{type(error).__name__}: {error}", seed_id=seed_id)
 
     def to_dict(self) -> dict[str, str]:
         out = {"code": self.code, "message": self.message}
@@ -261,5 +270,6 @@ def parse_datetime(value: str | None, *, field_name: str = "date") -> dt.datetim
     try:
         parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise InvalidMessage(codes.SCHEMA_INVALID, f"at {field_name}: {value!r} is not a real date ({exc})") from None
+        raise InvalidMessage(f"at {field_name}: {value!r} is not a real date ({exc})",
+                             code=codes.SCHEMA_INVALID) from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)

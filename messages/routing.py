@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from swath.core.errors import SwathError
+from swath.messages import codes
+
 WARC_CREATED = "warc_created"
 
 # kind of message -> routing-key verb pair, e.g. ("harvest", "start")
@@ -44,8 +47,10 @@ SFM_NAMES: dict[str, SfmName] = {
 _PRIORITY_PAIRS = frozenset({KINDS["harvest_start"], KINDS["harvest_status"]})
 
 
-class BadRoutingKey(ValueError):
+class BadRoutingKey(SwathError, ValueError):
     """The routing key is not one of the spec's forms."""
+
+    code = codes.UNKNOWN_ROUTING_KEY
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,9 @@ import jsonschema
 from jsonschema.validators import Draft202012Validator
 from referencing import Registry, Resource
 
+from swath.core.errors import SwathError
+from swath.messages import codes
+
 SCHEMA_NAMES = (
     "harvest_start",
     "harvest_stop",
@@ -21,12 +24,10 @@ SCHEMA_NAMES = (
 )
 
 
-class InvalidMessage(ValueError):
-    """A message body failed its schema; `code` is a stable error code, str() reads well."""
+class InvalidMessage(SwathError, ValueError):
+    """A message body failed its schema (or is not JSON); `code=` says which, str() reads well."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+    code = codes.SCHEMA_INVALID
 
 
 @functools.cache
@@ -75,13 +76,11 @@ def _may_quote(error: jsonschema.ValidationError) -> bool:
 
 def validate(name: str, body: Any) -> None:
     """Raise InvalidMessage naming every problem if `body` does not match schema `name`."""
-    from swath.messages import codes
-
     errors = sorted(validator(name).iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         detail = "; ".join(_describe(e) for e in errors[:5])
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-        raise InvalidMessage(codes.SCHEMA_INVALID, f"{name} message is invalid {detail}{more}")
+        raise InvalidMessage(f"{name} message is invalid {detail}{more}", code=codes.SCHEMA_INVALID)
 
 
 def validate_for_key(routing_key: str, body: Any) -> None:
@@ -92,5 +91,5 @@ def validate_for_key(routing_key: str, body: Any) -> None:
     try:
         kind = routing.parse(routing_key).kind
     except routing.BadRoutingKey as exc:
-        raise InvalidMessage(codes.UNKNOWN_ROUTING_KEY, str(exc)) from None
+        raise InvalidMessage(str(exc), code=codes.UNKNOWN_ROUTING_KEY) from None
     validate(kind, body)

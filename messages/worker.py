@@ -272,10 +272,10 @@ class Worker:
             parsed = decode_body(body)
             message_id = parsed.get("id") if isinstance(parsed, dict) and isinstance(parsed.get("id"), str) else None
             if not isinstance(parsed, dict):
-                raise InvalidMessage(codes.SCHEMA_INVALID, "message body must be a JSON object")
+                raise InvalidMessage("message body must be a JSON object", code=codes.SCHEMA_INVALID)
             refusal = self.spec.accepts(parsed)
             if refusal:
-                raise InvalidMessage(codes.UNKNOWN_TYPE, refusal)
+                raise InvalidMessage(refusal, code=codes.UNKNOWN_TYPE)
             ctx = JobContext(config=self.config, publish=self._publish, service=self.spec.service,
                              log=logging.getLogger(f"swath.{self.spec.name}"))
             if message_id:

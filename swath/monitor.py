@@ -36,7 +36,7 @@ def record(store: Store, routing_key: str, body: Any) -> str:
     try:
         kind = routing.parse(routing_key).kind
     except routing.BadRoutingKey as exc:
-        raise InvalidMessage(codes.UNKNOWN_ROUTING_KEY, str(exc)) from None
+        raise InvalidMessage(str(exc), code=codes.UNKNOWN_ROUTING_KEY) from None
     if kind == "harvest_status":
         validate("harvest_status", body)
         with store.session() as s:
@@ -53,7 +53,7 @@ def record(store: Store, routing_key: str, body: Any) -> str:
                              collection_id=warc.collection_id, harvest_id=warc.harvest_id,
                              harvest_type=warc.harvest_type)
     else:
-        raise InvalidMessage(codes.UNKNOWN_ROUTING_KEY, f"the monitor does not record {routing_key} messages")
+        raise InvalidMessage(f"the monitor does not record {routing_key} messages", code=codes.UNKNOWN_ROUTING_KEY)
     return kind
 
 

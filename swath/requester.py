@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swath.core.config import Config
+from swath.core.errors import SwathError
 from swath.harvesters.registry import lookup as lookup_harvest_type
 from swath.messages import codes, routing
 from swath.messages.broker import Publisher, PublishError, Unroutable
@@ -28,12 +29,8 @@ ENV_PREFIX = "env:"
 CONFIRM_TIMEOUT = 30.0
 
 
-class RequestError(Exception):
+class RequestError(SwathError):
     """A request swath refuses, with a stable code from messages/codes.py."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
 
 
 @dataclass(frozen=True)
@@ -51,7 +48,7 @@ def parse_credentials(pairs: Iterable[str]) -> tuple[dict[str, str], dict[str, s
         name, sep, value = pair.partition("=")
         if not sep or not name:
             # the pair may be a secret: name only its shape, never echo it
-            raise RequestError(codes.BAD_REQUEST, "a credential is NAME=env:VARIABLE or NAME=VALUE")
+            raise RequestError("a credential is NAME=env:VARIABLE or NAME=VALUE", code=codes.BAD_REQUEST)
         if value.startswith(ENV_PREFIX):
             refs[name] = value
         else:
@@ -79,7 +76,7 @@ class Requester:
         try:
             platform = lookup_harvest_type(harvest_type).platform
         except LookupError as exc:
-            raise RequestError(codes.UNKNOWN_TYPE, str(exc)) from None
+            raise RequestError(str(exc), code=codes.UNKNOWN_TYPE) from None
         refs, stored = parse_credentials(credentials)
         with self.store.session() as s:  # nothing is kept if the source would not make a valid message
             try:
@@ -87,11 +84,12 @@ class Requester:
                                             options=options, credentials=refs, secrets=stored,
                                             collection_set_id=collection_set_id, collection_id=collection_id)
             except repo.Conflict as exc:
-                raise RequestError(codes.BAD_REQUEST, str(exc)) from None
+                raise RequestError(str(exc), code=codes.BAD_REQUEST) from None
             try:  # placeholders stand in for the credentials, which may live in the environment
                 HarvestStart.from_dict(self._start_body(source, "check", {k: "x" for k in refs}))
             except InvalidMessage as exc:
-                raise RequestError(exc.code, f"source {name!r} would not make a valid harvest.start: {exc}") from None
+                raise RequestError(f"source {name!r} would not make a valid harvest.start: {exc}",
+                                   code=exc.code) from None
         return source
 
     def start_routing_key(self, source: Source) -> str:
@@ -116,8 +114,8 @@ class Requester:
             value = stored.get(name) if ref == STORED else self.env.get(ref[len(ENV_PREFIX):])
             if not value:
                 where = "the store" if ref == STORED else f"environment variable {ref[len(ENV_PREFIX):]}"
-                raise RequestError(codes.CREDENTIAL_MISSING,
-                                   f"credential {name!r} of source {source.name!r} has no value in {where}")
+                raise RequestError(f"credential {name!r} of source {source.name!r} has no value in {where}",
+                                   code=codes.CREDENTIAL_MISSING)
             resolved[name] = value
         return self._start_body(source, job_id, resolved)
 
@@ -136,7 +134,7 @@ class Requester:
         if results and not results[0].published:
             code = job.errors[-1]["code"] if job.errors else codes.UNKNOWN_ERROR
             later = "" if job.errors else "; it stays queued and the scheduler publishes it later"
-            raise RequestError(code, (results[0].error or "not published") + later)
+            raise RequestError((results[0].error or "not published") + later, code=code)
         return job
 
     def run_here(self, ident: str) -> Job:
@@ -166,12 +164,12 @@ class Requester:
 
     def check_runnable(self, s: Any, source: Source) -> None:
         if source.validation != ACCEPTED:
-            raise RequestError(codes.SOURCE_NOT_VALIDATED,
-                               f"source {source.name!r} is {source.validation}; `swath harvest validate` it first")
+            raise RequestError(f"source {source.name!r} is {source.validation}; `swath harvest validate` it first",
+                               code=codes.SOURCE_NOT_VALIDATED)
         busy = repo.active_job(s, source.id)
         if busy is not None:
-            raise RequestError(codes.SOURCE_BUSY, f"source {source.name!r} has job {busy.id} {busy.status}; "
-                                                  "wait for it, or `swath harvest stop` it")
+            raise RequestError(f"source {source.name!r} has job {busy.id} {busy.status}; "
+                                                  "wait for it, or `swath harvest stop` it", code=codes.SOURCE_BUSY)
 
     def publish_pending(self, *, only: list[str] | None = None) -> list[PublishResult]:
         """Publish launch records still in the outbox (row-locked, so two schedulers never both send one)."""
@@ -216,13 +214,14 @@ class Requester:
                 source = repo.find_source(s, ident)
                 job = repo.active_job(s, source.id)
                 if job is None:
-                    raise RequestError(codes.BAD_REQUEST, f"source {source.name!r} has no queued or running job")
+                    raise RequestError(f"source {source.name!r} has no queued or running job", code=codes.BAD_REQUEST)
             key = routing.parse(job.routing_key)
             stop_key = routing.key("harvest_stop", key.platform, key.type)
             try:
                 self._publisher().publish(stop_key, {"id": job.id}).result(CONFIRM_TIMEOUT)
             except Unroutable:
-                raise RequestError(codes.NO_WORKER, f"no {key.platform} worker is running to hear {stop_key}") from None
+                raise RequestError(f"no {key.platform} worker is running to hear {stop_key}",
+                                   code=codes.NO_WORKER) from None
             job.stop_requested_at = utcnow()
             return job
 
@@ -236,8 +235,8 @@ class Requester:
         try:
             key = start_routing_key(export_type)
         except UnknownExportType:
-            raise RequestError(codes.UNKNOWN_TYPE, f"no exporter for export type {export_type!r}; "
-                                                   "`swath export types` lists them") from None
+            raise RequestError(f"no exporter for export type {export_type!r}; "
+                                                   "`swath export types` lists them", code=codes.UNKNOWN_TYPE) from None
         export_id = repo.new_id()
         body: dict[str, Any] = {"id": export_id, "type": export_type, "path": path or f"exports/{export_id}",
                                 "format": fmt, "dedupe": dedupe, "segment_size": segment_size}
@@ -249,7 +248,8 @@ class Requester:
         try:
             ExportStart.from_dict(body)
         except (InvalidMessage, ValueError) as exc:
-            raise RequestError(getattr(exc, "code", codes.SCHEMA_INVALID), f"invalid export request: {exc}") from None
+            raise RequestError(f"invalid export request: {exc}",
+                               code=getattr(exc, "code", codes.SCHEMA_INVALID)) from None
         # committed before publishing: the monitor may record its first status before we get the confirm
         with self.store.session() as s:
             export = repo.add_export(s, export_id=export_id, export_type=export_type, fmt=fmt, path=body["path"],
@@ -261,7 +261,7 @@ class Requester:
             with self.store.session() as s:
                 export = repo.get_export(s, export_id)
                 export.status, export.errors = FAILURE, [{"code": codes.NO_WORKER, "message": message}]
-            raise RequestError(codes.NO_WORKER, message) from None
+            raise RequestError(message, code=codes.NO_WORKER) from None
         return export
 
     # ---- plumbing ----

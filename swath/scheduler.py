@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.requester import Requester
 from swath.store import repo
@@ -31,7 +32,7 @@ _INTERVAL = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day", 1, 31), ("month", 1, 12), ("weekday", 0, 6))
 
 
-class BadSchedule(ValueError):
+class BadSchedule(SwathError, ValueError):
     code = codes.BAD_SCHEDULE
 
 

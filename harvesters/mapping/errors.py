@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
+from swath.core.errors import SwathError
 from swath.messages import codes
 
 
-class MetadataError(Exception):
+class MetadataError(SwathError):
     """A response or item that cannot be used; `code` goes into the status message."""
 
-    code: str = codes.BAD_RESPONSE
-
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        super().__init__(message)
-        if code is not None:
-            self.code = code
+    code = codes.BAD_RESPONSE
 
 
 class BadDocument(MetadataError):

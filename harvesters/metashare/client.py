@@ -73,7 +73,8 @@ class MetashareClient:
         self._refuse_auth_failure(first, "GET /login/")
         token = http.cookies.get("csrftoken")
         if first.status_code != 200 or not token:
-            raise MetashareError(codes.UNAUTHORIZED, f"GET /login/ answered {first.status_code} without a csrftoken cookie")
+            raise MetashareError(f"GET /login/ answered {first.status_code} without a csrftoken cookie",
+                                 code=codes.UNAUTHORIZED)
         form = {
             "username": username,
             "password": password,
@@ -84,7 +85,8 @@ class MetashareClient:
         self._refuse_auth_failure(reply, "POST /login/")
         if reply.status_code != 200 or not http.cookies.get("sessionid") or "Logout" not in reply.text:
             raise MetashareError(
-                codes.UNAUTHORIZED, f"POST /login/ answered {reply.status_code} without a sessionid cookie and Logout"
+                f"POST /login/ answered {reply.status_code} without a sessionid cookie and Logout",
+                code=codes.UNAUTHORIZED
             )
         if http is not self.session:
             self.session.cookies.update(http.cookies)
@@ -94,26 +96,26 @@ class MetashareClient:
         reply = self.session.get(f"{self.base_url}/sync/", params={"sync_protocol": SYNC_PROTOCOL}, timeout=self.timeout)
         self._refuse_auth_failure(reply, "GET /sync/")
         if reply.status_code == 501:  # this protocol's "wrong version"; the engine answers it without retrying
-            raise MetashareError(codes.SYNC_PROTOCOL_UNSUPPORTED, _unsupported())
+            raise MetashareError(_unsupported(), code=codes.SYNC_PROTOCOL_UNSUPPORTED)
         self._require_ok(reply, "GET /sync/")
         if reply.headers.get("Sync-Protocol") != SYNC_PROTOCOL:
             raise MetashareError(
-                codes.SYNC_PROTOCOL_UNSUPPORTED,
                 f"the inventory came with Sync-Protocol {reply.headers.get('Sync-Protocol')!r}, not {SYNC_PROTOCOL!r}",
+                code=codes.SYNC_PROTOCOL_UNSUPPORTED,
             )
         files = read_zip(reply.content, expected=(INVENTORY_JSON,), max_bytes=self.max_zip_bytes, what="inventory ZIP")
         try:
             body = json.loads(files[INVENTORY_JSON].decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
-            raise MetashareError(codes.BAD_RESPONSE, f"{INVENTORY_JSON} is not UTF-8 JSON: {exc}") from None
+            raise MetashareError(f"{INVENTORY_JSON} is not UTF-8 JSON: {exc}", code=codes.BAD_RESPONSE) from None
         if not isinstance(body, dict):
-            raise MetashareError(codes.BAD_RESPONSE, f"{INVENTORY_JSON} is a {type(body).__name__}, not an object")
+            raise MetashareError(f"{INVENTORY_JSON} is a {type(body).__name__}, not an object", code=codes.BAD_RESPONSE)
         return body
 
     def fetch(self, identifier: str) -> LRFiles:
         """GET /sync/<id>/metadata/ and unpack metadata.xml then storage-global.json."""
         if not is_storage_id(identifier):  # it becomes part of a URL and of a path
-            raise MetashareError(codes.BAD_INVENTORY_ENTRY, f"not an LR storage id: {identifier!r}")
+            raise MetashareError(f"not an LR storage id: {identifier!r}", code=codes.BAD_INVENTORY_ENTRY)
         reply = self.session.get(f"{self.base_url}/sync/{identifier}/metadata/", timeout=self.timeout)
         self._refuse_auth_failure(reply, f"GET /sync/{identifier}/metadata/")
         self._require_ok(reply, f"GET /sync/{identifier}/metadata/")
@@ -123,13 +125,14 @@ class MetashareClient:
     @staticmethod
     def _refuse_auth_failure(reply: requests.Response, what: str) -> None:
         if reply.status_code in (401, 403):
-            raise MetashareError(codes.UNAUTHORIZED, f"{what} answered {reply.status_code}: the node refused our login")
+            raise MetashareError(f"{what} answered {reply.status_code}: the node refused our login",
+                                 code=codes.UNAUTHORIZED)
 
     @staticmethod
     def _require_ok(reply: requests.Response, what: str) -> None:
         if reply.status_code != 200:
             code = codes.REMOTE_ERROR if reply.status_code >= 500 else codes.BAD_RESPONSE
-            raise MetashareError(code, f"{what} answered {reply.status_code}")
+            raise MetashareError(f"{what} answered {reply.status_code}", code=code)
 
 
 def _unsupported() -> str:
@@ -141,12 +144,13 @@ def check_lr(identifier: str, files: LRFiles, expected_checksum: str) -> None:
     actual = lr_checksum(files.metadata_xml, files.storage_json)
     if actual != expected_checksum:
         raise MetashareError(
-            codes.CHECKSUM_MISMATCH,
             f"LR {identifier}: MD5 of {METADATA_XML} + {STORAGE_GLOBAL_JSON} is {actual}, the inventory says {expected_checksum}",
+            code=codes.CHECKSUM_MISMATCH,
         )
     storage = StorageGlobal.from_json(files.storage_json)
     if storage.identifier != identifier:
-        raise MetashareError(codes.INVALID_LR, f"LR {identifier}: {STORAGE_GLOBAL_JSON} names {storage.identifier}")
+        raise MetashareError(f"LR {identifier}: {STORAGE_GLOBAL_JSON} names {storage.identifier}",
+                             code=codes.INVALID_LR)
     check_metadata_xml(files.metadata_xml, what=f"LR {identifier}")
 
 

@@ -1,12 +1,9 @@
-"""One error type for the META-SHARE protocol, carrying a stable code from messages/codes.py."""
+"""The META-SHARE protocol's error: a refused response or LR, with a stable code from messages/codes.py."""
 
 from __future__ import annotations
 
+from swath.core.errors import SwathError
 
-class MetashareError(Exception):
-    """A refused response or LR; `code` is a messages.codes constant, `message` says what and where."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+class MetashareError(SwathError):
+    """A refused response or LR; `code=` names why, `message` says what and where."""

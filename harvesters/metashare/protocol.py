@@ -48,7 +48,7 @@ def lr_checksum(metadata_xml: bytes, storage_json: bytes) -> str:
         try:
             data.decode("utf-8")  # valid UTF-8 bytes are their own Unicode-string encoding
         except UnicodeDecodeError as exc:
-            raise MetashareError(codes.INVALID_LR, f"{name} is not UTF-8: {exc}") from None
+            raise MetashareError(f"{name} is not UTF-8: {exc}", code=codes.INVALID_LR) from None
         digest.update(data)
     return digest.hexdigest()
 
@@ -58,7 +58,7 @@ def check_metadata_xml(data: bytes, *, what: str) -> None:
     try:
         etree.fromstring(data, parser=_XML_PARSER)
     except etree.XMLSyntaxError as exc:
-        raise MetashareError(codes.INVALID_LR, f"{what}: {METADATA_XML} is not well-formed XML: {exc}") from None
+        raise MetashareError(f"{what}: {METADATA_XML} is not well-formed XML: {exc}", code=codes.INVALID_LR) from None
 
 
 def format_date(when: dt.datetime) -> str:
@@ -88,11 +88,12 @@ class StorageGlobal:
         try:
             body = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
-            raise MetashareError(codes.INVALID_LR, f"{STORAGE_GLOBAL_JSON} is not UTF-8 JSON: {exc}") from None
+            raise MetashareError(f"{STORAGE_GLOBAL_JSON} is not UTF-8 JSON: {exc}", code=codes.INVALID_LR) from None
         expected = sorted(cls.__dataclass_fields__)
         if not isinstance(body, dict) or sorted(body) != expected:
             got = sorted(body) if isinstance(body, dict) else type(body).__name__
-            raise MetashareError(codes.INVALID_LR, f"{STORAGE_GLOBAL_JSON} must have exactly the keys {expected}, got {got}")
+            raise MetashareError(f"{STORAGE_GLOBAL_JSON} must have exactly the keys {expected}, got {got}",
+                                 code=codes.INVALID_LR)
         problems = [
             name
             for name, ok in (
@@ -108,7 +109,8 @@ class StorageGlobal:
             if not ok
         ]
         if problems:
-            raise MetashareError(codes.INVALID_LR, f"{STORAGE_GLOBAL_JSON} has invalid members: {', '.join(problems)}")
+            raise MetashareError(f"{STORAGE_GLOBAL_JSON} has invalid members: {', '.join(problems)}",
+                                 code=codes.INVALID_LR)
         return cls(**body)
 
 

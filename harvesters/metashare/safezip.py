@@ -25,29 +25,29 @@ def read_zip(body: bytes, *, expected: tuple[str, ...], max_bytes: int, what: st
         archive = zipfile.ZipFile(io.BytesIO(body))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
         head = body[:16]
-        raise MetashareError(codes.BAD_ZIP, f"{what} is not a ZIP file ({exc}; starts with {head!r})") from None
+        raise MetashareError(f"{what} is not a ZIP file ({exc}; starts with {head!r})", code=codes.BAD_ZIP) from None
     with archive:
         infos = archive.infolist()
         names = [info.filename for info in infos]
         unsafe = [name for name in names if not _is_safe_name(name)]
         if unsafe:
-            raise MetashareError(codes.ZIP_UNSAFE_NAME, f"{what} has unsafe entry names {unsafe!r}; refused")
+            raise MetashareError(f"{what} has unsafe entry names {unsafe!r}; refused", code=codes.ZIP_UNSAFE_NAME)
         if tuple(names) != expected:
             missing = [n for n in expected if n not in names]
             extra = [n for n in names if n not in expected or names.count(n) > 1]
             raise MetashareError(
-                codes.ZIP_UNEXPECTED_ENTRIES,
                 f"{what} must hold exactly {list(expected)} in that order; got {names!r}"
-                f" (missing {missing!r}, extra {extra!r})",
+                f" (missing {missing!r}, extra {extra!r})", code=codes.ZIP_UNEXPECTED_ENTRIES,
             )
         declared = sum(info.file_size for info in infos)
         if declared > max_bytes:
-            raise MetashareError(codes.ZIP_TOO_LARGE, f"{what} declares {declared} bytes inflated, over the limit {max_bytes}")
+            raise MetashareError(f"{what} declares {declared} bytes inflated, over the limit {max_bytes}",
+                                 code=codes.ZIP_TOO_LARGE)
         budget = max_bytes
         out: dict[str, bytes] = {}
         for info in infos:
             if info.flag_bits & 0x1:
-                raise MetashareError(codes.BAD_ZIP, f"{what} entry {info.filename!r} is encrypted")
+                raise MetashareError(f"{what} entry {info.filename!r} is encrypted", code=codes.BAD_ZIP)
             content = _read_capped(archive, info, budget, what)
             budget -= len(content)
             out[info.filename] = content
@@ -63,10 +63,11 @@ def _read_capped(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int, w
             while chunk := member.read(min(_CHUNK, budget - total + 1)):
                 total += len(chunk)
                 if total > budget:
-                    raise MetashareError(codes.ZIP_TOO_LARGE, f"{what} entry {info.filename!r} inflates past the limit")
+                    raise MetashareError(f"{what} entry {info.filename!r} inflates past the limit",
+                                         code=codes.ZIP_TOO_LARGE)
                 parts.append(chunk)
     except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, OSError) as exc:
-        raise MetashareError(codes.BAD_ZIP, f"{what} entry {info.filename!r} cannot be read: {exc}") from None
+        raise MetashareError(f"{what} entry {info.filename!r} cannot be read: {exc}", code=codes.BAD_ZIP) from None
     return b"".join(parts)
 
 

@@ -13,9 +13,9 @@ import click
 import orjson
 
 from swath.core.config import Config
-from swath.messages import codes
-from swath.requester import Requester, RequestError, as_utc
-from swath.store import Store, StoreError, repo
+from swath.core.errors import SwathError
+from swath.requester import Requester, as_utc
+from swath.store import Store
 from swath.store.models import Job, Warc
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -57,9 +57,8 @@ def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (RequestError, repo.NotFound, StoreError) as exc:
-            code = getattr(exc, "code", codes.BAD_REQUEST if isinstance(exc, repo.NotFound) else codes.UNKNOWN_ERROR)
-            message = getattr(exc, "message", str(exc))
+        except SwathError as exc:
+            code, message = exc.code, exc.message
             if kwargs.get("as_json"):
                 click.echo(orjson.dumps({"error": {"code": code, "message": message}}).decode())
             else:

@@ -81,7 +81,7 @@ def create(ctx: click.Context, name: str, harvest_type: str, seed_tokens: tuple[
     for pair in options:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise RequestError(codes.BAD_REQUEST, f"--option {pair!r} is not KEY=VALUE")
+            raise RequestError(f"--option {pair!r} is not KEY=VALUE", code=codes.BAD_REQUEST)
         opts[key] = _option_value(value)
     src = open_requester(ctx).create_source(name=name, harvest_type=harvest_type, seeds=seeds, options=opts,
                                             credentials=credentials, collection_set_id=collection_set,
@@ -126,7 +126,7 @@ def backends(as_json: bool) -> None:
 def validate(ctx: click.Context, source: str, refuse: bool, comment: str | None, as_json: bool) -> None:
     """Accept SOURCE so it may run (or --refuse it with a --comment)."""
     if refuse and not (comment or "").strip():
-        raise RequestError(codes.BAD_REQUEST, "refusing a source needs --comment saying why")
+        raise RequestError("refusing a source needs --comment saying why", code=codes.BAD_REQUEST)
     with open_store(ctx).session() as s:
         src = repo.find_source(s, source)
         repo.set_validation(s, src, REFUSED if refuse else ACCEPTED, comment)
@@ -166,13 +166,13 @@ def schedule(ctx: click.Context, source: str, every: str | None, cron: str | Non
     from swath.store.models import utcnow
 
     if (every is None) == (cron is None):
-        raise RequestError(codes.BAD_SCHEDULE, "give exactly one of --every or --cron")
+        raise RequestError("give exactly one of --every or --cron", code=codes.BAD_SCHEDULE)
     kind, expr = ("interval", every) if every else ("cron", cron)
     assert expr is not None
     try:
         parsed = parse_schedule(kind, expr)
     except BadSchedule as exc:
-        raise RequestError(exc.code, str(exc)) from None
+        raise RequestError(str(exc), code=exc.code) from None
     with open_store(ctx).session() as s:
         src = repo.find_source(s, source)
         repo.set_schedule(s, src, kind=kind, expr=expr.strip(), next_due=parsed.first_due(utcnow()))
@@ -219,7 +219,7 @@ def attach(ctx: click.Context, source: str, csv_file: Path, as_json: bool) -> No
     with csv_file.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         if not reader.fieldnames or not {"remote_id", "item_id"} <= set(reader.fieldnames):
-            raise RequestError(codes.BAD_REQUEST, f"{csv_file} needs a header with remote_id and item_id columns")
+            raise RequestError(f"{csv_file} needs a header with remote_id and item_id columns", code=codes.BAD_REQUEST)
         pairs, bad = [], []
         for number, row in enumerate(reader, 2):
             remote_id, item_id = (row.get("remote_id") or "").strip(), (row.get("item_id") or "").strip()

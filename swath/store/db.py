@@ -16,6 +16,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from swath.core.errors import SwathError
+
 MIGRATIONS = Path(__file__).with_name("migrations")
 _migrated: set[str] = set()
 log = logging.getLogger(__name__)
@@ -24,7 +26,7 @@ logging.getLogger("alembic").setLevel(logging.WARNING)
 _lock = threading.Lock()
 
 
-class StoreError(Exception):
+class StoreError(SwathError):
     """The store cannot be opened or migrated."""
 
 

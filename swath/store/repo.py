@@ -14,6 +14,8 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from swath.core.errors import SwathError
+from swath.messages import codes
 from swath.messages.routing import parse as parse_key
 from swath.store.models import (
     ACCEPTED,
@@ -36,12 +38,16 @@ from swath.store.models import (
 _RANK = {QUEUED: 0, RUNNING: 1, SUCCESS: 2, FAILURE: 2}
 
 
-class NotFound(LookupError):
+class NotFound(SwathError, LookupError):
     """No such source, job or export."""
 
+    code = codes.BAD_REQUEST
 
-class Conflict(ValueError):
+
+class Conflict(SwathError, ValueError):
     """The request contradicts what the store holds (duplicate name, deleted source, ...)."""
+
+    code = codes.BAD_REQUEST
 
 
 def new_id() -> str:
