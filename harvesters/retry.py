@@ -105,7 +105,8 @@ class RetryPolicy:
         base = self.backoff or 0.0
         # the exponent is capped so a huge retry count cannot overflow; the delay is at MAX_BACKOFF long before
         delay = min(MAX_BACKOFF, base * 2.0 ** min(failures - 1, 64))
-        return delay * (1.0 - JITTER + 2 * JITTER * min(1.0, max(0.0, jitter)))
+        spread = 1.0 - JITTER + 2 * JITTER * min(1.0, max(0.0, jitter))
+        return delay * min(1.0 + JITTER, spread)  # the min: float rounding must not step past +20 %
 
     def _failure(self, status: int | None, headers: Mapping[str, str], attempt: Attempt, now: float,
                  jitter: float) -> Decision:
