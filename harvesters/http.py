@@ -215,7 +215,9 @@ class RecordingAdapter(HTTPAdapter):
                     self._wait(decision, url, type(exc).__name__)
                     attempt = decision.attempt
                     continue
-                raise self._error(decision, url, None, exc) from None
+                if isinstance(decision, GiveUp):
+                    raise self._error(decision, url, None, exc) from None
+                raise  # handed on as it is (the policy never does this with a connection error today)
             self._record(request, raw, body)
             status = raw.status
             self.sink.debug(f"{request.method} {url} -> {status} ({len(body)} bytes)")
