@@ -22,7 +22,7 @@ import requests
 
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError, HarvestStopped
-from swath.harvesters.http import RecordingAdapter, rate_limit_wait
+from swath.harvesters.http import RecordingAdapter, read_limited
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError, TooLarge
 from swath.harvesters.mapping.record import (
@@ -35,6 +35,7 @@ from swath.harvesters.mapping.record import (
     record_headers,
     record_payload,
 )
+from swath.harvesters.retry import Attempt, RetryPolicy, Wait
 from swath.messages import codes
 
 ENTRY_POINT_GROUP = "swath.backends"
@@ -46,6 +47,9 @@ BUILTIN: dict[str, str] = {
 }
 MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is treated as a failure
 RETRY_AFTER_ATTEMPTS = 5
+# Only the waits a 503 asks for: the engine's recording session retries on its own before an answer gets
+# here, and a dry run's plain session reports every other refusal as the backend always has.
+RETRY_POLICY = RetryPolicy(retries=RETRY_AFTER_ATTEMPTS, backoff=None, max_wait=MAX_RETRY_AFTER, max_rate_limits=0)
 
 
 @dataclass(kw_only=True)
@@ -108,15 +112,17 @@ class Backend:
         headers = {"Accept": accept} if accept else {}
         # The engine's recording session enforces the size limit itself; any other (dry run) is read here.
         own_limit = not isinstance(self.http.get_adapter(url), RecordingAdapter)
-        for attempt in range(RETRY_AFTER_ATTEMPTS + 1):
+        attempt = Attempt()
+        while True:
             resp = self.http.get(url, params=params, headers=headers, timeout=self.timeout, stream=own_limit)
-            wait = retry_after(resp)
-            if resp.status_code == 503 and wait is not None and attempt < RETRY_AFTER_ATTEMPTS:
-                resp.close()
-                if wait > MAX_RETRY_AFTER or not self._sleep(wait):
-                    break
-                continue
-            break
+            decision = RETRY_POLICY.decide(status=resp.status_code, headers=resp.headers, attempt=attempt,
+                                           now=time.time())
+            if not isinstance(decision, Wait):
+                break
+            resp.close()
+            if not self._sleep(decision.seconds):
+                break
+            attempt = decision.attempt
         if resp.status_code >= 400:
             resp.close()
             code = codes.TOKEN_NOT_FOUND if resp.status_code == 404 else codes.REMOTE_ERROR
@@ -126,14 +132,11 @@ class Backend:
                        headers=dict(resp.headers))
 
     def _read_limited(self, resp: requests.Response) -> bytes:
-        chunks, size = [], 0
+        def too_large() -> TooLarge:
+            return TooLarge(f"{resp.url}: over the limit of {self.max_bytes} bytes")
+
         with resp:
-            for chunk in resp.iter_content(65536):
-                size += len(chunk)
-                if size > self.max_bytes:
-                    raise TooLarge(f"{resp.url}: over the limit of {self.max_bytes} bytes")
-                chunks.append(chunk)
-        return b"".join(chunks)
+            return read_limited(resp.iter_content(65536), limit=self.max_bytes, too_large=too_large)
 
     def fetch_json(self, url: str, *, params: dict[str, Any] | None = None) -> Any:
         fetched = self.fetch(url, params=params, accept="application/json")
@@ -149,11 +152,6 @@ class Backend:
                 return False
             time.sleep(min(0.2, max(0.0, end - time.monotonic())))
         return True
-
-
-def retry_after(resp: requests.Response) -> float | None:
-    """Seconds a 503's Retry-After asks for (seconds or an HTTP date); None without one."""
-    return rate_limit_wait({"retry-after": resp.headers["Retry-After"]}) if "Retry-After" in resp.headers else None
 
 
 def load_backend(name: str) -> type[Backend]:

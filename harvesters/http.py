@@ -3,9 +3,10 @@
 Mount it on any requests.Session (the harvest's own, twarc's, flickrapi's). It:
 - records a request + response record pair per exchange, the request with secrets redacted,
   the response byte-exact as received (Content-Encoding kept; chunked framing removed);
-- retries connection errors and 5xx (not 501/505) with exponential backoff, waits out 429 using the
-  platform's reset headers and 503 using Retry-After, raises Unauthorized on 401/403 and
-  ResponseTooLarge past the limit (each error carries the HTTP status that ended it);
+- asks the retry policy (harvesters/retry.py) what to do after each answer: it retries connection errors
+  and 5xx (not 501/505) with exponential backoff, waits out 429 using the platform's reset headers and
+  503 using Retry-After, and gives up with Unauthorized on 401/403; the adapter does the waiting and
+  raises the policy's error (each carries the HTTP status that ended it), and ResponseTooLarge past the limit;
 - redacts the values of Set-Cookie headers in the recorded response (session cookies are credentials);
 - for `stream=True` 2xx responses, hands the client a tap that records what it reads in
   segments of complete lines (harvesters/streams.py, docs/harvesting.md).
@@ -13,13 +14,11 @@ Mount it on any requests.Session (the harvest's own, twarc's, flickrapi's). It:
 
 from __future__ import annotations
 
-import email.utils
 import io
 import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -29,14 +28,14 @@ from requests.adapters import HTTPAdapter
 
 from swath.harvesters.errors import HarvestStopped, RateLimited, RemoteError, ResponseTooLarge, Unauthorized
 from swath.harvesters.redaction import Redactor, redact_set_cookie
+from swath.harvesters.retry import MAX_RATE_LIMITS, MAX_RATE_WAIT, Attempt, GiveUp, RetryPolicy, Wait
+from swath.harvesters.retry import rate_limit_wait as rate_limit_wait  # re-exported: its callers import it here
 from swath.harvesters.streams import LineStreamResponse, StreamRecording
 from swath.harvesters.warc import warc_date
+from swath.messages import codes
 
 # hop-by-hop framing that no longer describes the recorded body; kept under the pywb-style prefix
 ORIG_PREFIX = "X-Archive-Orig-"
-MAX_RATE_WAIT = 20 * 60.0  # Twitter windows are 15 minutes; a reset just past one is still waited for
-MAX_RATE_LIMITS = 50
-FINAL_5XX = frozenset({501, 505})  # not implemented / version not supported: asking again cannot help
 _TRANSIENT = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
               urllib3.exceptions.ProtocolError, urllib3.exceptions.ReadTimeoutError)
 
@@ -62,6 +61,18 @@ class Limits:
     max_line_bytes: int = 32 * 1024 * 1024  # a stream line longer than this ends the stream
 
 
+def read_limited(chunks: Iterable[bytes], *, limit: int, too_large: Callable[[], Exception]) -> bytes:
+    """The chunks joined; raises too_large() as soon as they pass `limit` bytes, so the rest is never read
+    (the adapter's body reads and the backends' unrecorded dry-run reads share it)."""
+    parts, size = [], 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise too_large()
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 def _text(value: str | bytes) -> str:
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
@@ -83,39 +94,6 @@ def _recorded_response_headers(items: Iterable[tuple[str, str]], *, decoded: boo
     return out
 
 
-def rate_limit_wait(headers: Any, *, now: float | None = None) -> float | None:
-    """Seconds to wait according to x-rate-limit-reset (epoch) or Retry-After (seconds or date)."""
-    now = time.time() if now is None else now
-    reset = headers.get("x-rate-limit-reset") or headers.get("x-ratelimit-reset")
-    if reset:
-        try:
-            value = float(reset)
-            return max(0.0, (value - now if value > 1e9 else value) + 1.0)
-        except ValueError:
-            pass
-    return retry_after_wait(headers, now=now)
-
-
-def retry_after_wait(headers: Any, *, now: float | None = None) -> float | None:
-    """Seconds a Retry-After header (seconds or an HTTP date) asks for; None without a usable one.
-    A 503 is read only this way: rate-limit reset headers come on every answer of some APIs."""
-    now = time.time() if now is None else now
-    retry_after = headers.get("retry-after")
-    if retry_after:
-        try:
-            return max(0.0, float(retry_after))
-        except ValueError:
-            try:
-                parsed = email.utils.parsedate_to_datetime(retry_after)
-            except (TypeError, ValueError):
-                return None
-            if parsed is not None:
-                if parsed.tzinfo is None:
-                    parsed = parsed.replace(tzinfo=UTC)
-                return max(0.0, parsed.timestamp() - now)
-    return None
-
-
 class RecordingAdapter(HTTPAdapter):
     """An HTTPAdapter that records, retries and enforces limits; see the module docstring."""
 
@@ -125,6 +103,8 @@ class RecordingAdapter(HTTPAdapter):
         self.redactor = redactor
         self.limits = limits
         self.factory = factory  # harvesters.warc.RecordFactory
+        self.policy = RetryPolicy(retries=limits.retries, backoff=limits.backoff, max_wait=MAX_RATE_WAIT,
+                                  max_rate_limits=MAX_RATE_LIMITS)
 
     # --- recording ---
     def _request_parts(self, method: str, url: str, header_items: list[tuple[Any, Any]],
@@ -174,33 +154,50 @@ class RecordingAdapter(HTTPAdapter):
             body = raw.read(decode_content=False)  # the declared length, within the limit: one read
             raw.release_conn()
             return body
-        chunks, size = [], 0
-        for chunk in raw.stream(65536, decode_content=False):
-            size += len(chunk)
-            if size > limit:
-                raw.close()
-                raise ResponseTooLarge(f"response exceeded the limit of {limit} bytes", status=raw.status)
-            chunks.append(chunk)
+
+        def too_large() -> ResponseTooLarge:
+            return ResponseTooLarge(f"response exceeded the limit of {limit} bytes", status=raw.status)
+
+        try:
+            body = read_limited(raw.stream(65536, decode_content=False), limit=limit, too_large=too_large)
+        except ResponseTooLarge:
+            raw.close()
+            raise
         raw.release_conn()
-        return b"".join(chunks)
+        return body
 
     # --- sending ---
-    def _wait(self, seconds: float, url: str) -> None:
-        """The server said how long to wait (429 reset headers, 503 Retry-After): counted as rate limiting."""
-        self.sink.rate_limited(seconds, url)
-        if not self.sink.sleep(seconds):
-            raise HarvestStopped("harvest stopping during a wait the server asked for")
-
-    def _backoff(self, attempt: int, why: str, url: str) -> None:
-        delay = min(60.0, self.limits.backoff * 2 ** (attempt - 1)) * random.uniform(0.8, 1.2)
-        self.sink.debug(f"{why} from {url}; retry {attempt}/{self.limits.retries} in {delay:.1f}s")
-        if not self.sink.sleep(delay):
+    def _wait(self, decision: Wait, url: str, why: str) -> None:
+        if decision.asked_by_server:  # the server said how long (429 reset headers, 503 Retry-After)
+            self.sink.rate_limited(decision.seconds, url)
+            if not self.sink.sleep(decision.seconds):
+                raise HarvestStopped("harvest stopping during a wait the server asked for")
+            return
+        self.sink.debug(f"{why} from {url}; retry {decision.attempt.failures}/{self.policy.retries} "
+                        f"in {decision.seconds:.1f}s")
+        if not self.sink.sleep(decision.seconds):
             raise HarvestStopped("harvest stopping; retry abandoned")
+
+    def _error(self, decision: GiveUp, url: str, raw: Any, exc: Exception | None) -> Exception:
+        """The engine error for the policy's verdict, worded as the platforms' logs have always had it."""
+        status = decision.status
+        if decision.code == codes.UNAUTHORIZED:
+            return Unauthorized(f"{url} answered {status} {raw.reason}: credentials refused", status=status)
+        if decision.code == codes.RATE_LIMITED:
+            return RateLimited(f"{url} still rate limited after {decision.attempt.rate_limits} waits "
+                               f"(next wait {decision.wait or 0.0:.0f}s)", status=status)
+        if decision.reason == "wait_too_long":
+            return RemoteError(f"{url} answered {status} asking to retry after {decision.wait or 0.0:.0f}s "
+                               f"(more than {self.policy.max_wait:.0f}s)", status=status)
+        if exc is not None:
+            return RemoteError(f"{type(exc).__name__} from {url} after {self.policy.retries} retries: "
+                               f"{self.redactor.text(str(exc))}")
+        return RemoteError(f"{url} answered {status} after {self.policy.retries} retries", status=status)
 
     def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
              verify: Any = True, cert: Any = None, proxies: Any = None) -> requests.Response:
         url = self.redactor.url(request.url or "")
-        attempt = rate_limits = 0
+        attempt = Attempt()
         while True:
             if self.sink.requests_refused():
                 raise HarvestStopped(f"harvest stopping; not requesting {url}")
@@ -212,40 +209,26 @@ class RecordingAdapter(HTTPAdapter):
                     return self._stream_response(request, response)
                 body = self._read_body(raw)
             except _TRANSIENT as exc:
-                attempt += 1
-                if attempt > self.limits.retries:
-                    raise RemoteError(f"{type(exc).__name__} from {url} after {self.limits.retries} retries: "
-                                      f"{self.redactor.text(str(exc))}") from None
-                self._backoff(attempt, type(exc).__name__, url)
-                continue
+                decision = self.policy.decide(status=None, headers={}, attempt=attempt, now=time.time(),
+                                              jitter=random.random())
+                if isinstance(decision, Wait):
+                    self._wait(decision, url, type(exc).__name__)
+                    attempt = decision.attempt
+                    continue
+                if isinstance(decision, GiveUp):
+                    raise self._error(decision, url, None, exc) from None
+                raise  # handed on as it is (the policy never does this with a connection error today)
             self._record(request, raw, body)
             status = raw.status
             self.sink.debug(f"{request.method} {url} -> {status} ({len(body)} bytes)")
-            if status == 429:
-                rate_limits += 1
-                wait = rate_limit_wait(raw.headers)
-                if wait is None:
-                    wait = min(MAX_RATE_WAIT, max(self.limits.backoff, 1.0) * 2 ** min(rate_limits, 10))
-                if rate_limits > MAX_RATE_LIMITS or wait > MAX_RATE_WAIT:
-                    raise RateLimited(f"{url} still rate limited after {rate_limits} waits (next wait {wait:.0f}s)",
-                                      status=status)
-                self._wait(wait, url)
+            decision = self.policy.decide(status=status, headers=raw.headers, attempt=attempt, now=time.time(),
+                                          jitter=random.random())
+            if isinstance(decision, Wait):
+                self._wait(decision, url, f"HTTP {status}")
+                attempt = decision.attempt
                 continue
-            if status >= 500 and status not in FINAL_5XX:
-                attempt += 1
-                if attempt > self.limits.retries:
-                    raise RemoteError(f"{url} answered {status} after {self.limits.retries} retries", status=status)
-                wait = retry_after_wait(raw.headers) if status == 503 else None
-                if wait is None:
-                    self._backoff(attempt, f"HTTP {status}", url)
-                elif wait > MAX_RATE_WAIT:
-                    raise RemoteError(f"{url} answered {status} asking to retry after {wait:.0f}s "
-                                      f"(more than {MAX_RATE_WAIT:.0f}s)", status=status)
-                else:
-                    self._wait(wait, url)
-                continue
-            if status in (401, 403):
-                raise Unauthorized(f"{url} answered {status} {raw.reason}: credentials refused", status=status)
+            if isinstance(decision, GiveUp):
+                raise self._error(decision, url, raw, None)
             # the Response requests built keeps its status, headers and cookies; only the body is handed on:
             # as its content when stored as sent (no copy, no second urllib3 response), else replayed
             # through urllib3 so it is decoded as usual

@@ -82,10 +82,12 @@ def test_each_item_has_its_own_outcome(config, listing_type):
     with _server(_entries(list(CATALOG))) as server:
         result = harvest(config, "listing", server.url)
     expected = {
-        "done": {k for k, v in CATALOG.items() if v and not v.get("deleted") and not v.get("skip") and isinstance(v["title"], str)},
+        "done": {k for k, v in CATALOG.items()
+                 if v and not v.get("deleted") and not v.get("skip") and isinstance(v["title"], str)},
         "skipped": {k for k, v in CATALOG.items() if v and v.get("skip")},
         "deleted": {k for k, v in CATALOG.items() if v and v.get("deleted")},
-        "failed": {k for k, v in CATALOG.items() if v is None or (not v.get("skip") and not isinstance(v.get("title"), str))},
+        "failed": {k for k, v in CATALOG.items()
+                   if v is None or (not v.get("skip") and not isinstance(v.get("title"), str))},
     }
     totals = result.totals()
     for status, ids in expected.items():
@@ -161,3 +163,16 @@ def test_dry_run_waits_out_503_retry_after_itself(config, listing_type):
         asked = len(server.requests_to("/list"))
     assert asked == 2  # refused once, asked again after Retry-After (the dry run's session does not retry)
     assert result.totals()["done"] == 1 and result.warcs == [] and result.final["errors"] == []
+
+
+@pytest.mark.parametrize("refusal", [Response(429, b"", headers={"Retry-After": "1"}),
+                                     Response(503, b"", headers={"Retry-After": "601"}),  # over the 600 s bound
+                                     Response(502, b"")])
+def test_dry_run_reports_other_refusals_at_once(config, listing_type, refusal):
+    server = _server(_entries(["a"]))
+    server.routes["/list"] = lambda req: refusal
+    with server:
+        result = harvest(config, "listing", server.url, options={"dryrun": True})
+        asked = len(server.requests_to("/list"))
+    assert asked == 1  # the backend's policy waits only as a 503 asks, and never on its own
+    assert result.codes() == [codes.REMOTE_ERROR] and str(refusal.status) in result.final["errors"][0]["message"]
