@@ -1,4 +1,5 @@
-"""The final status of a finished harvest, kept beside its WARCs (`.swath/harvests/<id>.json`).
+"""A harvest's status: `harvest_status` builds one from its ledger and WARCs; `FinalOutcome` keeps the final
+status of a finished harvest beside its WARCs (`.swath/harvests/<id>.json`).
 
 A start delivered again (a worker died after finishing, before its ack; a requester repeating a start)
 then neither harvests again nor loses the final status. The record is written before the final status
@@ -11,12 +12,32 @@ the request are final.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from swath.core.paths import safe_id
+from swath.harvesters.ledger import LedgerView
 from swath.harvesters.state import write_json_atomic
+from swath.harvesters.warc import ClosedWarc
 from swath.messages import codes
+from swath.messages.model import RUNNING, HarvestStatus, Note, Origin, now_iso
+
+
+def harvest_status(*, harvest_id: str, status: str, origin: Origin, started: str, ledger: LedgerView,
+                   warcs: Sequence[ClosedWarc]) -> HarvestStatus:
+    """A `running` or final status: the notes, counts and ids so far; every WARC of the harvest."""
+    infos = list(ledger.infos)
+    if ledger.rate_limit_waits:  # one note for all the waits, not one per wait
+        infos.append(Note(codes.RATE_LIMITED, f"rate limited {ledger.rate_limit_waits} time(s); "
+                                              f"waited {ledger.rate_limit_seconds:.0f}s in all"))
+    return HarvestStatus(
+        id=harvest_id, status=status, origin=origin, date_started=started,
+        date_ended=None if status == RUNNING else now_iso(),
+        infos=infos, warnings=ledger.warnings, errors=ledger.errors, stats=ledger.stats,
+        token_updates=ledger.token_updates, uids=ledger.uids,
+        warcs_count=len(warcs), warcs_bytes=sum(w.bytes for w in warcs),
+    )
 
 
 class FinalOutcome:

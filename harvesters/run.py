@@ -1,14 +1,15 @@
 """Running one harvest.start message: `run_harvest` (the swath.core.jobs.Job) takes the harvest's claim,
-builds the `Harvest` and the platform's `Harvester`, and `_Run` drives it.
+builds its `Recorder`, the `Harvest` the platform sees and the platform's `Harvester`; `_Run` drives them:
+start → claim → resume → the platform method → final status (the worker acks when the job returns).
 
 The platform method runs in its own thread; the job's thread is the control loop that publishes
-(running statuses, warc_created at each rotation, the final status), rotates WARCs by size and
-time, and turns harvest.stop / shutdown into `Harvest.stopping` and closed streams.
+(running statuses, warc_created at each rotation, the final status), asks the recorder to rotate WARCs
+by size and time, and passes harvest.stop / shutdown on to it. Only the recorder's public interface is
+used here (harvesters/recorder.py).
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 import traceback
@@ -23,7 +24,8 @@ from swath.harvesters import registry
 from swath.harvesters.base import Harvest, Harvester
 from swath.harvesters.claims import ClaimLost, HarvestClaim
 from swath.harvesters.errors import HarvestError, HarvestStopped
-from swath.harvesters.outcome import FinalOutcome, is_final
+from swath.harvesters.outcome import FinalOutcome, harvest_status, is_final
+from swath.harvesters.recorder import Recorder
 from swath.harvesters.warc import ClosedWarc, WarcWriteFailed, find_harvest_warcs
 from swath.messages import codes
 from swath.messages.model import (
@@ -44,9 +46,11 @@ TICK = 0.1  # control-loop period: bounds how late a rotation, status or stop is
 class _Run:
     """The control loop of one harvest, on the job's thread (the only thread that publishes)."""
 
-    def __init__(self, *, harvest: Harvest, harvester: Harvester, method: str, ctx: JobContext,
+    def __init__(self, *, recorder: Recorder, harvester: Harvester, method: str, ctx: JobContext,
                  status_key: str, origin: Origin) -> None:
-        self.harvest = harvest
+        self.recorder = recorder
+        self.ledger = recorder.ledger
+        self.start = recorder.start
         self.harvester = harvester
         self.method = method
         self.ctx = ctx
@@ -55,11 +59,15 @@ class _Run:
         self.started = now_iso()
         self.exc: BaseException | None = None
 
+    def status(self, status: str) -> HarvestStatus:
+        return harvest_status(harvest_id=self.start.id, status=status, origin=self.origin, started=self.started,
+                              ledger=self.ledger.view(), warcs=self.recorder.warcs)
+
     def publish_status(self, status: str) -> None:
-        self.ctx.publish(self.status_key, self.harvest._status(status, self.origin, self.started).to_dict())
+        self.ctx.publish(self.status_key, self.status(status).to_dict())
 
     def publish_warc(self, warc: ClosedWarc) -> None:
-        start = self.harvest.start
+        start = self.start
         self.ctx.publish(WARC_CREATED, WarcCreated(
             path=str(warc.path), sha1=warc.sha1, bytes=warc.bytes, warc_id=warc.warc_id,
             date_created=warc.date_created, collection_set_id=start.collection_set_id or "unknown",
@@ -67,11 +75,7 @@ class _Run:
         ).to_dict())
 
     def drain(self) -> None:
-        while True:
-            try:
-                warc = self.harvest._outbox.get_nowait()
-            except queue.Empty:
-                return
+        for warc in self.recorder.take_closed():
             self.publish_warc(warc)
 
     def _target(self) -> None:
@@ -81,55 +85,54 @@ class _Run:
             self.exc = exc
 
     def progress(self) -> str:
-        harvest = self.harvest
-        total = sum(w.bytes for w in harvest.warcs)
-        return (f"harvest {harvest.start.id}: {harvest.items_so_far()} items, "
-                f"{len(harvest.warcs)} WARC(s) closed, {total} bytes")
+        warcs = self.recorder.warcs
+        return (f"harvest {self.start.id}: {self.ledger.items_so_far()} items, "
+                f"{len(warcs)} WARC(s) closed, {sum(w.bytes for w in warcs)} bytes")
 
     def run(self) -> None:
-        harvest, ctx = self.harvest, self.ctx
-        outcome = FinalOutcome(directory=harvest.directory, harvest_id=harvest.start.id)
+        recorder, ctx, harvest_id = self.recorder, self.ctx, self.start.id
+        outcome = FinalOutcome(directory=recorder.directory, harvest_id=harvest_id)
         if self._finished_before(outcome):
             return
-        if stop_recorded(ctx.config.data_root, harvest.start.id):  # stopped while between workers
-            ctx.log.info("harvest %s was stopped while no worker ran it; stopping now", harvest.start.id)
+        if stop_recorded(ctx.config.data_root, harvest_id):  # stopped while between workers
+            ctx.log.info("harvest %s was stopped while no worker ran it; stopping now", harvest_id)
             ctx.stop.set()
-        prior = harvest._resume(continues_from_state=self.harvester.continues_from_state)
+        prior = recorder.resume(continues_from_state=self.harvester.continues_from_state)
         self.publish_status(RUNNING)
         for warc in prior:  # reported again: warc ids are stable, consumers treat them idempotently
             self.publish_warc(warc)
-        worker = threading.Thread(target=self._target, name=f"harvest-{harvest.start.id}", daemon=True)
+        worker = threading.Thread(target=self._target, name=f"harvest-{harvest_id}", daemon=True)
         worker.start()
         try:
             self._loop(worker)
         except BaseException:
             # e.g. publishing failed: end the platform thread too, or a redelivery would race with it
-            harvest._begin_stop(shutdown=True)
+            recorder.begin_stop(shutdown=True)
             raise
-        interrupted = ctx.shutdown.is_set() and not harvest.stop_requested
+        interrupted = ctx.shutdown.is_set() and not recorder.stop_requested
         try:
-            harvest._rotate(last=True, final=not interrupted)
+            recorder.finish(final=not interrupted)
         except WarcWriteFailed as exc:
             if isinstance(exc.__cause__, ClaimLost):  # another process may run it now: no final status
                 raise JobInterrupted(str(exc.__cause__)) from exc
             if not isinstance(self.exc, WarcWriteFailed):  # else the platform thread's error says it
-                harvest.error(codes.LOCAL_FAULT, str(exc))
+                self.ledger.error(codes.LOCAL_FAULT, str(exc))
         self.drain()
         ctx.progress(self.progress())
         if interrupted:
-            ctx.log.info("harvest %s interrupted by shutdown; it resumes when redelivered", harvest.start.id)
-            raise JobInterrupted(f"harvest {harvest.start.id} interrupted by shutdown")
+            ctx.log.info("harvest %s interrupted by shutdown; it resumes when redelivered", harvest_id)
+            raise JobInterrupted(f"harvest {harvest_id} interrupted by shutdown")
         self._record_outcome()
-        final = COMPLETED_FAILURE if harvest.errors else COMPLETED_SUCCESS
-        body = harvest._status(final, self.origin, self.started).to_dict()
+        final = COMPLETED_FAILURE if self.ledger.failed else COMPLETED_SUCCESS
+        body = self.status(final).to_dict()
         try:
-            harvest.fence()
+            recorder.fence()
         except ClaimLost as exc:
             raise JobInterrupted(str(exc)) from exc
         outcome.write(body, published=False)
         ctx.publish(self.status_key, body)
         outcome.write(body, published=True)
-        clear_stop(ctx.config.data_root, harvest.start.id)
+        clear_stop(ctx.config.data_root, harvest_id)
         ctx.log.info("%s: %s", self.progress(), final)
 
     def _finished_before(self, outcome: FinalOutcome) -> bool:
@@ -137,36 +140,36 @@ class _Run:
         record = outcome.read()
         if record is None:
             return False
-        harvest, ctx = self.harvest, self.ctx
+        ctx, harvest_id = self.ctx, self.start.id
         if not is_final(record):
-            ctx.log.info("harvest %s ended on a local fault (%s); resuming it", harvest.start.id,
+            ctx.log.info("harvest %s ended on a local fault (%s); resuming it", harvest_id,
                          "; ".join(e["message"] for e in record["status"]["errors"])[:500])
             return False
         if record["published"]:
             ctx.log.info("harvest %s already finished (%s); redelivered start ignored",
-                         harvest.start.id, record["status"]["status"])
+                         harvest_id, record["status"]["status"])
             return True
         ctx.log.info("harvest %s finished but its final status was not confirmed; publishing it again",
-                     harvest.start.id)
-        done, _leftovers = find_harvest_warcs(harvest.directory, harvest.start.id)
+                     harvest_id)
+        done, _leftovers = find_harvest_warcs(self.recorder.directory, harvest_id)
         for path in done:
-            self.publish_warc(ClosedWarc.of(path, harvest.start.id))
+            self.publish_warc(ClosedWarc.of(path, harvest_id))
         ctx.publish(self.status_key, record["status"])
         outcome.write(record["status"], published=True)
         return True
 
     def _loop(self, worker: threading.Thread) -> None:
         """Until the platform thread ends: stop, rotation, warc_created, running statuses, progress."""
-        harvest, ctx = self.harvest, self.ctx
+        recorder, ctx = self.recorder, self.ctx
         interval = max(ctx.config.status_interval, TICK)
         next_status = time.monotonic() + interval
         next_progress = time.monotonic()
         while worker.is_alive():
             worker.join(TICK)
             if ctx.stop.is_set():
-                harvest._begin_stop(shutdown=ctx.shutdown.is_set())
-            if harvest._rotate_due():
-                harvest._rotate()
+                recorder.begin_stop(shutdown=ctx.shutdown.is_set())
+            if recorder.rotate_due():
+                recorder.rotate()
             self.drain()
             now = time.monotonic()
             if now >= next_status:
@@ -178,20 +181,19 @@ class _Run:
                 next_progress = now + 1.0
 
     def _record_outcome(self) -> None:
-        exc, harvest = self.exc, self.harvest
-        if exc is None or (isinstance(exc, HarvestStopped) and harvest.stopping):
+        exc, ledger, redactor = self.exc, self.ledger, self.recorder.redactor
+        if exc is None or (isinstance(exc, HarvestStopped) and self.recorder.stopping):
             return
         if isinstance(exc, WarcWriteFailed):  # the disk, not the remote side: see FinalOutcome
-            harvest.error(codes.LOCAL_FAULT, str(exc))
+            ledger.error(codes.LOCAL_FAULT, str(exc))
             return
         if isinstance(exc, HarvestError):
-            harvest.error(exc.code, exc.message, exc.seed_id)
-            self.ctx.log.warning("harvest %s failed: %s: %s", harvest.start.id, exc.code,
-                                 harvest.redactor.text(exc.message))
+            ledger.error(exc.code, exc.message, exc.seed_id)
+            self.ctx.log.warning("harvest %s failed: %s: %s", self.start.id, exc.code, redactor.text(exc.message))
             return
-        text = harvest.redactor.text("".join(traceback.format_exception(exc)))
-        harvest.error(codes.UNKNOWN_ERROR, harvest.redactor.text(f"{type(exc).__name__}: {exc}"))
-        self.ctx.log.error("harvest %s failed unexpectedly:\n%s", harvest.start.id, text)
+        text = redactor.text("".join(traceback.format_exception(exc)))
+        ledger.error(codes.UNKNOWN_ERROR, redactor.text(f"{type(exc).__name__}: {exc}"))
+        self.ctx.log.error("harvest %s failed unexpectedly:\n%s", self.start.id, text)
 
 
 def _refuse(ctx: JobContext, status_key: str, start: HarvestStart, service: str, code: str, message: str) -> None:
@@ -238,17 +240,17 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
 def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, status_key: str,
                  ctx: JobContext, fence: Callable[[], None]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    harvest = Harvest(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start), log=ctx.log,
-                      fence=fence)
+    recorder = Recorder(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start),
+                        log=ctx.log, fence=fence)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:
-            harvester = cls(harvest=harvest)
+            harvester = cls(harvest=Harvest(recorder=recorder))
         except Exception as exc:  # a platform that cannot even start (e.g. credentials missing)
             code = exc.code if isinstance(exc, HarvestError) else codes.UNKNOWN_ERROR
             return _refuse(ctx, status_key, start, cls.service, code,
-                           harvest.redactor.text(f"{type(exc).__name__}: {exc}"))
-        _Run(harvest=harvest, harvester=harvester, method=cls.types[start.type], ctx=ctx,
+                           recorder.redactor.text(f"{type(exc).__name__}: {exc}"))
+        _Run(recorder=recorder, harvester=harvester, method=cls.types[start.type], ctx=ctx,
              status_key=status_key, origin=origin).run()
     finally:
-        harvest.close()
+        recorder.close()

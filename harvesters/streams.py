@@ -24,7 +24,7 @@ STREAM_FLUSH_BYTES = 1 << 20  # complete lines are written as a segment once thi
 
 
 class StreamSink(Protocol):
-    """What the tap needs from the harvest that owns it (harvesters.base.Harvest)."""
+    """What the tap needs from the recorder it writes into (harvesters/recorder.py `Recorder`)."""
 
     def write_records(self, records: list | Callable[[], list]) -> None: ...
     def remove_stream(self, stream: StreamRecording) -> None: ...

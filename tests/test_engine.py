@@ -212,7 +212,7 @@ def test_adapter_on_another_session_redacts_oauth1(config, data_root, server):
     """A client library's own Session (as twarc/flickrapi have) signing with OAuth 1.0a."""
     from requests_oauthlib import OAuth1
 
-    from swath.harvesters.base import Harvest
+    from swath.harvesters.recorder import Recorder
     from swath.messages.model import HarvestStart
     from tests.test_engine_support import raw_bytes as warc_bytes
 
@@ -220,18 +220,18 @@ def test_adapter_on_another_session_redacts_oauth1(config, data_root, server):
     creds = {"consumer_key": "ck-123456789", "consumer_secret": "cs-abcdefghij",
              "access_token": "at-987654321", "access_token_secret": "ats-zyxwvuts", "api_key": SECRET}
     start = HarvestStart.from_dict(start_message(server.url + "/pages", credentials=creds))
-    harvest = Harvest(start=start, config=config, directory=data_root / "coll")
+    recorder = Recorder(start=start, config=config, directory=data_root / "coll")
     (data_root / "coll").mkdir()
     session = requests.Session()
-    session.mount("http://", harvest.recording_adapter(["extra-secret-42"]))
+    session.mount("http://", recorder.recording_adapter(["extra-secret-42"]))
     auth = OAuth1(creds["consumer_key"], creds["consumer_secret"], creds["access_token"], creds["access_token_secret"])
     response = session.post(server.url + "/pages", params={"api_key": SECRET},
                             data={"status": "hello", "note": "extra-secret-42"}, auth=auth)
     assert response.status_code == 200 and response.json()["items"] == [{"id": 0, "text": "item 0"},
                                                                         {"id": 1, "text": "item 1"}]
     assert server.requests[0].headers["Authorization"].startswith("OAuth ")  # really signed
-    harvest._rotate(last=True, final=True)
-    harvest.close()
+    recorder.finish(final=True)
+    recorder.close()
     files = warc_files(data_root)
     data = warc_bytes(files)
     signature = server.requests[0].headers["Authorization"].split('oauth_signature="')[1].split('"')[0]

@@ -1,4 +1,4 @@
-"""The recording session on its own (a Harvest without the job around it): which statuses are final,
+"""The recording session on its own (a Recorder without the job around it): which statuses are final,
 retried or waited for, the HTTP status carried by engine errors, Set-Cookie and secrets learnt late."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 from swath.harvesters.base import Harvest
 from swath.harvesters.errors import RemoteError, ResponseTooLarge, Unauthorized
 from swath.harvesters.http import MAX_RATE_WAIT
+from swath.harvesters.recorder import Recorder
 from swath.messages.model import HarvestStart
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk
 from tests.test_engine_support import raw_bytes, read_records, start_message, warc_files, warcio_check
@@ -30,15 +31,16 @@ def server():
 
 
 @contextlib.contextmanager
-def recording(config, directory, **changes) -> Iterator[Harvest]:
-    """A Harvest whose WARC is closed (and its writer ended) when the block ends."""
+def recording(config, directory, **changes) -> Iterator[Recorder]:
+    """A harvest's recorder (its `http` is the platform's `harvest.http`) whose WARC is closed (and its
+    writer ended) when the block ends."""
     config = dataclasses.replace(config, **{"http_retries": 3, "http_backoff": 0.01, **changes})
-    harvest = Harvest(start=HarvestStart.from_dict(start_message("unused")), config=config, directory=directory)
+    recorder = Recorder(start=HarvestStart.from_dict(start_message("unused")), config=config, directory=directory)
     try:
-        yield harvest
+        yield recorder
     finally:
-        harvest._rotate(last=True, final=True)
-        harvest.close()
+        recorder.finish(final=True)
+        recorder.close()
 
 
 def recorded_statuses(directory) -> list[str]:
@@ -48,8 +50,8 @@ def recorded_statuses(directory) -> list[str]:
 @pytest.mark.parametrize("status", [501, 505])
 def test_501_and_505_are_final_answers_not_retried(config, data_root, server, status):
     server.route("/sync")(lambda request: Response(status, b"not here"))
-    with recording(config, data_root) as harvest:
-        response = harvest.http.get(server.url + "/sync")
+    with recording(config, data_root) as recorder:
+        response = recorder.http.get(server.url + "/sync")
     assert response.status_code == status and response.content == b"not here"
     assert len(server.requests_to("/sync")) == 1
     assert recorded_statuses(data_root) == [str(status)]
@@ -58,10 +60,10 @@ def test_501_and_505_are_final_answers_not_retried(config, data_root, server, st
 def test_503_with_retry_after_waits_as_asked_and_counts_as_rate_limited(config, data_root, server):
     answers = [Response(503, b"maintenance", headers={"Retry-After": "1"}), Response(200, b'{"ok": true}')]
     server.route("/busy")(lambda request: answers.pop(0))
-    with recording(config, data_root) as harvest:
-        response = harvest.http.get(server.url + "/busy")
+    with recording(config, data_root) as recorder:
+        response = recorder.http.get(server.url + "/busy")
     assert response.json() == {"ok": True}
-    waits, seconds = harvest._rate_limits
+    waits, seconds = recorder.ledger.rate_limits
     assert waits == 1 and seconds == 1.0  # the server's wait, not the 0.01 s backoff
     assert recorded_statuses(data_root) == ["503", "200"]
 
@@ -69,19 +71,19 @@ def test_503_with_retry_after_waits_as_asked_and_counts_as_rate_limited(config, 
 def test_503_asking_for_longer_than_the_bound_fails_at_once_with_its_status(config, data_root, server):
     asked = int(MAX_RATE_WAIT) + 60
     server.route("/busy")(lambda request: Response(503, b"down for hours", headers={"Retry-After": str(asked)}))
-    with recording(config, data_root) as harvest, pytest.raises(RemoteError) as caught:
-        harvest.http.get(server.url + "/busy")
+    with recording(config, data_root) as recorder, pytest.raises(RemoteError) as caught:
+        recorder.http.get(server.url + "/busy")
     assert caught.value.status == 503 and str(asked) in caught.value.message
-    assert len(server.requests_to("/busy")) == 1 and harvest._rate_limits[0] == 0
+    assert len(server.requests_to("/busy")) == 1 and recorder.ledger.rate_limits[0] == 0
 
 
 def test_a_503_with_only_a_rate_limit_reset_header_gets_the_ordinary_backoff(config, data_root, server):
     reset = "9999999999"  # Twitter sends its window reset on every answer; it is no reason to wait on a 503
     answers = [Response(503, b"busy", headers={"x-rate-limit-reset": reset}), Response(200, b"{}")]
     server.route("/busy")(lambda request: answers.pop(0))
-    with recording(config, data_root) as harvest:
-        assert harvest.http.get(server.url + "/busy").status_code == 200
-    assert harvest._rate_limits[0] == 0 and len(server.requests_to("/busy")) == 2
+    with recording(config, data_root) as recorder:
+        assert recorder.http.get(server.url + "/busy").status_code == 200
+    assert recorder.ledger.rate_limits[0] == 0 and len(server.requests_to("/busy")) == 2
 
 
 def test_engine_errors_carry_the_http_status(config, data_root, server):
@@ -90,12 +92,12 @@ def test_engine_errors_carry_the_http_status(config, data_root, server):
     server.route("/big")(lambda request: Response(200, b"x" * 500))
     with FakeServer() as gone:
         unreachable = gone.url + "/nothing"
-    with recording(config, data_root, max_response_bytes=100) as harvest:
+    with recording(config, data_root, max_response_bytes=100) as recorder:
         outcomes = {}
         for path, url in [("/denied", server.url + "/denied"), ("/broken", server.url + "/broken"),
                           ("/big", server.url + "/big"), ("unreachable", unreachable)]:
             with pytest.raises((Unauthorized, RemoteError, ResponseTooLarge)) as caught:
-                harvest.http.get(url)
+                recorder.http.get(url)
             outcomes[path] = (type(caught.value), caught.value.status)
     assert outcomes == {"/denied": (Unauthorized, 403), "/broken": (RemoteError, 502),
                         "/big": (ResponseTooLarge, 200), "unreachable": (RemoteError, None)}
@@ -120,11 +122,11 @@ def test_set_cookie_values_are_redacted_and_the_rest_of_the_response_kept(config
     server.route("/login")(login)
     server.route("/stream")(stream)
     server.route("/logout")(lambda request: Response(200, b"bye", headers={"Set-Cookie": cookies[2]}))
-    with recording(config, data_root) as harvest:
-        answer = harvest.http.get(server.url + "/login")
-        with harvest.http.get(server.url + "/stream", stream=True) as streamed:
+    with recording(config, data_root) as recorder:
+        answer = recorder.http.get(server.url + "/login")
+        with recorder.http.get(server.url + "/stream", stream=True) as streamed:
             lines = list(streamed.iter_lines())
-        harvest.http.get(server.url + "/logout")
+        recorder.http.get(server.url + "/logout")
     assert answer.cookies["sessionid"] == session and answer.content == body  # the client sees the real one
     assert lines == [b'{"id": 1}']
     assert server.requests_to("/stream")[0].headers["Cookie"] == f"sessionid={session}"  # and sends it
@@ -146,13 +148,14 @@ def test_a_secret_learnt_during_the_harvest_is_redacted_from_then_on(config, dat
     token = "late-token-5e6f7a8b"
     server.route("/api")(lambda request: Response(200, b"{}"))
     caplog.set_level(logging.DEBUG, logger="urllib3.connectionpool")
-    with recording(config, data_root) as harvest:
+    with recording(config, data_root) as recorder:
+        harvest = Harvest(recorder=recorder)  # the platform's view of it
         harvest.add_secret(token)
         harvest.http.get(server.url + "/api", params={"session": token}, headers={"X-Session": token})
         harvest.warning("note", f"session {token} is about to expire")
     assert server.requests_to("/api")[0].arg("session") == token  # what is sent is untouched
     assert token.encode() not in raw_bytes(warc_files(data_root))
-    assert harvest.warnings[0].message == "session REDACTED is about to expire"
+    assert recorder.ledger.view().warnings[0].message == "session REDACTED is about to expire"
     assert "/api?session=" in caplog.text and token not in caplog.text
 
 
@@ -161,9 +164,9 @@ def test_bodies_reach_the_client_decoded_and_the_warc_as_sent(config, data_root,
     packed = gzip.compress(plain)
     server.route("/plain")(lambda request: Response(200, plain))
     server.route("/packed")(lambda request: Response(200, packed, headers={"Content-Encoding": "gzip"}))
-    with recording(config, data_root) as harvest:
-        as_sent = harvest.http.get(server.url + "/plain")
-        encoded = harvest.http.get(server.url + "/packed")
+    with recording(config, data_root) as recorder:
+        as_sent = recorder.http.get(server.url + "/plain")
+        encoded = recorder.http.get(server.url + "/packed")
     assert as_sent.content == plain and b"".join(as_sent.iter_content(7)) == plain
     assert encoded.content == plain and encoded.json() == json.loads(plain)
     files = warc_files(data_root)

@@ -1,0 +1,271 @@
+"""The recorder of one harvest: everything whose truth is the WARCs on disk.
+
+It owns the WARC series (a writer thread, rotation by size and, for streams, by time), the streams
+being recorded, the recorded HTTP session and the adapters for client libraries' sessions (it is the
+`Sink` they write into), the collection's state and the resume journal, both committed only once the
+WARC holding their data is complete, and the outbox of closed WARCs that the run reports. It also turns
+a stop or shutdown into refused requests, ended sleeps and closed streams.
+
+Used by harvesters/run.py (the methods under "the run's interface") and, for the platform, through
+harvesters/base.py `Harvest`. See docs/harvesting.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from swath.core.config import Config
+from swath.core.encodings import ACCEPT_ENCODING
+from swath.harvesters.http import Limits, RecordingAdapter
+from swath.harvesters.ledger import Ledger
+from swath.harvesters.redaction import Redactor, install_log_filter
+from swath.harvesters.state import StateStore
+from swath.harvesters.streams import StreamRecording
+from swath.harvesters.warc import (
+    SOFTWARE,
+    ClosedWarc,
+    RecordFactory,
+    WarcSeries,
+    find_harvest_warcs,
+    name_pattern,
+    recover,
+)
+from swath.messages import codes
+from swath.messages.model import HarvestStart
+
+# the journal's key in the collection's state: committed with each WARC, removed when the harvest ends
+JOURNAL_PREFIX = "harvest:"
+
+
+class Recorder:
+    """The WARCs, state, streams and journal of one harvest (see the module docstring)."""
+
+    def __init__(self, *, start: HarvestStart, config: Config, directory: Path, stream: bool = False,
+                 log: logging.Logger | None = None, fence: Callable[[], None] = lambda: None) -> None:
+        self.start = start
+        self.config = config
+        self.directory = directory
+        self.is_stream = stream
+        self.log = log
+        self.fence = fence  # raises ClaimLost if this process no longer holds the harvest's claim
+        self.redactor = Redactor(start.credentials.values())
+        self.ledger = Ledger(redactor=self.redactor)
+        self.state = StateStore(directory=directory)
+        self.resumed = False  # True when this run continues an interrupted harvest of the same id
+        self.stop_requested = False  # harvest.stop (not a shutdown) ended this stream
+        self._lock = threading.Lock()
+        self._warcs: list[ClosedWarc] = []
+        self._stopping = threading.Event()
+        self._refuse = threading.Event()  # no new requests; sleeps end early
+        self._streams: set[StreamRecording] = set()
+        self._outbox: queue.SimpleQueue[ClosedWarc] = queue.SimpleQueue()
+        self._factory = RecordFactory()
+        self._redactors: list[Redactor] = []
+        self._period_start = time.monotonic()  # when the current WARC period began (time rotation)
+        self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo(),
+                                  on_closed=self._closed, before_rename=fence)
+        self._limits = Limits(retries=config.http_retries, backoff=config.http_backoff,
+                              timeout=config.http_timeout, max_response_bytes=config.max_response_bytes,
+                              max_line_bytes=config.stream_max_line_bytes)
+        self.http = requests.Session()
+        self.http.headers["Accept-Encoding"] = ACCEPT_ENCODING  # only codings the WARC readers undo
+        adapter = self.recording_adapter([])
+        self.http.mount("http://", adapter)
+        self.http.mount("https://", adapter)
+
+    # --- what the platform reaches through Harvest ---
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def recording_adapter(self, secrets: list[str]) -> HTTPAdapter:
+        """An adapter recording into this harvest's WARCs; mount it on a client library's Session."""
+        redactor = Redactor([*self.start.credentials.values(), *secrets])
+        self._redactors.append(redactor)
+        install_log_filter().add(redactor)
+        return RecordingAdapter(sink=self, redactor=redactor, limits=self._limits, factory=self._factory)
+
+    def add_secret(self, value: str) -> None:
+        self.redactor.add(value)
+        for redactor in self._redactors:
+            redactor.add(value)
+
+    def write_record(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
+                     headers: dict[str, str] | None = None) -> None:
+        self.write_records([self._factory.plain(uri=uri, record_type=record_type, payload=payload,
+                                                content_type=content_type, headers=headers)])
+
+    # --- the Sink the recording adapter and stream taps write into (harvesters/http.py, streams.py) ---
+    def write_records(self, records: list[Any] | Callable[[], list[Any]]) -> None:
+        """Queue records (or a function building them) for the current WARC, in order."""
+        self._series.write(records)
+
+    def rate_limited(self, wait: float, url: str) -> None:
+        self.ledger.rate_limited(wait)
+        self.debug(f"rate limited by {url}; waiting {wait:.1f}s")
+
+    def requests_refused(self) -> bool:
+        return self._refuse.is_set()
+
+    def sleep(self, seconds: float) -> bool:
+        """Wait; False if a stop or shutdown ended the wait early."""
+        return not self._refuse.wait(seconds)
+
+    def add_stream(self, stream: StreamRecording) -> None:
+        with self._lock:
+            self._streams.add(stream)
+
+    def remove_stream(self, stream: StreamRecording) -> None:
+        with self._lock:
+            self._streams.discard(stream)
+
+    def debug(self, text: str) -> None:
+        if self.log is not None and self.log.isEnabledFor(logging.DEBUG):
+            self.log.debug("harvest %s: %s", self.start.id, self.redactor.text(text))
+
+    # --- the run's interface (harvesters/run.py) ---
+    @property
+    def warcs(self) -> list[ClosedWarc]:
+        """Every closed WARC of this harvest, an interrupted run's included."""
+        with self._lock:
+            return list(self._warcs)
+
+    def take_closed(self) -> list[ClosedWarc]:
+        """The WARCs closed since the last call, in order: each is reported once in warc_created."""
+        closed = []
+        while True:
+            try:
+                closed.append(self._outbox.get_nowait())
+            except queue.Empty:
+                return closed
+
+    def resume(self, *, continues_from_state: bool = False) -> list[ClosedWarc]:
+        """Find this harvest's earlier WARCs, recover `.open` leftovers and take up the journal; returns
+        the WARCs of an interrupted run (to report again), [] for a harvest starting afresh."""
+        done, leftovers = find_harvest_warcs(self.directory, self.start.id)
+        for path in leftovers:
+            final = recover(path)
+            if final is None:
+                self.ledger.warning(codes.WARC_RECOVERED, f"{path.name} held no complete record and was removed")
+            else:
+                self.ledger.warning(codes.WARC_RECOVERED,
+                                    f"{path.name} was cut after its last complete record and closed")
+                done.append(final)
+        if not done and not leftovers and self.state.get(self._journal_key) is None:
+            return []
+        self.resumed = True
+        journal = self.state.get(self._journal_key, {})
+        # a REST harvest without checkpoints starts again from its first page: so do its counts
+        counts = bool(journal.get("checkpoints")) or self.is_stream or continues_from_state
+        self.ledger.restore(journal, counts=counts)
+        pattern = name_pattern(self.start.id)
+
+        def serial(path: Path) -> int:
+            match = pattern.match(path.name)
+            assert match is not None  # find_harvest_warcs returns only names of this pattern
+            return int(match.group(2))
+
+        done.sort(key=serial)
+        if done:
+            self._series.serial = serial(done[-1]) + 1
+        self.ledger.warning(codes.HARVEST_RESUMED,
+                            f"resumed an interrupted harvest; {len(done)} earlier WARC(s) kept")
+        prior = [ClosedWarc.of(p, self.start.id) for p in done]
+        with self._lock:
+            self._warcs.extend(prior)
+        return prior
+
+    def begin_stop(self, *, shutdown: bool) -> None:
+        """harvest.stop ends a stream (REST harvests ignore it); shutdown ends any harvest."""
+        if not (shutdown or self.is_stream) or self._refuse.is_set():
+            return
+        # a stream stopped by harvest.stop stays stopped even if a shutdown follows: it finishes
+        self.stop_requested = not shutdown
+        self._stopping.set()
+        self._refuse.set()
+        for stream in self._current_streams():
+            stream.stop()  # the client reads what was recorded, then EOF; reconnecting gets HarvestStopped
+
+    def rotate_due(self) -> bool:
+        """Size: the WARC on disk passed the limit. Time (streams only): the WARC period is over and
+        there is something to put in it. Stream bytes that would pass the size limit uncompressed
+        are written out first, so the compressed size can be judged."""
+        series = self._series
+        if series.rotation_pending.is_set():
+            return False
+        streams = self._current_streams()
+        buffered = sum(stream.buffered for stream in streams)
+        if buffered and series.written + buffered >= self.config.warc_max_bytes:
+            for stream in streams:
+                stream.flush_segment()
+            buffered = sum(stream.buffered for stream in streams)
+        if series.written >= self.config.warc_max_bytes:
+            return True
+        due = time.monotonic() - self._period_start >= self.config.warc_max_seconds
+        return self.is_stream and due and bool(series.written or buffered)
+
+    def rotate(self) -> None:
+        """Close the current WARC (stream segments flushed into it first); the state staged so far and
+        the journal are committed once it is complete on disk, as its data is queued ahead of the close."""
+        for stream in self._current_streams():
+            stream.flush_segment()
+        self._close((self.state.take_pending(), self.ledger.journal()), last=False)
+
+    def finish(self, *, final: bool) -> None:
+        """Close the last WARC (ending the streams) and wait for the writer; raises WarcWriteFailed if
+        writing failed. `final`: the harvest is over, so its journal is removed; otherwise (a shutdown)
+        the journal is kept for the run that resumes it."""
+        for stream in self._current_streams():
+            stream.finish()
+        self._close((self.state.take_pending(), None if final else self.ledger.journal()), last=True)
+
+    def close(self) -> None:
+        """Release the session and stop redacting this harvest's secrets from library logs."""
+        self.http.close()
+        for redactor in self._redactors:
+            install_log_filter().remove(redactor)
+
+    # --- internals ---
+    @property
+    def _journal_key(self) -> str:
+        return f"{JOURNAL_PREFIX}{self.start.id}"
+
+    def _current_streams(self) -> list[StreamRecording]:
+        with self._lock:
+            return list(self._streams)
+
+    def _close(self, token: tuple[dict[str, Any], dict[str, Any] | None], *, last: bool) -> None:
+        self._period_start = time.monotonic()
+        if last:
+            self._series.finish(token)
+        else:
+            self._series.rotate(token)
+
+    def _closed(self, closed: ClosedWarc | None, token: tuple[dict[str, Any], dict[str, Any] | None]) -> None:
+        """On the writer thread, after a WARC was closed, fsynced and renamed."""
+        staged, journal = token
+        if closed is not None:
+            with self._lock:
+                self._warcs.append(closed)
+            self._outbox.put(closed)
+        self.state.commit({**staged, self._journal_key: journal})
+
+    def _warcinfo(self) -> dict[str, str]:
+        return {
+            "software": SOFTWARE,
+            "format": "WARC File Format 1.0",
+            "hostname": self.config.host,
+            "swath-harvest-id": self.start.id,
+            "swath-harvest-type": self.start.type,
+            "swath-collection-set-id": self.start.collection_set_id,
+            "swath-collection-id": self.start.collection_id,
+        }
