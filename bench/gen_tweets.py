@@ -30,7 +30,7 @@ URL = ("https://api.twitter.com/2/tweets/search/recent?query=bench&max_results=1
 def user(rng: random.Random, uid: int) -> dict:
     return {
         "id": str(uid), "username": f"user_{uid}", "name": f"User {uid} {rng.choice(WORDS)}",
-        "created_at": "2012-05-0%dT10:00:00.000Z" % rng.randint(1, 9),
+        "created_at": f"2012-05-0{rng.randint(1, 9)}T10:00:00.000Z",
         "description": " ".join(rng.choices(WORDS, k=12)) + "\nsecond line #" + rng.choice(WORDS),
         "location": rng.choice(["Washington, DC", "Kiel", "東京", ""]), "protected": False, "verified": False,
         "profile_image_url": f"https://pbs.twimg.com/profile_images/{uid}/photo_normal.jpg",

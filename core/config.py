@@ -7,13 +7,15 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 DEFAULT_AMQP_URL = "amqp://guest:guest@localhost:5672/%2F"
 DEFAULT_EXCHANGE = "sfm_exchange"
 
+_Number = TypeVar("_Number", int, float)
 
-def _number(env: Mapping[str, str], name: str, default: float, cast: type) -> Any:
+
+def _number(env: Mapping[str, str], name: str, default: _Number, cast: type[_Number]) -> _Number:
     raw = env.get(name)
     if raw is None or raw == "":
         return default

@@ -79,15 +79,18 @@ class Datasets(Source):
         record = doc.value
         if not isinstance(record, dict) or not doc.whole:
             return
-        harvest = record.get("harvest") if isinstance(record.get("harvest"), dict) else {}
+        harvest = record.get("harvest")
+        if not isinstance(harvest, dict):
+            harvest = {}
         if (harvest.get("backend") or self.backend) != self.backend or not record.get("id"):
             return
         rid, source_id = str(record["id"]), str(harvest.get("source_id") or "")
         dataset = record.get("dataset")
         deleted = record.get("status") == "deleted" or bool(record.get("deleted")) or not isinstance(dataset, dict)
+        live = dataset if isinstance(dataset, dict) and not deleted else None  # None: a tombstone
         yield Item(
-            type="dataset", id=rid, url=resp.url, item=dataset if not deleted else {}, harvest_date=resp.date,
-            uid=source_id, date_text=None if deleted else dataset.get("last_modified"), parse_date=iso_date,
+            type="dataset", id=rid, url=resp.url, item=live if live is not None else {}, harvest_date=resp.date,
+            uid=source_id, date_text=None if live is None else live.get("last_modified"), parse_date=iso_date,
             raw=doc.body if want_raw else None, context=_Harvest(harvest), key=f"{source_id}\x00{rid}",
             deleted=deleted,
         )

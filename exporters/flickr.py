@@ -49,11 +49,14 @@ class Flickr(Source):
     def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
         value = doc.value
         photo = value.get("photo") if isinstance(value, dict) else None
-        if not isinstance(photo, dict) or item_id(photo.get("id")) is None:
+        if not isinstance(photo, dict):
+            return
+        photo_id = item_id(photo.get("id"))
+        if photo_id is None:
             return
         raw = self.raws(doc, ("photo",), [photo], want_raw)[0]
         yield Item(
-            type="flickr_photo", id=item_id(photo["id"]), url=resp.url, item=photo, harvest_date=resp.date,
+            type="flickr_photo", id=photo_id, url=resp.url, item=photo, harvest_date=resp.date,
             uid=obj(photo.get("owner")).get("nsid"),
             date_text=obj(photo.get("dates")).get("posted") or photo.get("dateuploaded"),
             parse_date=unix_date, raw=raw,

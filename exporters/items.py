@@ -59,7 +59,7 @@ class Doc:
 class Source:
     """One platform's response shapes -> Items. Subclasses fill the hooks."""
 
-    table: ClassVar[Table]
+    table: Table  # set by each subclass; configure() may give an instance its own (columns from facts)
     # Substrings of the URL that mark a response this source reads (checked in order, any matches).
     url_markers: ClassVar[tuple[str, ...]] = ()
 
@@ -100,7 +100,8 @@ class Source:
             return [None] * len(values)
         # Fast path: compact API JSON re-serialises to the same bytes; finding them in order in the
         # body proves it. Anything else (spaces, "\/" escapes) takes the exact token scan.
-        out, pos = [], 0
+        out: list[bytes | None] = []
+        pos = 0
         for value in values:
             candidate = orjson.dumps(value)
             found = doc.body.find(candidate, pos)

@@ -6,9 +6,11 @@ import datetime as dt
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
+
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 
 def dig(value: Any, keys: tuple[str, ...] | list[str]) -> Any:
@@ -142,6 +144,17 @@ class Table:
 # A transform may carry `inline`: the same computation as one expression over {value} ({fn} calls the
 # transform itself), which compile_row writes into the row function: no call for the common case.
 
+def with_inline(expression: str) -> Callable[[_Fn], _Fn]:
+    """Give a transform (or a getter) its `inline` expression; compile_row reads it with getattr."""
+
+    def attach(fn: _Fn) -> _Fn:
+        vars(fn)["inline"] = expression  # a function attribute, which mypy cannot declare
+        return fn
+
+    return attach
+
+
+@with_inline("(None if (_v := {value}) is None else _dumps(_v).decode())")
 def json_list(value: Any) -> str | None:
     """Lists and objects as compact UTF-8 JSON (twarc-csv's values; it spaces and \\u-escapes them), None
     stays empty."""
@@ -153,9 +166,7 @@ def json_list(value: Any) -> str | None:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-json_list.inline = "(None if (_v := {value}) is None else _dumps(_v).decode())"
-
-
+@with_inline('({fn}(_v) if type(_v := {value}) is str and ("\\n" in _v or "\\r" in _v) else _v)')
 def no_newlines(value: Any) -> Any:
     """twarc-csv's mandatory escape: CR dropped, LF written as the two characters \\n."""
     if type(value) is str and ("\n" in value or "\r" in value):
@@ -163,14 +174,10 @@ def no_newlines(value: Any) -> Any:
     return value
 
 
-no_newlines.inline = '({fn}(_v) if type(_v := {value}) is str and ("\\n" in _v or "\\r" in _v) else _v)'
-
-
 def constant(value: str | int | None) -> Callable[[Any], Any]:
     """A column whose value is the same in every row (written into the row function as a literal)."""
     get = lambda item: value  # noqa: E731 - the slow path's callable
-    get.inline = repr(value)
-    return get
+    return with_inline(repr(value))(get)
 
 
 def from_timestamp(value: Any) -> str | None:

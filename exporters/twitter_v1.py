@@ -29,7 +29,10 @@ def _text(item: Item) -> str:
 
 def _coordinates(item: Item) -> str | None:
     c = item.item.get("coordinates")
-    return "%f %f" % tuple(c["coordinates"]) if c else None
+    if not c:
+        return None
+    lon, lat = c["coordinates"]  # anything but two numbers is a shape error: the column stays empty
+    return f"{lon:f} {lat:f}"
 
 
 def _hashtags(item: Item) -> str:
@@ -81,7 +84,7 @@ def _place(item: Item) -> str | None:
 
 
 def _tweet_url(item: Item) -> str:
-    return "https://twitter.com/%s/status/%s" % (item.item["user"]["screen_name"], item.item["id_str"])
+    return f"https://twitter.com/{item.item['user']['screen_name']}/status/{item.item['id_str']}"
 
 
 def _user_urls(item: Item) -> str | None:
@@ -162,6 +165,7 @@ class TwitterV1(Source):
 
     def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
         value = doc.value
+        path: tuple[str, ...]
         if isinstance(value, list):
             tweets, path = value, (ANY,)
         elif isinstance(value, dict) and isinstance(value.get("statuses"), list):

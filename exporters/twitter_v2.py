@@ -77,7 +77,9 @@ class _Prepared:
         self.ref_author = self.ref_username = _NONE
         self.merged = t
         if refs:  # replied_to / retweeted / quoted: the referenced tweet's author, from includes
-            ref_author, ref_username = {}, {}
+            # keyed by the referenced tweets' "type" as the API sent it (JSON: any value, a str in practice)
+            ref_author: dict[Any, Any] = {}
+            ref_username: dict[Any, Any] = {}
             for kind, rid in self.refs.items():
                 ref = inc.tweets.get(rid) if type(rid) is str else None
                 if ref is not None:

@@ -154,7 +154,8 @@ def scan_refs(path: str | Path, *, on_truncated: OnTruncated, is_fact: IsFact | 
                         fact = is_fact(headers.get("WARC-Target-URI") or "", headers.get("Content-Type") or "")
                         item = bool(record.record_type & _WANTED)
                         if fact or item:
-                            refs.append(RecordRef(warc=path, offset=last, date=record.record_date, fact=fact, item=item))
+                            refs.append(RecordRef(warc=path, offset=last, date=record.record_date,
+                                                  fact=fact, item=item))
                 return refs
             except OSError as exc:
                 resume = _next_member(fh, _next_member(fh, last + 1) + 1) if path.endswith(".gz") else -1

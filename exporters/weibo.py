@@ -18,7 +18,9 @@ def _id(post: dict[str, Any]) -> str | None:
 
 def _url(item: Item) -> str | None:
     user = item.item.get("user") or {}
-    return f"https://weibo.com/{user.get('idstr') or user.get('id')}/{item.item.get('mid') or item.id}" if user else None
+    if not user:
+        return None
+    return f"https://weibo.com/{user.get('idstr') or user.get('id')}/{item.item.get('mid') or item.id}"
 
 
 def _retweeted(key: str):

@@ -10,16 +10,27 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import orjson
 import xlsxwriter
 
+
+class _CsvRowModule(Protocol):
+    """The C encoder's interface (_csvrow.c), which mypy cannot read from the built extension."""
+
+    def encode_row(self, row: list[Any], delimiter: str = ",", /) -> bytes: ...
+
+
+_csvrow: _CsvRowModule | None
 try:
-    from swath.exporters import _csvrow
+    import swath.exporters._csvrow as _csvrow_extension
+
+    _csvrow = _csvrow_extension
 except ImportError:  # built without a C compiler: the csv module writes the same bytes, slower
     _csvrow = None
 
+# (item, row) -> payload; `row` is None only for writers whose needs_row is False.
 Encoder = Callable[[Any, "list[Any] | None"], Any]
 
 
@@ -68,6 +79,7 @@ class _BinaryWriter(Writer):
 
 class _Sink:
     __slots__ = ("write",)
+    write: Callable[[str], object]
 
 
 def _python_encode_row(delimiter: str) -> Callable[[list[Any]], bytes]:
@@ -99,7 +111,13 @@ class CsvWriter(_BinaryWriter):
     @classmethod
     def encoder(cls, headers: list[str]) -> Encoder:
         encode_row = csv_row_encoder(cls.delimiter)
-        return lambda item, row: encode_row(row)
+
+        def encode(item: Any, row: list[Any] | None) -> bytes:
+            if row is None:  # what the C encoder raises for it
+                raise TypeError("a row must be a sequence")
+            return encode_row(row)
+
+        return encode
 
     def start(self) -> None:
         super().start()
@@ -120,7 +138,12 @@ class XlsxWriter(Writer):
 
     @classmethod
     def encoder(cls, headers: list[str]) -> Encoder:
-        return lambda item, row: [v if v is None or type(v) in _XLSX_TYPES else str(v) for v in row]
+        def encode(item: Any, row: list[Any] | None) -> list[Any]:
+            if row is None:  # what iterating it raises
+                raise TypeError("'NoneType' object is not iterable")
+            return [v if v is None or type(v) in _XLSX_TYPES else str(v) for v in row]
+
+        return encode
 
     def start(self) -> None:
         # constant_memory: each row is flushed to a temp file when the next starts, so memory stays flat.
@@ -149,7 +172,13 @@ class JsonWriter(_BinaryWriter):
     @classmethod
     def encoder(cls, headers: list[str]) -> Encoder:
         keys = tuple(headers)
-        return lambda item, row: orjson.dumps(dict(zip(keys, row)), default=str, option=orjson.OPT_APPEND_NEWLINE)
+
+        def encode(item: Any, row: list[Any] | None) -> bytes:
+            if row is None:  # what zip() raises for it
+                raise TypeError("'NoneType' object is not iterable")
+            return orjson.dumps(dict(zip(keys, row)), default=str, option=orjson.OPT_APPEND_NEWLINE)
+
+        return encode
 
 
 class JsonFullWriter(_BinaryWriter):
@@ -161,7 +190,7 @@ class JsonFullWriter(_BinaryWriter):
 
     @classmethod
     def encoder(cls, headers: list[str]) -> Encoder:
-        def encode(item: Any, row: None) -> bytes:
+        def encode(item: Any, row: list[Any] | None) -> bytes:  # the row is not computed (needs_row = False)
             raw = item.raw
             if b"\n" in raw:  # a pretty-printed body: JSON whitespace only, strings cannot hold raw newlines
                 raw = raw.replace(b"\r\n", b" ").replace(b"\n", b" ")

@@ -36,7 +36,9 @@ FIXED = (
 
 
 def _target(body: dict[str, Any]) -> str:
-    target = body.get("target") if isinstance(body.get("target"), dict) else {}
+    target = body.get("target")
+    if not isinstance(target, dict):
+        target = {}
     return f"{target.get('bus_name', '')}{target.get('path', '')}"
 
 

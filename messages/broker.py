@@ -91,7 +91,7 @@ class _Pending:
     routing_key: str
     body: bytes
     headers: dict[str, Any]
-    future: Future = field(default_factory=Future)
+    future: Future[None] = field(default_factory=Future)
     message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
@@ -125,7 +125,7 @@ class Publisher:
         *,
         exchange: str | None = None,
         headers: dict[str, Any] | None = None,
-    ) -> Future:
+    ) -> Future[None]:
         """Queue a message; the returned Future resolves once the broker confirmed it."""
         item = _Pending(
             exchange=self.config.exchange if exchange is None else exchange,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import orjson
 
@@ -126,7 +126,7 @@ class _Status:
     errors: list[Note] = field(default_factory=list)
 
     @classmethod
-    def refused(cls, *, id: str, origin: Origin, code: str, message: str) -> Any:
+    def refused(cls, *, id: str, origin: Origin, code: str, message: str) -> Self:
         """The one status of work that could not begin: `completed failure`, started and ended now."""
         now = now_iso()
         return cls(id=id, status=COMPLETED_FAILURE, origin=origin, date_started=now, date_ended=now,

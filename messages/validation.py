@@ -44,7 +44,8 @@ def _registry() -> Registry:
 def schema(name: str) -> dict[str, Any]:
     if name not in SCHEMA_NAMES:
         raise KeyError(f"no schema named {name!r}; known: {', '.join(SCHEMA_NAMES)}")
-    return json.loads(resources.files("swath.schemas").joinpath(f"{name}.json").read_text("utf-8"))
+    loaded: dict[str, Any] = json.loads(resources.files("swath.schemas").joinpath(f"{name}.json").read_text("utf-8"))
+    return loaded
 
 
 @functools.cache

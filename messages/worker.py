@@ -130,7 +130,8 @@ class Worker:
                         pika.exceptions.StreamLostError, ConnectionError) as exc:
                     if self._shutdown.is_set():
                         break
-                    hint = f" ({_ACK_TIMEOUT_HINT})" if "acknowledgement" in str(exc) and "timed out" in str(exc) else ""
+                    ack_timeout = "acknowledgement" in str(exc) and "timed out" in str(exc)
+                    hint = f" ({_ACK_TIMEOUT_HINT})" if ack_timeout else ""
                     log.warning("%s lost the broker: %r%s; reconnecting in %.1fs",
                                 self.spec.name, exc, hint, delay)
                     self._shutdown.wait(delay)
@@ -341,7 +342,9 @@ class Worker:
             status_key = str(key.status_key())
         except (routing.BadRoutingKey, KeyError):
             return
-        status_class = {"harvest_start": HarvestStatus, "export_start": ExportStatus}.get(key.kind)
+        status_classes: dict[str, type[HarvestStatus] | type[ExportStatus]] = {
+            "harvest_start": HarvestStatus, "export_start": ExportStatus}
+        status_class = status_classes.get(key.kind)
         if status_class is None:
             return
         status = status_class.refused(id=message_id, origin=Origin(service=self.spec.service, host=self.config.host),

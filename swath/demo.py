@@ -67,6 +67,7 @@ class ReplayServer:
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
+        assert isinstance(host, str)  # typeshed allows bytes; a bound AF_INET socket names its host in str
         return f"http://{host}:{port}"
 
     def __enter__(self) -> ReplayServer:

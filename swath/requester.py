@@ -153,8 +153,11 @@ class Requester:
         try:
             body = self.harvest_start(source, job.id)
             service = lookup_harvest_type(source.harvest_type).load().service
-            ctx = JobContext(config=self.config, service=service,
-                             publish=lambda key, message: record(self.store, key, message) and None)
+
+            def publish(routing_key: str, body: dict[str, Any]) -> None:
+                record(self.store, routing_key, body)
+
+            ctx = JobContext(config=self.config, service=service, publish=publish)
             run_harvest(body, routing_key=job.routing_key, ctx=ctx)
         except (RequestError, InvalidMessage) as exc:
             with self.store.session() as s:

@@ -26,7 +26,8 @@ settings.load_profile("ci" if IN_CI else "dev")
 
 
 def replay_hint() -> str:
-    return f"swath test seed {SEED} ({ENV}={SEED} replays it; hypothesis profile {settings.get_current_profile_name()!r})"
+    profile = settings.get_current_profile_name()
+    return f"swath test seed {SEED} ({ENV}={SEED} replays it; hypothesis profile {profile!r})"
 
 
 @pytest.hookimpl(tryfirst=True)  # before Hypothesis's own pytest_configure reads --hypothesis-seed

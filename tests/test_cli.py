@@ -18,7 +18,9 @@ from tests.fakes.httpserver import FakeServer
 from tests.test_engine_support import SECRET, PagedApi, wait_for
 
 
-def swath(*args: str, data_root: Path, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def swath(
+    *args: str, data_root: Path, stdin: str | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "swath", "--data-root", str(data_root), *args],
                           input=stdin, capture_output=True, text=True, timeout=300,
                           env={**os.environ, **(env or {})})
@@ -212,5 +214,6 @@ def test_export_run_with_a_reader_killed_fails_clearly_and_keeps_no_files(data_r
     assert proc.returncode == 1, err
     final = json.loads(out.strip().splitlines()[-1])["message"]
     assert final["status"] == "completed failure"
-    assert "reader process" in final["errors"][0]["message"] and "SWATH_EXPORT_WORKERS=1" in final["errors"][0]["message"]
+    error_message = final["errors"][0]["message"]
+    assert "reader process" in error_message and "SWATH_EXPORT_WORKERS=1" in error_message
     assert list((data_root / "exports" / "killed").iterdir()) == []

@@ -48,7 +48,8 @@ def png_size(path: Path) -> tuple[int, int]:
 
 @pytest.fixture
 def seeded(config: Config, broker) -> dict:
-    """A validated source, one finished job with per-day stats, a warning, two WARCs, a refused and a dead-lettered message."""
+    """A validated source, one finished job with per-day stats, a warning, two WARCs, a refused and a
+    dead-lettered message."""
     src = swath(config, "harvest", "create", "seeded-blog", "--type", "tumblr_blog_posts", "--seed-uid", "b",
                 "--json")
     swath(config, "harvest", "validate", "seeded-blog")

@@ -25,7 +25,8 @@ def _check_dataset(record: dict, d) -> None:
     csv, api = d.csv, d.api
     assert set(resources) == {csv["url"], api["url"]}
     got = resources[csv["url"]]
-    assert (got["title"], got["filesize"], got["mime"], got["format"]) == (csv["title"], csv["size"], csv["mime"], "csv")
+    assert (got["title"], got["filesize"], got["mime"], got["format"]) == (
+        csv["title"], csv["size"], csv["mime"], "csv")
     assert got["checksum"] == {"type": "sha256", "value": csv["sha256"]}
     assert (got["published"], got["last_modified"]) == (csv["issued"], csv["modified"])
     got = resources[api["url"]]

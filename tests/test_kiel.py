@@ -165,12 +165,16 @@ def test_objects_statuses_redirect_chains_and_unchanged_bodies(config, data_root
     assert pdf[0].read_bytes() == site.pdf["body"]
     assert [p.name.split("_", 1)[1] for p in object_files(rdir, f"{u}/page")] == ["200_text-html"]
     missing = object_files(rdir, f"{u}/missing")
-    assert [p.name.split("_", 1)[1] for p in missing] == ["404_text-html"] and missing[0].read_bytes() == b"<html>gone</html>"
+    assert [p.name.split("_", 1)[1] for p in missing] == ["404_text-html"]
+    assert missing[0].read_bytes() == b"<html>gone</html>"
     # the 301 -> 302 -> 200 chain: each hop its own object directory, redirects recorded
     r1, r2, final = (object_files(rdir, f"{u}{p}") for p in ("/r1", "/r2", "/final"))
     assert [r1[0].name.split("_", 1)[1], r2[0].name.split("_", 1)[1]] == ["301_text-plain", "302_text-plain"]
     assert final[0].read_bytes() == b"final body"
-    redirect_of = lambda p: next((rdir / "objects" / escape_name(f"{u}{p}")).glob("*.redirect")).read_text()
+
+    def redirect_of(p: str) -> str:
+        return next((rdir / "objects" / escape_name(f"{u}{p}")).glob("*.redirect")).read_text()
+
     assert redirect_of("/r1") == f"{u}/r2\n" and redirect_of("/r2") == f"{u}/final\n"
     assert codes.KIEL_REDIRECT_LOOP in [w["code"] for w in first["warnings"]]
     assert not (rdir / "objects" / escape_name(f"{u}/nothing")).exists()
@@ -237,7 +241,8 @@ def test_check_branches_and_bad_branches_fail_the_harvest(tmp_path, data_root, c
     result = runner.invoke(kiel_command, ["check-branches", str(bad)])
     assert result.exit_code == 1
     errors = [line for line in result.output.splitlines() if line.startswith("error [kiel_bad_branches]")]
-    assert [re.search(r"bad\.xml:(\d+):", e).group(1) for e in errors] == ["3", "4", "5"]  # line numbers of the three bad ones
+    # the line numbers of the three bad ones
+    assert [re.search(r"bad\.xml:(\d+):", e).group(1) for e in errors] == ["3", "4", "5"]
     assert runner.invoke(kiel_command, ["check-branches", str(tmp_path / "none.xml")]).exit_code == 1
 
     setup_archive(data_root, amf(site.url))

@@ -140,7 +140,8 @@ def test_builders_produce_valid_messages():
     assert WarcCreated.from_dict(created.to_dict()) == created
 
 
-@pytest.mark.parametrize("credentials", [{"api_key": ["s3cret-value"]}, "s3cret-value", {"k": {"nested": "s3cret-value"}}])
+@pytest.mark.parametrize("credentials",
+                         [{"api_key": ["s3cret-value"]}, "s3cret-value", {"k": {"nested": "s3cret-value"}}])
 def test_schema_errors_never_quote_credentials(credentials):
     body = changed(VALID_START, credentials=credentials)
     with pytest.raises(InvalidMessage) as info:

@@ -87,7 +87,8 @@ def test_tampered_lr_is_rejected_and_the_others_sync(tmp_path: Path, fixtures_di
     tampered = sorted(inventory)[1]
     lr = source.get(tampered)
     bodies[tampered] = zip_of(
-        [("metadata.xml", lr.metadata_xml.replace(b"<", b"< ", 1) + b"<!-- x -->"), ("storage-global.json", lr.storage_json)]
+        [("metadata.xml", lr.metadata_xml.replace(b"<", b"< ", 1) + b"<!-- x -->"),
+         ("storage-global.json", lr.storage_json)]
     )
     local = LRStorage(root=tmp_path / "client")
     with scripted_node(inventory, bodies) as node:

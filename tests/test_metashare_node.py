@@ -32,7 +32,8 @@ def login(node: NodeServer, password: str = USERS["harvester"]) -> tuple[request
     assert token and token in form.text
     reply = session.post(
         f"{node.url}/login/",
-        data={"username": "harvester", "password": password, "this_is_the_login_form": "1", "csrfmiddlewaretoken": token},
+        data={"username": "harvester", "password": password, "this_is_the_login_form": "1",
+              "csrfmiddlewaretoken": token},
         timeout=60,
     )
     return session, reply

@@ -40,7 +40,9 @@ def zip_of(entries: list[tuple[str, bytes]]) -> bytes:
     return write_zip(entries)
 
 
-def scripted_node(inventory: dict[str, str], bodies: dict[str, bytes], *, inventory_body: bytes | None = None) -> FakeServer:
+def scripted_node(
+    inventory: dict[str, str], bodies: dict[str, bytes], *, inventory_body: bytes | None = None
+) -> FakeServer:
     """A node following the login protocol that serves `bodies[id]` as-is for /sync/<id>/metadata/."""
     server = FakeServer()
 
@@ -58,7 +60,9 @@ def scripted_node(inventory: dict[str, str], bodies: dict[str, bytes], *, invent
         return Response(200, body, {"Sync-Protocol": SYNC_PROTOCOL}, "application/zip")
 
     for identifier, body in bodies.items():
-        server.routes[f"/sync/{identifier}/metadata/"] = lambda req, body=body: Response(200, body, {}, "application/zip")
+        server.routes[f"/sync/{identifier}/metadata/"] = (
+            lambda req, body=body: Response(200, body, {}, "application/zip")
+        )
     return server
 
 

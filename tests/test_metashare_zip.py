@@ -54,7 +54,7 @@ def test_hostile_lr_zips_are_refused_and_the_rest_sync(tmp_path: Path, fixtures_
     inventory: dict[str, str] = {}
     bodies: dict[str, bytes] = {}
     expected_code: dict[str, str] = {}
-    for identifier, (name, (body, code)) in zip(ids, attacks.items()):
+    for identifier, (name, (_probe_body, code)) in zip(ids, attacks.items()):  # each LR gets its own body below
         lr = source.get(identifier)
         inventory[identifier], _ = lr_zip(source, identifier)
         bodies[identifier] = hostile_bodies(lr.metadata_xml, lr.storage_json)[name][0]

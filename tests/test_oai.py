@@ -104,7 +104,8 @@ def test_fixtures_claiming_validity_validate_and_parse(fixtures_dir):
             continue  # deliberately broken fixtures (missing identifier, undefined error code)
         checked += 1
         root = doc.getroot()
-        verb = next(etree.QName(el).localname for el in root if etree.QName(el).localname not in {"responseDate", "request"})
+        verb = next(etree.QName(el).localname for el in root
+                    if etree.QName(el).localname not in {"responseDate", "request"})
         data = path.read_bytes()
         if verb == "error":
             code = root.find("o:error", NS).get("code")
@@ -116,7 +117,8 @@ def test_fixtures_claiming_validity_validate_and_parse(fixtures_dir):
                 assert err.value.oai_code == code and err.value.code == codes.OAI_ERROR
         elif verb in {"ListRecords", "GetRecord", "ListIdentifiers"}:
             page = oai.parse_list_records(data, verb)
-            assert len(page.records) == len(root.findall(f"o:{verb}/o:record", NS) or root.findall(f"o:{verb}/o:header", NS))
+            listed = root.findall(f"o:{verb}/o:record", NS) or root.findall(f"o:{verb}/o:header", NS)
+            assert len(page.records) == len(listed)
             ids = [r.identifier for r in page.records]
             assert ids == [h.findtext("o:identifier", namespaces=NS) for h in root.iterfind(".//o:header", NS)]
         elif verb == "Identify":
@@ -138,7 +140,8 @@ def test_incremental_from_uses_identify_granularity(config, fixtures_dir):
     with endpoint.server as server:
         first = harvest(config, "oai_pmh", f"{server.url}/oai")
         second = harvest(config, "oai_pmh", f"{server.url}/oai")
-        lists = [r for r in server.requests_to("/oai") if r.arg("verb") == "ListRecords" and not r.arg("resumptionToken")]
+        lists = [r for r in server.requests_to("/oai")
+                 if r.arg("verb") == "ListRecords" and not r.arg("resumptionToken")]
     assert lists[0].arg("from") is None
     assert lists[1].arg("from") == response_date[:10]  # day granularity: the date part only
     assert first.by_status("done") and second.records == []  # nothing changed; nothing reported deleted
@@ -206,7 +209,8 @@ def test_dry_run_writes_no_records_and_no_state(config, fixtures_dir):
     with endpoint.server as server:
         dry = harvest(config, "oai_pmh", f"{server.url}/oai", options={"dryrun": True})
         real = harvest(config, "oai_pmh", f"{server.url}/oai")
-        lists = [r for r in server.requests_to("/oai") if r.arg("verb") == "ListRecords" and not r.arg("resumptionToken")]
+        lists = [r for r in server.requests_to("/oai")
+                 if r.arg("verb") == "ListRecords" and not r.arg("resumptionToken")]
     assert dry.records == [] and dry.warcs == []  # nothing durable, not even the HTTP exchanges
     assert dry.totals()["done"] == len(real.by_status("done")) > 0
     assert codes.DRY_RUN in dry.codes("infos")

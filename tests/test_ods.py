@@ -42,6 +42,7 @@ def test_dataset_mapping():
     formats = [r["format"] for r in ds["resources"] if r["format"]]
     assert formats == ["csv", "json", "xlsx", "geojson", "shp"]
     assert ds["resources"][-1]["title"] == entry["attachments"][0]["title"]
-    assert all(r["url"].startswith(f"https://ods.example.org{API}/datasets/{entry['dataset_id']}/") for r in ds["resources"])
+    dataset_api = f"https://ods.example.org{API}/datasets/{entry['dataset_id']}/"
+    assert all(r["url"].startswith(dataset_api) for r in ds["resources"])
     no_records = map_dataset(make_dataset(10), root="https://ods.example.org").to_dict()
     assert no_records["resources"] == [] and map_dataset(make_dataset(1), root="x").frequency == "daily"

@@ -29,7 +29,8 @@ def test_create_validate_launch_publishes_the_sources_harvest_start(config: Conf
     assert src["validation"] == "pending"
     refused = swath(config, "harvest", "launch", "pages", "--json", expect=1)
     assert refused["error"]["code"] == "source_not_validated"
-    assert swath(config, "harvest", "validate", "pages", "--refuse", "--json", expect=1)["error"]["code"] == "bad_request"
+    refused = swath(config, "harvest", "validate", "pages", "--refuse", "--json", expect=1)
+    assert refused["error"]["code"] == "bad_request"
     assert swath(config, "harvest", "validate", "pages", "--json")["validation"] == "accepted"
     missing = swath(config, "harvest", "launch", "pages", "--json", expect=1)
     assert missing["error"]["code"] == "credential_missing" and "TEST_BEARER" in missing["error"]["message"]
@@ -84,7 +85,8 @@ def test_bad_input_is_refused_with_codes(config: Config) -> None:
     assert swath(config, "harvest", "create", "pages", "--type", "generic_pages", "--json",
                  expect=1)["error"]["code"] == "bad_request"
     for args in (["--every", "0s"], ["--cron", "61 * * * *"], ["--cron", "* * *"], []):
-        assert swath(config, "harvest", "schedule", "pages", *args, "--json", expect=1)["error"]["code"] == "bad_schedule"
+        bad = swath(config, "harvest", "schedule", "pages", *args, "--json", expect=1)
+        assert bad["error"]["code"] == "bad_schedule"
     assert swath(config, "harvest", "validate", "ghost", "--json", expect=1)["error"]["code"] == "bad_request"
     with Store(url=config.db_url).session() as s:
         assert [x.name for x in repo.list_sources(s)] == ["pages"]

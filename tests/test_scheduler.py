@@ -55,7 +55,8 @@ def brute_force_next(expr: str, after: dt.datetime) -> dt.datetime:
 def test_cron_next_matches_a_brute_force_reference(expr: str) -> None:
     cron = parse_schedule("cron", expr)
     assert isinstance(cron, Cron)
-    for start in (dt.datetime(2024, 1, 31, 23, 59, 30), dt.datetime(2024, 2, 28, 3, 14), dt.datetime(2023, 12, 31, 12, 0)):
+    starts = (dt.datetime(2024, 1, 31, 23, 59, 30), dt.datetime(2024, 2, 28, 3, 14), dt.datetime(2023, 12, 31, 12, 0))
+    for start in starts:
         assert cron.next_after(start, start) == brute_force_next(expr, start)
 
 
@@ -140,7 +141,9 @@ def test_scheduler_one_run_per_slot_no_overlap_and_outbox_survives_a_crash(confi
     store.close()
 
 
-def expected_slots(anchor: dt.datetime, step: dt.timedelta, up: list[tuple[dt.datetime, dt.datetime]]) -> list[dt.datetime]:
+def expected_slots(
+    anchor: dt.datetime, step: dt.timedelta, up: list[tuple[dt.datetime, dt.datetime]]
+) -> list[dt.datetime]:
     """Slots a restart-safe, coalescing scheduler launches while up in the given windows."""
     slots: list[dt.datetime] = []
     next_due = anchor
@@ -155,7 +158,8 @@ def expected_slots(anchor: dt.datetime, step: dt.timedelta, up: list[tuple[dt.da
 
 
 def test_scheduler_restart_runs_the_expected_number_of_times(config: Config, broker) -> None:
-    server = FakeServer({"/p": lambda req: Response(200, orjson.dumps({"items": [{"id": 1}, {"id": 2}], "next": None}))})
+    page = orjson.dumps({"items": [{"id": 1}, {"id": 2}], "next": None})
+    server = FakeServer({"/p": lambda req: Response(200, page)})
     store = Store(url=config.db_url)
     step = dt.timedelta(seconds=2)
     with server, running(monitor_worker(config=config, store=store)), \

@@ -104,7 +104,8 @@ def test_priority_suffix_parses_and_its_status_keeps_it():
     assert routing.status_key_for(start) == start.replace("start", "status")  # sfmutils' own derivation
     assert str(routing.parse(start)) == start
     assert routing.parse(start).type == "twitter_search_2"
-    for bad in ("export.start.twitter2.twitter_search_2.priority", "harvest.stop.twitter2.twitter_filter_stream.priority",
+    for bad in ("export.start.twitter2.twitter_search_2.priority",
+                "harvest.stop.twitter2.twitter_filter_stream.priority",
                 "harvest.start.twitter2.twitter_search_2.urgent"):
         with pytest.raises(routing.BadRoutingKey):
             routing.parse(bad)

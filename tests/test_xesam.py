@@ -74,8 +74,11 @@ def test_two_crawlers_at_different_mtimes_get_their_own_deltas_in_order(bus, ser
         assert a.install(mtime=0, fields=[], content_cats=[], source_cats=[], max_batch_size=4) is True
         assert b.install(mtime=middle, fields=["title"], content_cats=[], source_cats=[], max_batch_size=3) is True
         got_a, got_b = take_until_idle(a), take_until_idle(b)
-        introspect = lambda bus_name, path: ea.call(new_method_call(
-            DBusAddress(path, bus_name=bus_name, interface="org.freedesktop.DBus.Introspectable"), "Introspect"))[0]
+
+        def introspect(bus_name: str, path: str) -> str:
+            return ea.call(new_method_call(
+                DBusAddress(path, bus_name=bus_name, interface="org.freedesktop.DBus.Introspectable"), "Introspect"))[0]
+
         target_xml = introspect(TARGET_NAME, "/org/freedesktop/xesam/pmh/Target")
         crawler_xml = introspect(eb.unique_name, "/test/b")
     finally:

@@ -80,6 +80,8 @@ class ObjectDir:
         with open(self.path / TISTBASE, "a", encoding="ascii") as fh:
             fh.write(f"{tist} {status:03d} {mime_token(content_type)}\n")
         m = _VERSION.match(name)
+        if m is None:  # a negative tist or a status past 999: the AttributeError m.group() raised
+            raise AttributeError(f"{name!r} is not a version name")
         return Version(tist, m.group(2), m.group(3), target)
 
     def redirect(self, *, tist: int, location: str) -> None:

@@ -122,7 +122,8 @@ def map_record(record: OAIRecord, prefix: str) -> Dataset:
     for child in meta:
         if isinstance(child.tag, str) and child.tag.startswith(f"{{{DC}}}") and child.text and child.text.strip():
             values.setdefault(child.tag[len(DC) + 2:], []).append(" ".join(child.text.split()))
-    dataset.title = (values.get("title") or [None])[0]
+    titles = values.get("title")
+    dataset.title = titles[0] if titles else None
     dataset.description = "\n\n".join(dict.fromkeys(values.get("description", []))) or None
     add_tags(dataset.tags, values.get("subject", []))
     dataset.extras["dc"] = {name: list(dict.fromkeys(items)) for name, items in values.items()}

@@ -93,7 +93,8 @@ class MetashareClient:
 
     def inventory(self) -> dict[str, str]:
         """{storage id: checksum} from GET /sync/?sync_protocol=1.0, as the node sent it (sync checks each entry)."""
-        reply = self.session.get(f"{self.base_url}/sync/", params={"sync_protocol": SYNC_PROTOCOL}, timeout=self.timeout)
+        reply = self.session.get(f"{self.base_url}/sync/", params={"sync_protocol": SYNC_PROTOCOL},
+                                 timeout=self.timeout)
         self._refuse_auth_failure(reply, "GET /sync/")
         if reply.status_code == 501:  # this protocol's "wrong version"; the engine answers it without retrying
             raise MetashareError(_unsupported(), code=codes.SYNC_PROTOCOL_UNSUPPORTED)
@@ -144,7 +145,8 @@ def check_lr(identifier: str, files: LRFiles, expected_checksum: str) -> None:
     actual = lr_checksum(files.metadata_xml, files.storage_json)
     if actual != expected_checksum:
         raise MetashareError(
-            f"LR {identifier}: MD5 of {METADATA_XML} + {STORAGE_GLOBAL_JSON} is {actual}, the inventory says {expected_checksum}",
+            f"LR {identifier}: MD5 of {METADATA_XML} + {STORAGE_GLOBAL_JSON} is {actual}, "
+            f"the inventory says {expected_checksum}",
             code=codes.CHECKSUM_MISMATCH,
         )
     storage = StorageGlobal.from_json(files.storage_json)

@@ -102,7 +102,8 @@ class StorageGlobal:
                 ("deleted", isinstance(body["deleted"], bool)),
                 ("identifier", is_storage_id(body["identifier"])),
                 ("metashare_version", isinstance(body["metashare_version"], str)),
-                ("publication_status", isinstance(body["publication_status"], str) and len(body["publication_status"]) == 1),
+                ("publication_status",
+                 isinstance(body["publication_status"], str) and len(body["publication_status"]) == 1),
                 ("revision", type(body["revision"]) is int and body["revision"] > 0),
                 ("source_url", isinstance(body["source_url"], str)),
             )

@@ -81,6 +81,7 @@ class NodeServer:
             self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
         scheme = "https" if tls is not None else "http"
         bound_host, bound_port = self.httpd.server_address[:2]
+        assert isinstance(bound_host, str)  # typeshed allows bytes; a bound AF_INET socket names its host in str
         self.url = f"{scheme}://{bound_host}:{bound_port}"
         self.public_url = (public_url or self.url).rstrip("/")
         # A short poll keeps shutdown (every test's teardown) quick.

@@ -14,6 +14,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from jeepney import DBusAddress, HeaderFields, Message, new_method_call
@@ -242,7 +243,7 @@ class Target:
                     continue
                 s.inflight = True
         for s, member, sig, body in sends:
-            self._send(s, member, sig, body, lambda msg, s=s: self._on_reply(s, msg))
+            self._send(s, member, sig, body, partial(self._on_reply, s))
 
     def _send(self, s: Session, member: str, sig: str, body: tuple, on_reply: Callable[[Message], None]) -> None:
         address = DBusAddress(s.path, bus_name=s.sender, interface=IFACE_CRAWLER)

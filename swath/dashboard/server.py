@@ -59,6 +59,7 @@ class Dashboard:
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
+        assert isinstance(host, str)  # typeshed allows bytes; a bound AF_INET socket names its host in str
         return f"http://{host}:{port}/"
 
     def serve_forever(self) -> None:

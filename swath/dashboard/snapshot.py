@@ -100,6 +100,8 @@ def passive_queues(config: Config) -> list[dict[str, Any]]:
 
 def management_queues(url: str, config: Config) -> list[dict[str, Any]]:
     parts = urllib.parse.urlsplit(url)
+    if parts.hostname is None:  # the TypeError `None + str` below raised, without the URL: it may hold a password
+        raise TypeError("the management URL has no host")
     vhost = urllib.parse.quote(pika.URLParameters(config.amqp_url).virtual_host, safe="")
     clean = urllib.parse.urlunsplit((parts.scheme, parts.hostname + (f":{parts.port}" if parts.port else ""),
                                      parts.path.rstrip("/") + f"/api/queues/{vhost}", "", ""))

@@ -52,7 +52,8 @@ class DatasetSpec:
 
     @property
     def html(self) -> str:
-        return f'<p>Mesures <strong>horaires</strong> de la station {self.n}, voir <a href="{self.base}/s/{self.n}">la fiche</a>.</p>'
+        return (f'<p>Mesures <strong>horaires</strong> de la station {self.n}, '
+                f'voir <a href="{self.base}/s/{self.n}">la fiche</a>.</p>')
 
     @property
     def markdown(self) -> str:
@@ -226,7 +227,8 @@ def rdfxml_page(spec: CatalogSpec, number: int, url: str, next_url: str | None) 
 def _ttl_temporal(d: DatasetSpec) -> str:
     kind, value, _, _ = d.temporal
     if kind == "schema":
-        return f'[ a dct:PeriodOfTime ; schema:startDate "{value[0]}"^^xsd:date ; schema:endDate "{value[1]}"^^xsd:date ]'
+        return (f'[ a dct:PeriodOfTime ; schema:startDate "{value[0]}"^^xsd:date ; '
+                f'schema:endDate "{value[1]}"^^xsd:date ]')
     return f"<{value}>" if kind == "govuk" else f'"{value}"'
 
 
@@ -262,9 +264,11 @@ def turtle_page(spec: CatalogSpec, number: int, url: str, next_url: str | None, 
         dcat:mediaType "{api['mime']}" ] .
 """)
     if legacy:
-        out.append(f"<{url}> a hydra:PagedCollection" + (f" ;\n    hydra:nextPage <{next_url}>" if next_url else "") + " .")
+        next_link = f" ;\n    hydra:nextPage <{next_url}>" if next_url else ""
+        out.append(f"<{url}> a hydra:PagedCollection{next_link} .")
     else:
-        out.append(f"<{url}> a hydra:PartialCollectionView" + (f" ;\n    hydra:next <{next_url}>" if next_url else "") + " .")
+        next_link = f" ;\n    hydra:next <{next_url}>" if next_url else ""
+        out.append(f"<{url}> a hydra:PartialCollectionView{next_link} .")
     return "\n".join(out).encode()
 
 

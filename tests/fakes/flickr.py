@@ -45,9 +45,11 @@ def build_people(*, counts: dict[str, int] | None = None, seed: int = 11) -> dic
         for i in range(n):
             next_id += rng.randrange(1, 5000)
             posted = EPOCH + dt.timedelta(hours=5 * i)
-            person.photos.insert(0, {"id": str(next_id), "owner": person.nsid, "secret": f"{rng.getrandbits(40):010x}",
+            person.photos.insert(0, {"id": str(next_id), "owner": person.nsid,
+                                     "secret": f"{rng.getrandbits(40):010x}",
                                      "server": str(7000 + i % 50), "farm": 8, "title": f"Photo {i} by {username}",
-                                     "posted": int(posted.timestamp()), "originalsecret": f"{rng.getrandbits(40):010x}"})
+                                     "posted": int(posted.timestamp()),
+                                     "originalsecret": f"{rng.getrandbits(40):010x}"})
         people[person.nsid] = person
     return people
 

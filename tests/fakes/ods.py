@@ -18,7 +18,9 @@ def make_dataset(n: int) -> dict[str, Any]:
         "dataset_uid": f"da_{n:06x}",
         "has_records": n % 10 != 0,
         "features": ["analyze", "timeserie"] + (["geo"] if geo else []),
-        "attachments": [{"id": f"notice_{n}_pdf", "title": f"Notice {n}", "mimetype": "application/pdf"}] if n % 4 == 0 else [],
+        "attachments": (
+            [{"id": f"notice_{n}_pdf", "title": f"Notice {n}", "mimetype": "application/pdf"}] if n % 4 == 0 else []
+        ),
         "metas": {
             "default": {
                 "title": f"Comptages vélo — site {n}",
@@ -27,7 +29,7 @@ def make_dataset(n: int) -> dict[str, Any]:
                 "theme": ["Mobilité"],
                 "license": "Open Database License (ODbL)",
                 "license_url": "http://opendatacommons.org/licenses/odbl/",
-                "modified": "2024-03-0%dT10:00:00+00:00" % (1 + n % 9),
+                "modified": f"2024-03-0{1 + n % 9}T10:00:00+00:00",
                 "data_processed": "2024-03-10T00:00:00+00:00",
                 "records_count": 100 * n,
             },
@@ -50,7 +52,8 @@ class ODSPortal:
         limit, offset = int(req.arg("limit", "10")), int(req.arg("offset", "0"))
         if limit > self.max_limit or offset + limit > self.window:
             error = {"error_code": "InvalidRESTParameterError",
-                     "message": f"Invalid value for limit/offset (limit <= {self.max_limit}, offset + limit <= {self.window})"}
+                     "message": "Invalid value for limit/offset "
+                                f"(limit <= {self.max_limit}, offset + limit <= {self.window})"}
             return Response(400, json.dumps(error).encode())
         found = self._ordered(req)
         return Response(200, json.dumps({"total_count": len(found), "results": found[offset:offset + limit]}).encode())

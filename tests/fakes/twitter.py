@@ -271,7 +271,8 @@ class FakeTwitter(FakePlatform):
         sent = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
         if req.method == "GET":
             rules = list(self.rules.values())
-            return self._json({**({"data": rules} if rules else {}), "meta": {"sent": sent, "result_count": len(rules)}})
+            return self._json({**({"data": rules} if rules else {}),
+                               "meta": {"sent": sent, "result_count": len(rules)}})
         body = json.loads(req.body)
         if "add" in body:
             created = []

@@ -196,6 +196,19 @@ def judge(kind: str, key: str, raw: bytes, got: Collector, dead: DeadLetters) ->
     raise AssertionError(f"no outcome for {key} {raw[:300]!r} (expected {code or 'a final status'})")
 
 
+def wait_for_dead_letter(got: Collector, dead: DeadLetters, raw: bytes, timeout: float = 120) -> dict[str, Any] | None:
+    """The reason headers of `raw`'s dead letter, or None if none came within `timeout` (a hang guard)."""
+    headers: dict[str, Any] | None = None
+
+    def taken() -> bool:
+        nonlocal headers
+        headers = dead.take(raw)
+        return headers is not None
+
+    got.wait(taken, timeout)
+    return headers
+
+
 def test_fuzzed_messages_are_acted_on_or_dead_lettered(fleet):
     config, workers, got, dead, publisher, logs = fleet
     outcomes: list[str] = []
@@ -220,7 +233,9 @@ def test_fuzzed_messages_are_acted_on_or_dead_lettered(fleet):
             key = "warc_created" if b'"warc"' in raw else "harvest.status.generic.generic_pages"
             publisher.publish(key, raw).result(120)
         for raw, code in ((b"{nope", codes.NOT_JSON), (orjson.dumps({"warc": 1}), codes.SCHEMA_INVALID)):
-            assert got.wait(lambda: dead.take(raw) is not None or False, 120), f"no dead letter for {raw!r}"
+            headers = wait_for_dead_letter(got, dead, raw)
+            assert headers is not None, f"no dead letter for {raw!r}"
+            assert headers[DEAD_REASON_CODE] == code, (raw, headers)
     print({o: outcomes.count(o) for o in set(outcomes)})
     assert "dead-lettered" in outcomes and "acted on" in outcomes
     for worker in workers.values():
@@ -280,8 +295,8 @@ def test_malformed_api_responses_end_cleanly(config, tmp_path):
                 ("harvest.start.generic.generic_pages", {**common, "id": f"bad:pages:{name}", "type": "generic_pages",
                  "path": f"bad/pages-{name}", "collection": {"id": f"pages-{name}"},
                  "seeds": [{"id": "s1", "token": f"{server.url}/bad/{name}"}]}),
-                ("harvest.start.generic.generic_stream", {**common, "id": f"bad:stream:{name}", "type": "generic_stream",
-                 "path": f"bad/stream-{name}", "collection": {"id": f"stream-{name}"},
+                ("harvest.start.generic.generic_stream", {**common, "id": f"bad:stream:{name}",
+                 "type": "generic_stream", "path": f"bad/stream-{name}", "collection": {"id": f"stream-{name}"},
                  "seeds": [{"id": "s1", "token": f"{server.url}/badstream/{name}"}]}),
                 ("harvest.start.tumblr.tumblr_blog_posts", {**common, "id": f"bad:tumblr:{name}",
                  "type": "tumblr_blog_posts", "path": f"bad/tumblr-{name}", "collection": {"id": f"tumblr-{name}"},

@@ -116,7 +116,7 @@ def _export_everything(export_type: str, url: str, document: Any) -> int:
     resp = Response(url=url, date=dt.datetime(2020, 1, 2, tzinfo=dt.UTC), body=json.dumps(document).encode(),
                     warc="fuzz.warc.gz", offset=0, item_type="dataset" if url == DATASET_URL else None)
     count = 0
-    for name, writer_cls in FORMATS.items():
+    for writer_cls in FORMATS.values():
         for source in sources_for(export_type, {}):
             if not source.reads(resp):
                 continue
