@@ -27,14 +27,15 @@ class LibraryAdapter(HTTPAdapter):
         self.default = default.rstrip("/")
         self.base = base.rstrip("/")
 
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
+             verify: Any = True, cert: Any = None, proxies: Any = None) -> requests.Response:
         url = request.url or ""
         if self.default and self.base != self.default and url.startswith(self.default + "/"):
             request.url = self.base + url[len(self.default):]
         for name, value in list(request.headers.items()):
             if isinstance(value, bytes):
                 request.headers[name] = value.decode("latin-1")
-        return self.inner.send(request, **kwargs)
+        return self.inner.send(request, stream=stream, timeout=timeout, verify=verify, cert=cert, proxies=proxies)
 
     def close(self) -> None:
         self.inner.close()

@@ -54,7 +54,8 @@ class LineStreamResponse(requests.Response):
     def iter_lines(self, chunk_size: int = ITER_CHUNK_SIZE, decode_unicode: bool = False,
                    delimiter: Any = None) -> Iterator[Any]:
         if decode_unicode or delimiter is not None:  # no caller of ours; requests' own semantics
-            return super().iter_lines(chunk_size, decode_unicode, delimiter)
+            return super().iter_lines(chunk_size, decode_unicode=True, delimiter=delimiter) if decode_unicode \
+                else super().iter_lines(chunk_size, delimiter=delimiter)
         return split_lines(self.iter_content(chunk_size=chunk_size))
 
 

@@ -76,7 +76,8 @@ def test_oai_endpoint_sending_entities_is_refused(config, secret, kind):
 
 @pytest.mark.parametrize("body,content_type", [
     ("xxe-rdf", "application/rdf+xml"),
-    (b'{"@context": {"dct": "http://purl.org/dc/terms/"}, "@graph": [{"@id": "x", "dct:title": "cut', "application/ld+json"),
+    (b'{"@context": {"dct": "http://purl.org/dc/terms/"}, "@graph": [{"@id": "x", "dct:title": "cut',
+     "application/ld+json"),
     (b'{"@context": "file://SECRET", "@graph": []}', "application/ld+json"),
     (b"@prefix dct: <http://purl.org/dc/terms/> . <a> dct:title ", "text/turtle"),
 ])

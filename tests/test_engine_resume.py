@@ -81,7 +81,8 @@ def test_kill_9_mid_harvest_then_resume_loses_and_corrupts_nothing(config, data_
         assert proc.returncode == -signal.SIGKILL
         assert SECRET.encode() not in out + err
         before = [json.loads(line) for line in out.splitlines()]
-        assert all(not m["message"]["warc"]["path"].endswith(".open") for m in before if m["routing_key"] == "warc_created")
+        assert all(not m["message"]["warc"]["path"].endswith(".open")
+                   for m in before if m["routing_key"] == "warc_created")
         assert len(api.served) < pages * per_page  # it really was cut short
         leftovers = list(data_root.rglob("*.open"))
 

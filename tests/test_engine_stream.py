@@ -34,7 +34,7 @@ def _start(config, url: str, harvest_id: str):
 def _stream_ids(paths):
     """Item ids of every stream line recorded, in WARC order, plus the response records seen."""
     ids, responses = [], []
-    for rtype, uri, status, http_headers, payload, rec_headers in read_records(paths):
+    for rtype, _uri, _status, http_headers, payload, rec_headers in read_records(paths):
         if rtype == "response":
             responses.append((http_headers, payload, rec_headers))
             ids.extend(json.loads(line)["id"] for line in payload.splitlines() if line.strip())

@@ -48,8 +48,8 @@ def test_two_replicas_given_the_same_start_at_once_run_it_once(config, tmp_path)
                     # both copies are in the queue at once: each idle replica takes one
                     for _ in range(2):
                         requester.publish("harvest.start.generic.generic_pages", start).result(120)
-                    assert got.wait(lambda: harvest_id in got.finals(), 120), f"final status of {harvest_id}"
-                    assert got.wait(lambda: all(r.log_text().count(harvest_id) >= 1 for r in replicas), 120), \
+                    assert got.wait(lambda hid=harvest_id: hid in got.finals(), 120), f"final status of {harvest_id}"
+                    assert got.wait(lambda hid=harvest_id: all(r.log_text().count(hid) >= 1 for r in replicas), 120), \
                         f"both replicas took a copy of {harvest_id}"
                 finals, warcs = got.finals(), got.warcs()
         finally:
