@@ -1,31 +1,37 @@
 """The export job: export.start.<platform>.<type> in, files and export.status messages out.
 
-run_export is the list of steps, each in a module of its own; as in Scrapy's feed exports, which items
-(selection, planning, records, rows/dedupe), which format (writers.py) and where (output.py) stay apart:
+run_export is the list of steps; as in Scrapy's feed exports, which items (planning, records, dedupe),
+which format (writers.py) and where (output.py) stay apart:
 
-    request.accept/resolve   the message: type, format, folder inside the data root
-    selection.select_warcs   1. the WARCs of the collection (or all, for seeds) on disk
+    accept, resolve          the message: type, format, folder inside the data root
+    planning.select_warcs    1. the WARCs of the collection (or all, for seeds) on disk
     planning.plan_reads      2. their records (scans.py), harvest dates, order, facts -> a Plan
-    reader.Readers.batches   3. records -> Batches of encoded items (records.RecordReader, in reader processes
-                                when the input is big)
-    rows.write_rows          4. Batches -> deduped rows in the outputs (output.Outputs)
-    report                   the notes, progress and every export.status
+    reader.Readers.batches   3. records -> Batches of encoded items (records.RecordReader; in reader
+                                processes when the input is big)
+    write_rows, rows         4. Batches -> deduped rows, one output.Outputs segment series per table
+    Outputs.commit           5. final file names, then report.Report's notes and last export.status
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
 
 from swath.core.jobs import JobContext, JobInterrupted
+from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.exporters import registry
+from swath.exporters.dedupe import SeenIds
 from swath.exporters.output import Outputs
-from swath.exporters.planning import plan_reads
+from swath.exporters.planning import plan_reads, select_warcs
 from swath.exporters.reader import Readers, processes_for
+from swath.exporters.records import Batch, Payload
 from swath.exporters.report import Report
-from swath.exporters.request import ExportFailed, accept, export_id, resolve
-from swath.exporters.rows import write_rows
-from swath.exporters.selection import select_warcs
 from swath.exporters.warc_index import ScanIndex, WarcIndex
+from swath.exporters.writers import FORMATS, Writer
 from swath.messages import codes
+from swath.messages.model import ExportStart
 
 
 def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index: WarcIndex | None = None,
@@ -45,8 +51,10 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
         report.running()
         request = resolve(start, data_root=data_root)
         warcs = select_warcs(start, index=index or ScanIndex(data_root=data_root), report=report)
+        report.warcs_total = len(warcs)
         with Readers(processes_for(warcs, asked=workers, config=ctx.config)) as readers:
-            reads = plan_reads(request, warcs, scanner=readers, report=report, cache_root=data_root)
+            reads = plan_reads(start, warcs, dedupe=request.dedupe, scanner=readers, report=report,
+                               cache_root=data_root)
             outputs = Outputs(directory=request.directory, export_id=start.id, writer_cls=request.writer_cls,
                               segment_size=start.segment_size, tables=reads.tables,
                               primary=request.export_type.primary_table)
@@ -65,6 +73,117 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
     report.succeeded(files)
 
 
+# --- the message ---
+class ExportFailed(Exception):
+    """A request no export can answer: a failure status with this code, not a dead letter."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    export_type: registry.ExportType
+    writer_cls: type[Writer]
+    directory: Path  # inside the data root, created
+    dedupe: bool  # current-state tables (datasets, LRs, Xesam payloads) always keep only an item's latest copy
+
+
+def export_id(body: Any) -> str:
+    """The id statuses carry; none is published before accept() has checked it."""
+    value = body.get("id") if isinstance(body, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def accept(body: Any, report: Report) -> ExportStart | None:
+    """The message as an ExportStart, or None once a request without exactly one of seeds/collection got
+    its failure status."""
+    # SFM asks for exactly one of seeds/collection: a failure status, not a dead letter.
+    if isinstance(body, dict) and isinstance(body.get("id"), str) and body["id"]:
+        if ("seeds" in body) == ("collection" in body):
+            report.failed(codes.BAD_REQUEST, "an export needs exactly one of seeds or collection")
+            return None
+    return ExportStart.from_dict(body)  # InvalidMessage: the runtime dead-letters it
+
+
+def resolve(start: ExportStart, *, data_root: Path) -> Request:
+    """The type, format and folder the message names, or ExportFailed with the code that says which is wrong."""
+    try:
+        export_type = registry.lookup(start.type)
+    except registry.UnknownExportType:
+        raise ExportFailed(codes.UNKNOWN_TYPE, f"no exporter for type {start.type!r}; "
+                           f"known: {', '.join(registry.export_types())}") from None
+    writer_cls = FORMATS.get(start.format)
+    if writer_cls is None:
+        raise ExportFailed(codes.UNSUPPORTED_EXPORT_FORMAT,
+                           f"format {start.format!r} is not one of {', '.join(FORMATS)}")
+    try:
+        directory = resolve_inside(data_root, start.path)
+    except PathOutsideDataRoot as exc:
+        raise ExportFailed(codes.PATH_OUTSIDE_DATA_ROOT, str(exc)) from None
+    directory.mkdir(parents=True, exist_ok=True)
+    return Request(export_type=export_type, writer_cls=writer_cls, directory=directory,
+                   dedupe=start.dedupe or export_type.current_state)
+
+
+# --- batches to rows ---
+def write_rows(batches: Iterable[Batch], *, outputs: Outputs, dedupe: bool, spill_dir: Path, report: Report,
+               warc_ends: list[int]) -> dict[str, int]:
+    """Write every batch's rows; returns per WARC the lines that were not JSON. `warc_ends`: where each
+    WARC's records end (planning.Reads), for the progress count."""
+    seen = SeenIds(spill_dir=spill_dir) if dedupe else None
+    bad_lines: dict[str, int] = {}
+    records = 0
+    try:
+        for batch in batches:
+            for table, payloads in rows(batch, seen):
+                outputs.write(table, payloads)
+                report.items += len(payloads)
+            for warc, n in batch.bad_lines.items():
+                bad_lines[warc] = bad_lines.get(warc, 0) + n
+            records += batch.records
+            report.warcs_done = sum(1 for end in warc_ends if end <= records)
+            report.tick()
+    finally:
+        if seen is not None:
+            seen.close()
+    return bad_lines
+
+
+def rows(batch: Batch, seen: SeenIds | None) -> Iterator[tuple[str, list[Payload]]]:
+    """What a batch writes, as runs of one table in batch order. Repeats and tombstones are left out (a
+    tombstone's key is remembered, so older copies stay out)."""
+    table = batch.table
+    if seen is None:
+        fresh = None
+    elif table is not None:
+        fresh = seen.add_keys(table, batch.keys)
+    else:
+        fresh = [seen.add_keys(t, [k]) is None for t, k in zip(batch.tables, batch.keys, strict=True)]
+    if table is not None:  # one table (the usual case): one write, even of nothing, so the table has its file
+        payloads = batch.payloads
+        if fresh is not None:
+            payloads = [p for p, new in zip(payloads, fresh, strict=True) if new]
+        if batch.tombstones:
+            payloads = [p for p in payloads if p is not None]
+        yield table, cast("list[Payload]", payloads)  # without tombstones no payload is None
+        return
+    run: list[Payload] = []
+    run_table = ""
+    for n, (table_n, payload) in enumerate(zip(batch.tables, batch.payloads, strict=True)):
+        if (fresh is not None and not fresh[n]) or payload is None:
+            continue
+        if table_n != run_table and run:
+            yield run_table, run
+            run = []
+        run_table = table_n
+        run.append(payload)
+    if run:
+        yield run_table, run
+
+
+# --- the end ---
 def _abort(outputs: Outputs | None) -> None:
     if outputs is not None:
         outputs.abort()

@@ -1,4 +1,5 @@
-"""Step 2 of an export: which records to read, in which order, and what the fact records say.
+"""Which records an export reads: its WARCs (select_warcs), then the records in them, in which order, and
+what the fact records say (plan_reads).
 
 The WARCs' record offsets come from their scans (scans.py, in the reader processes when there are any);
 records outside the harvest dates are left out; dedupe reads newest first. Fact records are read here,
@@ -14,13 +15,21 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from swath.exporters.records import Plan, sources_for
-from swath.exporters.report import Report
-from swath.exporters.request import Request
 from swath.exporters.scans import Scan
 from swath.exporters.table import Table
+from swath.exporters.warc_index import WarcIndex
 from swath.exporters.warc_reader import RecordRef, read_at
 from swath.messages import codes
 from swath.messages.model import ExportStart
+
+
+class Notes(Protocol):
+    """Where planning reports (base.Report)."""
+
+    def warn(self, code: str, message: str) -> None: ...
+
+    def tick(self) -> None:
+        """Between pieces of work: raises JobInterrupted once the export is asked to stop."""
 
 
 class Scanner(Protocol):
@@ -37,10 +46,23 @@ class Reads:
     tables: dict[str, Table]  # by name, as the facts configured them: the outputs' headers
 
 
-def plan_reads(request: Request, warcs: list[Path], *, scanner: Scanner, report: Report, cache_root: Path) -> Reads:
-    start = request.start
+def select_warcs(start: ExportStart, *, index: WarcIndex, report: Notes) -> list[Path]:
+    """The WARCs to read, in the index's (path) order; one missing from disk is a warning, not a failure."""
+    warcs = index.warcs_for(start.collection_id) if start.collection_id else index.all_warcs()
+    present = []
+    for warc in warcs:
+        if warc.is_file():
+            present.append(warc)
+        else:
+            report.warn(codes.WARC_MISSING, f"{warc} is indexed but not on disk; exported the others")
+    return present
+
+
+def plan_reads(start: ExportStart, warcs: list[Path], *, dedupe: bool, scanner: Scanner, report: Notes,
+               cache_root: Path) -> Reads:
+    """The records to read and the Plan to read them by; dedupe reads the newest first."""
     refs, fact_refs, warc_ends = _refs(start, warcs, scanner=scanner, report=report, cache_root=cache_root,
-                                       newest_first=request.dedupe)
+                                       newest_first=dedupe)
     facts = _facts(start.type, fact_refs, report)
     tables: dict[str, Table] = {}
     for source in sources_for(start.type, facts):
@@ -48,7 +70,7 @@ def plan_reads(request: Request, warcs: list[Path], *, scanner: Scanner, report:
     plan = Plan(
         type=start.type, format=start.format,
         uids=frozenset(s.uid for s in start.seeds if s.uid) if start.seeds else None,
-        item_date_start=start.item_date_start, item_date_end=start.item_date_end, newest_first=request.dedupe,
+        item_date_start=start.item_date_start, item_date_end=start.item_date_end, newest_first=dedupe,
         facts=facts,
     )
     return Reads(plan=plan, refs=refs, warc_ends=warc_ends, tables=tables)
@@ -59,7 +81,7 @@ def _harvest_date_ok(start: ExportStart, date: dt.datetime) -> bool:
                 or (start.harvest_date_end and date > start.harvest_date_end))
 
 
-def _refs(start: ExportStart, warcs: list[Path], *, scanner: Scanner, report: Report, cache_root: Path,
+def _refs(start: ExportStart, warcs: list[Path], *, scanner: Scanner, report: Notes, cache_root: Path,
           newest_first: bool) -> tuple[list[RecordRef], list[RecordRef], list[int]]:
     """The records to read, in export order: file order, or (dedupe) newest harvest first, so dedupe
     keeps the first copy it meets, which is the latest, remembering nothing but ids. Then the fact
@@ -94,7 +116,7 @@ def _ignore_cut(warc: str, message: str) -> None:
     """The scan warned about any cut already."""
 
 
-def _facts(export_type: str, refs: list[RecordRef], report: Report) -> dict[str, Any]:
+def _facts(export_type: str, refs: list[RecordRef], report: Notes) -> dict[str, Any]:
     """What the fact records say, read oldest first (see items.Source.collect)."""
     facts: dict[str, Any] = {}
     if not refs:
