@@ -24,7 +24,7 @@ from swath.messages.model import ExportStart
 
 
 class Notes(Protocol):
-    """Where planning reports (base.Report)."""
+    """Where planning reports (report.Report)."""
 
     def warn(self, code: str, message: str) -> None: ...
 
