@@ -46,7 +46,7 @@ def test_monitor_records_each_message_once_and_dead_letters_bad_ones(config: Con
         assert (export.status, export.extra) == (SUCCESS, {"files": 2})
         total, rejected = repo.rejected(s)
         assert total == 1 and rejected[0].code == "schema_invalid"  # the non-JSON body never reaches the job
-    dead = []
+    dead: list[tuple[str, str]] = []
     while len(dead) < 2:
         method, headers, body = broker.get(config.dead_letter_queue)
         dead.append((headers[DEAD_REASON_CODE], headers[DEAD_QUEUE]))
