@@ -1,13 +1,17 @@
 """Where export rows go: numbered segment files written under temporary names and renamed only when
-the whole export succeeded, so a failed export never leaves files that look complete."""
+the whole export succeeded, so a failed export never leaves files that look complete. Outputs holds one
+per table of an export."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from swath.core.paths import safe_id
+from swath.exporters.records import Payload
+from swath.exporters.table import Table
 from swath.exporters.writers import Writer
 
 
@@ -28,7 +32,7 @@ class SegmentedOutput:
         self._writer: Writer | None = None
         self._files: list[tuple[Path, Path]] = []  # (temporary, final)
 
-    def _open(self) -> None:
+    def _open(self) -> Writer:
         number = len(self._files) + 1
         final = self.directory / f"{self.stem}_{number:03d}.{self.writer_cls.ext}"
         temp = self.directory / f".{final.name}.part"
@@ -36,27 +40,30 @@ class SegmentedOutput:
         self._writer = self.writer_cls(path=temp, headers=self.headers)
         self._writer.start()
         self._in_segment = 0
+        return self._writer
 
-    def write(self, payload: Any) -> None:
-        """One item, already encoded by the format's encoder."""
+    def _current(self) -> Writer:
+        """The segment the next item goes to, a new one when the last is full."""
         if self._writer is None or (self.limit and self._in_segment >= self.limit):
             self._close_segment()
-            self._open()
-        self._writer.write(payload)
+            return self._open()
+        return self._writer
+
+    def write(self, payload: Payload) -> None:
+        """One item, already encoded by the format's encoder."""
+        self._current().write(payload)
         self._in_segment += 1
         self.count += 1
 
-    def write_many(self, payloads: list[Any]) -> None:
+    def write_many(self, payloads: list[Payload]) -> None:
         """Items in order, as write() would take them one by one; a segment's share in one call."""
         done = 0
         while done < len(payloads):
-            if self._writer is None or (self.limit and self._in_segment >= self.limit):
-                self._close_segment()
-                self._open()
+            writer = self._current()
             take = len(payloads) - done
             if self.limit:
                 take = min(take, self.limit - self._in_segment)
-            self._writer.write_many(payloads[done:done + take] if take < len(payloads) else payloads)
+            writer.write_many(payloads[done:done + take] if take < len(payloads) else payloads)
             self._in_segment += take
             self.count += take
             done += take
@@ -83,3 +90,51 @@ class SegmentedOutput:
             pass
         for temp, _ in self._files:
             temp.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class Written:
+    """One table's committed files."""
+
+    table: str
+    items: int
+    files: list[Path]
+
+
+class Outputs:
+    """One SegmentedOutput per table, opened at the table's first write; kept all together or removed."""
+
+    def __init__(self, *, directory: Path, export_id: str, writer_cls: type[Writer], segment_size: int | None,
+                 tables: Mapping[str, Table], primary: str) -> None:
+        self.directory = directory
+        self.export_id = export_id
+        self.writer_cls = writer_cls
+        self.segment_size = segment_size
+        self.tables = tables
+        self.primary = primary  # its files carry no table name
+        self._outputs: dict[str, SegmentedOutput] = {}  # in the order tables were first written
+
+    def _output(self, table: str) -> SegmentedOutput:
+        out = self._outputs.get(table)
+        if out is None:
+            out = self._outputs[table] = SegmentedOutput(
+                directory=self.directory, export_id=self.export_id, table=None if table == self.primary else table,
+                writer_cls=self.writer_cls, headers=self.tables[table].headers, segment_size=self.segment_size,
+            )
+        return out
+
+    def write(self, table: str, payloads: list[Payload]) -> None:
+        """Encoded items of one table, in order (none: the table still gets its file)."""
+        self._output(table).write_many(payloads)
+
+    def commit(self) -> list[Written]:
+        """Finish every table (the primary table always gets its file, even when nothing matched), then
+        give each its final name."""
+        self._output(self.primary)
+        for out in self._outputs.values():
+            out.finish()
+        return [Written(table, out.count, out.commit()) for table, out in self._outputs.items()]
+
+    def abort(self) -> None:
+        for out in self._outputs.values():
+            out.abort()

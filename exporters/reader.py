@@ -1,15 +1,16 @@
-"""From WARC records to encoded export lines: the CPU-heavy half of an export.
+"""The processes an export reads with: this one, or a pool forked from a fork server.
 
-Records are read by reference (file, offset), so the work can be split over worker processes that
-each open the WARCs themselves; the parent only dedupes and writes what comes back, in order.
-Small exports stay in-process: starting workers costs more than it saves.
+Records are read by reference (file, offset), so the work can be split over reader processes that each
+open the WARCs themselves (records.RecordReader); the export's own process only dedupes and writes what
+comes back, in order. Small exports stay in-process: starting processes costs more than it saves.
+Nothing happens at import: the fork server is configured and started by start_processes() (an export
+worker's warm-up) or by the first pool that needs it.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import datetime as dt
 import gc
 import itertools
 import multiprocessing
@@ -17,142 +18,55 @@ import os
 import pickle
 import signal
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from multiprocessing.context import BaseContext
 from pathlib import Path
-from typing import Any
 
 from swath.core.config import Config
-from swath.exporters import registry
-from swath.exporters.dedupe import dedupe_key
-from swath.exporters.items import Source
+from swath.exporters.records import Batch, Plan, RecordReader, fact_test
+from swath.exporters.records import sources_for as sources_for  # its old home, still imported from here
 from swath.exporters.scans import Scan, scan
-from swath.exporters.warc_reader import IsFact, RecordRef, read_at
-from swath.exporters.writers import FORMATS, Encoder
+from swath.exporters.warc_reader import RecordRef
 
 CHUNK_RECORDS = 8  # records per task: big enough to amortise the hand-off, small enough to keep order cheap
-MAX_OPEN_FILES = 16
+# What the fork server imports once, so each reader process starts with every table module loaded.
+PRELOAD = ["swath.exporters.reader"]
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What to read and how to encode it; picklable, sent once to each worker."""
+def _context() -> BaseContext:
+    """The forkserver context, its preload set before the server first starts.
 
-    type: str
-    format: str
-    uids: frozenset[str] | None = None
-    item_date_start: dt.datetime | None = None
-    item_date_end: dt.datetime | None = None
-    newest_first: bool = False  # dedupe: items of a record in reverse, records newest first
-    facts: dict[str, Any] = field(default_factory=dict)  # what fact records said (see items.Source)
-
-
-@dataclass
-class Batch:
-    """What a chunk of records gave, in export order: per item its table, dedupe key (when deduping) and
-    encoded payload (None: a tombstone), and unreadable lines. Kept as columns so a batch crosses
-    processes as a few lists, and the writing process can take a whole batch in one step."""
-
-    tables: list[str] = field(default_factory=list)
-    keys: list[int] = field(default_factory=list)
-    payloads: list[Any] = field(default_factory=list)
-    tombstones: int = 0
-    bad_lines: dict[str, int] = field(default_factory=dict)
-    records: int = 0
-
-    @property
-    def table(self) -> str | None:
-        """The table of every item, if they share one (the usual case)."""
-        tables = self.tables
-        return tables[0] if tables and tables.count(tables[0]) == len(tables) else None
+    forkserver, not fork: the exporter may run inside a threaded worker (pika), and forking threads is
+    unsafe; the server is a fresh single-threaded process that imported the readers once, so each
+    export's processes start by a cheap fork of it instead of a new interpreter importing everything.
+    """
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)  # only read when the server starts; later calls change nothing
+    return context
 
 
-class RecordReader:
-    def __init__(self, plan: Plan) -> None:
-        self.plan = plan
-        self.sources: list[Source] = sources_for(plan.type, plan.facts)
-        writer_cls = FORMATS[plan.format]
-        self.want_raw = writer_cls.needs_raw
-        self.tables = {s.table.name: s.table for s in self.sources}
-        # per table: its encoder and row function (None when the format needs no columns)
-        self._by_type: dict[str, tuple[Encoder, Callable[[Any], list[Any]] | None]] = {
-            name: (writer_cls.encoder(t.headers), t.row if writer_cls.needs_row else None)
-            for name, t in self.tables.items()
-        }
-        self._files: collections.OrderedDict[str, Any] = collections.OrderedDict()
-
-    def _open(self, path: str) -> Any:
-        fh = self._files.get(path)
-        if fh is None:
-            if len(self._files) >= MAX_OPEN_FILES:
-                self._files.popitem(last=False)[1].close()
-            fh = self._files[path] = open(path, "rb")
-        else:
-            self._files.move_to_end(path)
-        return fh
-
-    def close(self) -> None:
-        for fh in self._files.values():
-            fh.close()
-        self._files.clear()
-
-    def read(self, refs: list[RecordRef]) -> Batch:
-        plan, batch = self.plan, Batch()
-        uids, start, end = plan.uids, plan.item_date_start, plan.item_date_end
-        tables, keys, payloads = batch.tables, batch.keys, batch.payloads
-        dedupe = plan.newest_first
-        by_type = self._by_type
-        for ref in refs:
-            # The scan that made the refs already reported any cut, so no second warning here.
-            resp = read_at(self._open(ref.warc), ref, on_truncated=lambda warc, message: None)
-            batch.records += 1
-            if resp is None:
-                continue
-            source = next((s for s in self.sources if s.reads(resp)), None)
-            if source is None:
-                continue
-
-            def on_bad(n: int, warc: str = ref.warc) -> None:
-                batch.bad_lines[warc] = batch.bad_lines.get(warc, 0) + n
-
-            items = list(source.items(resp, want_raw=self.want_raw, on_bad=on_bad))
-            if dedupe:
-                items.reverse()  # the first copy dedupe meets is then the latest harvested one
-            for item in items:
-                if item.deleted:  # tombstones skip the filters: they must reach dedupe whatever they say
-                    payload = None
-                    batch.tombstones += 1
-                else:
-                    if uids is not None and item.uid not in uids:
-                        continue
-                    if start is not None or end is not None:
-                        date = item.date
-                        if date is None or (start is not None and date < start) or (end is not None and date > end):
-                            continue
-                    encode, row = by_type[item.type]
-                    payload = encode(item, row(item) if row is not None else None)
-                tables.append(item.type)
-                payloads.append(payload)
-                if dedupe:
-                    keys.append(dedupe_key(item.key or item.id))
-        return batch
+def start_processes(config: Config | None = None) -> None:
+    """Start the fork server now (an export worker does at start-up), so no export waits for it; returns
+    once it has imported the readers and forked a first process. Not with SWATH_EXPORT_WORKERS=1: those
+    exports never fork, and the idle server would hold its memory (~30 MB) for nothing."""
+    if config is not None and config.export_workers == 1:
+        return
+    with ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
+        pool.submit(int).result()
 
 
-def sources_for(export_type: str, facts: dict[str, Any]) -> list[Source]:
-    sources = [cls() for cls in registry.lookup(export_type).sources]
-    for source in sources:
-        source.configure(facts)
-    return sources
+def default_workers(total_bytes: int, *, threshold: int = 8 << 20) -> int:
+    """Reader processes for an export of WARCs totalling `total_bytes` (1 below the threshold)."""
+    if total_bytes < threshold:
+        return 1
+    return max(1, min(os.cpu_count() or 1, 8))
 
 
-def fact_test(export_type: str) -> IsFact | None:
-    """Whether a record (by URI and content type) is a fact of this export type; None if it has none."""
-    classes = [c for c in registry.lookup(export_type).sources if c.has_facts]
-    if not classes:
-        return None
-    return lambda uri, content_type: any(c.is_fact(uri, content_type) for c in classes)
+def processes_for(warcs: list[Path], *, asked: int | None, config: Config) -> int:
+    """Reader processes for these WARCs: as asked (tests, tools), else SWATH_EXPORT_WORKERS, else by size."""
+    return asked or config.export_workers or default_workers(sum(p.stat().st_size for p in warcs))
 
 
 def _scan(warc: str, export_type: str, cache_root: Path | None) -> Scan:
@@ -174,7 +88,7 @@ def _rare_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-# --- in a worker process ---
+# --- in a reader process: set by _init_worker, which runs only there ---
 _PLAN_PATH: str | None = None
 _WORKER: RecordReader | None = None
 
@@ -191,6 +105,7 @@ def _init_worker(plan_path: str) -> None:
 def _read_chunk(refs: list[RecordRef]) -> Batch:
     global _WORKER
     if _WORKER is None:  # the plan is written once the scan is done, before the first chunk is sent
+        assert _PLAN_PATH is not None, "_init_worker runs before any task"
         with open(_PLAN_PATH, "rb") as fh:
             _WORKER = RecordReader(pickle.load(fh))
     return _WORKER.read(refs)
@@ -199,23 +114,6 @@ def _read_chunk(refs: list[RecordRef]) -> Batch:
 def _chunks(refs: list[RecordRef], size: int) -> Iterator[list[RecordRef]]:
     for i in range(0, len(refs), size):
         yield refs[i:i + size]
-
-
-# forkserver, not fork: the exporter may run inside a threaded worker (pika), and forking threads is
-# unsafe; the server is a fresh single-threaded process that imported the readers once, so each
-# export's processes start by a cheap fork of it instead of a new interpreter importing everything.
-_CONTEXT = multiprocessing.get_context("forkserver")
-_CONTEXT.set_forkserver_preload(["swath.exporters.reader"])
-
-
-def start_processes(config: Config | None = None) -> None:
-    """Start the fork server now (an export worker does at start-up), so no export waits for it; returns
-    once it has imported the readers and forked a first process. Not with SWATH_EXPORT_WORKERS=1: those
-    exports never fork, and the idle server would hold its memory (~30 MB) for nothing."""
-    if config is not None and config.export_workers == 1:
-        return
-    with ProcessPoolExecutor(max_workers=1, mp_context=_CONTEXT) as pool:
-        pool.submit(int).result()
 
 
 class ReaderDied(RuntimeError):
@@ -245,7 +143,7 @@ class Readers:
         if workers > 1:
             fd, self._plan_path = tempfile.mkstemp(prefix="swath-export-plan-")
             os.close(fd)
-            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=_CONTEXT, initializer=_init_worker,
+            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_init_worker,
                                              initargs=(self._plan_path,))
 
     def __enter__(self) -> Readers:
@@ -273,7 +171,7 @@ class Readers:
 
     def batches(self, plan: Plan, refs: list[RecordRef]) -> Iterator[Batch]:
         """Batches in the order of `refs`."""
-        if self._pool is None:
+        if self._pool is None or self._plan_path is None:
             reader = RecordReader(plan)
             try:
                 for chunk in _chunks(refs, CHUNK_RECORDS):
@@ -285,7 +183,7 @@ class Readers:
             return
         with open(self._plan_path, "wb") as fh:
             pickle.dump(plan, fh)
-        pending: collections.deque[Future] = collections.deque()
+        pending: collections.deque[Future[Batch]] = collections.deque()
         try:
             with _readers_alive():
                 for chunk in _chunks(refs, CHUNK_RECORDS):  # a bounded window in flight: memory stays flat
@@ -297,10 +195,3 @@ class Readers:
         finally:
             for fut in pending:
                 fut.cancel()
-
-
-def default_workers(total_bytes: int, *, threshold: int = 8 << 20) -> int:
-    """Worker processes for an export of WARCs totalling `total_bytes` (1 below the threshold)."""
-    if total_bytes < threshold:
-        return 1
-    return max(1, min(os.cpu_count() or 1, 8))

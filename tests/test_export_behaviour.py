@@ -7,6 +7,8 @@ import datetime as dt
 import io
 import json
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -279,7 +281,8 @@ def test_oddly_shaped_tweets_export_what_they_hold(run, data_root):
     coll = data_root / "collections" / "s" / "odd"
     good = v2_tweet(1, "7", "2023-01-01T00:00:00.000Z")
     odd = [
-        {**v2_tweet(2, "7", "2023-01-01T00:00:00.000Z"), "entities": {"hashtags": [1, {"tag": "ok"}], "mentions": None}},
+        {**v2_tweet(2, "7", "2023-01-01T00:00:00.000Z"),
+         "entities": {"hashtags": [1, {"tag": "ok"}], "mentions": None}},
         {**v2_tweet(3, "7", "2023-01-01T00:00:00.000Z"), "referenced_tweets": [1, "x"], "public_metrics": [5]},
         {**v2_tweet(4, "7", "2023-01-01T00:00:00.000Z"), "attachments": {"poll_ids": "p", "media_keys": [["k"]]}},
         {**v2_tweet(5, "7", "2023-01-01T00:00:00.000Z"), "geo": [], "edit_controls": "soon"},
@@ -395,6 +398,16 @@ def test_worker_processes_write_what_one_process_writes(run, data_root):
         assert rows == (info["unique"] if dedupe else info["items_in_warcs"])
 
 
+def test_importing_the_readers_configures_no_process():
+    """The fork server is configured by whoever starts it (start_processes, a pool), not by an import."""
+    code = ("import multiprocessing.forkserver as fs\n"
+            "before = list(fs._forkserver._preload_modules)\n"
+            "import swath.exporters.base, swath.exporters.reader\n"
+            "print(before == fs._forkserver._preload_modules, fs._forkserver._forkserver_pid)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "None"]
+
+
 # ---------- the WARC reader itself ----------
 
 def test_reader_payloads_equal_warcio_on_every_fixture(fixtures_dir):
@@ -405,7 +418,8 @@ def test_reader_payloads_equal_warcio_on_every_fixture(fixtures_dir):
     assert len(paths) >= 10
     for path in paths:
         problems: list[str] = []
-        ours = [(r.url, r.body) for r in iter_responses(path, on_truncated=lambda w, m: problems.append(m))]
+        ours = [(r.url, r.body)
+                for r in iter_responses(path, on_truncated=lambda w, m, problems=problems: problems.append(m))]
         assert ours == [(url, body) for url, _, body in warcio_bodies([path])]
         assert problems == []
 

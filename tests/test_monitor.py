@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import orjson
-
 from swath.core.config import Config
 from swath.messages.broker import DEAD_QUEUE, DEAD_REASON_CODE
 from swath.messages.worker import wait_for
@@ -48,28 +46,10 @@ def test_monitor_records_each_message_once_and_dead_letters_bad_ones(config: Con
         assert (export.status, export.extra) == (SUCCESS, {"files": 2})
         total, rejected = repo.rejected(s)
         assert total == 1 and rejected[0].code == "schema_invalid"  # the non-JSON body never reaches the job
-    dead = []
+    dead: list[tuple[str, str]] = []
     while len(dead) < 2:
         method, headers, body = broker.get(config.dead_letter_queue)
         dead.append((headers[DEAD_REASON_CODE], headers[DEAD_QUEUE]))
     assert sorted(dead) == [("not_json", config.status_queue), ("schema_invalid", config.status_queue)]
     assert broker.depth(config.status_queue) == 0
-    store.close()
-
-
-def test_store_warc_index_serves_recorded_warcs_inside_the_data_root(config: Config) -> None:
-    from swath.monitor import record
-    from swath.store.index import StoreWarcIndex
-
-    store = Store(url=config.db_url)
-    paths = []
-    for n, col in ((1, "a"), (2, "b"), (3, "a")):
-        path = config.data_root / "collections" / "set" / col / f"{n}.warc.gz"
-        body = warc_created(n)
-        body["warc"]["path"], body["collection"]["id"] = str(path), col
-        record(store, "warc_created", orjson.loads(orjson.dumps(body)))
-        paths.append((col, path))
-    index = StoreWarcIndex(store=store, data_root=config.data_root)
-    assert index.warcs_for("a") == sorted(p for c, p in paths if c == "a")
-    assert index.all_warcs() == sorted(p for _, p in paths)
     store.close()
