@@ -174,11 +174,11 @@ def main() -> None:
                            "floor_cpu": floor_cpu, "swath_cpu": swath_cpu, "serial_cpu": serial_cpu,
                            "floor_mb": floor_mb, "swath_mb": swath_mb, "serial_mb": serial_mb})
 
-        def median(key: str) -> float:
-            return statistics.median(r[key] for r in rounds)
+        def median(key: str, rows: list[dict[str, float]] = rounds) -> float:
+            return statistics.median(r[key] for r in rows)
 
-        def median_ratio(num: str, den: str) -> float:
-            return round(statistics.median(r[num] / r[den] for r in rounds), 2)
+        def median_ratio(num: str, den: str, rows: list[dict[str, float]] = rounds) -> float:
+            return round(statistics.median(r[num] / r[den] for r in rows), 2)
 
         items = floor["items"]
         row = {

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from swath.core.config import Config
 from swath.exporters.records import Batch, Plan, RecordReader, fact_test
-from swath.exporters.records import sources_for as sources_for  # its old home, still imported from here
 from swath.exporters.scans import Scan, scan
 from swath.exporters.warc_reader import RecordRef
 

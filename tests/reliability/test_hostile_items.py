@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from swath.exporters import registry
 from swath.exporters.dedupe import dedupe_key
 from swath.exporters.items import docs
-from swath.exporters.reader import sources_for
+from swath.exporters.records import sources_for
 from swath.exporters.warc_reader import Response, iter_responses
 from swath.exporters.writers import FORMATS
 
