@@ -1,19 +1,20 @@
 """The export job: export.start.<platform>.<type> in, files and export.status messages out.
 
-run_export is the list of steps; as in Scrapy's feed exports, which items (planning, records, dedupe),
+run_export is the list of steps; as in Scrapy's feed exports, which items (records, dedupe),
 which format (writers.py) and where (output.py) stay apart:
 
     accept, resolve          the message: type, format, folder inside the data root
-    planning.select_warcs    1. the WARCs of the collection (or all, for seeds) on disk
-    planning.plan_reads      2. their records (scans.py), harvest dates, order, facts -> a Plan
+    records.select_warcs     1. the WARCs of the collection (or all, for seeds) on disk
+    records.plan_reads       2. their records (scans.py), harvest dates, order, facts -> a Plan
     reader.Readers.batches   3. records -> Batches of encoded items (records.RecordReader; in reader
                                 processes when the input is big)
     write_rows, rows         4. Batches -> deduped rows, one output.Outputs segment series per table
-    Outputs.commit           5. final file names, then report.Report's notes and last export.status
+    Outputs.commit           5. final file names, then Report's notes and last export.status
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,15 +24,23 @@ from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.paths import PathOutsideDataRoot, resolve_inside
 from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds
-from swath.exporters.output import Outputs
-from swath.exporters.planning import plan_reads, select_warcs
+from swath.exporters.output import Outputs, Written
 from swath.exporters.reader import Readers, processes_for
-from swath.exporters.records import Batch, Payload
-from swath.exporters.report import Report
+from swath.exporters.records import Batch, Payload, plan_reads, select_warcs
 from swath.exporters.warc_index import ScanIndex, WarcIndex
 from swath.exporters.writers import FORMATS, Writer
 from swath.messages import codes
-from swath.messages.model import ExportStart
+from swath.messages.model import (
+    COMPLETED_FAILURE,
+    COMPLETED_SUCCESS,
+    RUNNING,
+    ExportStart,
+    ExportStatus,
+    Note,
+    Origin,
+    now_iso,
+)
+from swath.messages.routing import parse
 
 
 def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index: WarcIndex | None = None,
@@ -131,7 +140,7 @@ def resolve(start: ExportStart, *, data_root: Path) -> Request:
 def write_rows(batches: Iterable[Batch], *, outputs: Outputs, dedupe: bool, spill_dir: Path, report: Report,
                warc_ends: list[int]) -> dict[str, int]:
     """Write every batch's rows; returns per WARC the lines that were not JSON. `warc_ends`: where each
-    WARC's records end (planning.Reads), for the progress count."""
+    WARC's records end (records.Reads), for the progress count."""
     seen = SeenIds(spill_dir=spill_dir) if dedupe else None
     bad_lines: dict[str, int] = {}
     records = 0
@@ -199,3 +208,78 @@ def _end_early(exc: Exception, *, report: Report, ctx: JobContext) -> None:
     if ctx.shutdown.is_set():  # redelivered and redone from the start after the restart
         raise exc if isinstance(exc, JobInterrupted) else JobInterrupted(f"export {report.export_id} interrupted")
     report.failed(codes.UNKNOWN_ERROR, "export stopped before it finished; no files kept")
+
+
+class Report:
+    """Notes (infos, warnings, errors) gathered on the way, in every status message sent after them."""
+
+    def __init__(self, *, export_id: str, routing_key: str, ctx: JobContext) -> None:
+        self.export_id = export_id
+        self.ctx = ctx
+        self.status_key = str(parse(routing_key).status_key())
+        self.origin = Origin(service=ctx.service, host=ctx.config.host, instance=ctx.instance)
+        self.date_started = now_iso()
+        self.infos: list[Note] = []
+        self.warnings: list[Note] = []
+        self.errors: list[Note] = []
+        self.items = 0  # items written
+        self.warcs_done = 0
+        self.warcs_total = 0
+        self._last_status = time.monotonic()
+
+    def _publish(self, status: str, **extra: Any) -> None:
+        msg = ExportStatus(
+            id=self.export_id, status=status, origin=self.origin, date_started=self.date_started,
+            date_ended=None if status == RUNNING else now_iso(), infos=list(self.infos),
+            warnings=list(self.warnings), errors=list(self.errors), extra=extra,
+        )
+        self.ctx.publish(self.status_key, msg.to_dict())
+
+    def _progress(self) -> dict[str, Any]:
+        return {"progress": {"items": self.items, "warcs_done": self.warcs_done, "warcs_total": self.warcs_total}}
+
+    # --- notes ---
+    def info(self, code: str, message: str) -> None:
+        self.infos.append(Note(code, message))
+
+    def warn(self, code: str, message: str) -> None:
+        self.warnings.append(Note(code, message))
+        self.ctx.log.warning("%s: %s", code, message)
+
+    # --- statuses ---
+    def running(self) -> None:
+        self._publish(RUNNING, **self._progress())
+
+    def tick(self) -> None:
+        """Between pieces of work: stop if asked to, and say how far the export got every status_interval."""
+        if self.ctx.stop.is_set():
+            raise JobInterrupted(f"export {self.export_id} interrupted")
+        now = time.monotonic()
+        if now - self._last_status >= self.ctx.config.status_interval:
+            self._last_status = now
+            self.running()
+            self.ctx.progress(f"{self.items} items, {self.warcs_done}/{self.warcs_total} WARCs")
+
+    def succeeded(self, files: list[Path]) -> None:
+        self._publish(COMPLETED_SUCCESS, files=[str(f) for f in files], items=self.items)
+
+    def failed(self, code: str, message: str) -> None:
+        self.errors.append(Note(code, message))
+        self._publish(COMPLETED_FAILURE)
+
+    # --- the summary at the end ---
+    def unreadable(self, bad_lines: dict[str, int]) -> None:
+        for warc, n in bad_lines.items():
+            self.warn(codes.ITEM_UNREADABLE, f"{warc}: {n} stream line(s) or bodies were not JSON (e.g. a stream "
+                      "cut mid-line); skipped")
+
+    def tables_written(self, written: list[Written], *, primary: str) -> list[Path]:
+        """A note per table, one more when there are several; returns every file."""
+        for table in written:
+            self.info(codes.EXPORT_TABLES, f"table {table.table}: {table.items} items in "
+                      + ", ".join(p.name for p in table.files))
+        if len(written) > 1:
+            self.info(codes.EXPORT_TABLES, "the WARCs hold more than one kind of item "
+                      f"({', '.join(t.table for t in written)}): one table each, {primary} "
+                      "in the files without a table name")
+        return [f for table in written for f in table.files]
