@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 from collections import Counter
@@ -38,7 +37,7 @@ def fake():
 
 @pytest.fixture
 def cfg(config, fake):
-    return dataclasses.replace(config, twitter_api_url=fake.url)
+    return config.with_api_url("twitter", fake.url)
 
 
 def pages_needed(n: int, size: int) -> int:
@@ -83,8 +82,8 @@ def test_academic_search_honours_time_window_and_limit(cfg, fake):
                  and start <= dt.datetime.fromisoformat(t["created_at"].replace("Z", "+00:00")) < end]
     assert len(in_window) > 3
     limit = len(in_window) - 2
-    out = run_harvest_job(cfg, start_body("twitter_academic_search", [{"id": "s1", "token": {**window, "limit": limit}}],
-                                          credentials=APP_AUTH))
+    seeds = [{"id": "s1", "token": {**window, "limit": limit}}]
+    out = run_harvest_job(cfg, start_body("twitter_academic_search", seeds, credentials=APP_AUTH))
 
     assert out.status["status"] == "completed success", out.status
     assert out.count("tweets") == limit

@@ -122,7 +122,7 @@ def run_plan(plan: Plan, config, tmp_path: Path, seed: int) -> None:
     logs.mkdir()
     blogs = build_blogs(counts={f"blog{i}.example.org": rng.randrange(15, 70) for i in range(5)}, seed=seed)
     with FakeTumblr(blogs=blogs, page_delay=0.1) as tumblr, FakeServer() as server:
-        config = dataclasses.replace(config, tumblr_api_url=tumblr.url)
+        config = config.with_api_url("tumblr", tumblr.url)
         api = ReliabilityApi(server, pages=8, per_page=10, delay=0.08)
         declare_queues(config, HARVESTERS)
         env = worker_env(config)
@@ -175,7 +175,8 @@ def run_plan(plan: Plan, config, tmp_path: Path, seed: int) -> None:
     for key, body in received:
         if ".status." in key and body["status"] in FINAL:
             finals.setdefault(body["id"], []).append(body)
-    assert sum(w.kills for w in workers.values()) >= plan.kills * 0.8, chaos.events  # (a dead worker is not killed again)
+    # (a dead worker is not killed again)
+    assert sum(w.kills for w in workers.values()) >= plan.kills * 0.8, chaos.events
     assert exits == {name: 0 for name in workers}, exits  # each stopped cleanly on SIGTERM at the end
     missing = [h for h in harvest_ids if h not in finals]
     assert not missing, f"harvests without a final status: {missing}; chaos {chaos.events}"
@@ -193,7 +194,8 @@ def run_plan(plan: Plan, config, tmp_path: Path, seed: int) -> None:
     root = config.data_root
     on_disk = sorted(root.rglob("*.warc.gz"))
     assert not list(root.rglob("*.open")), "a leftover .open file was never recovered"
-    reported = [{**body["warc"], "harvest_id": body["harvest"]["id"]} for key, body in received if key == "warc_created"]
+    reported = [{**body["warc"], "harvest_id": body["harvest"]["id"]}
+                for key, body in received if key == "warc_created"]
     assert all(not w["path"].endswith(".open") for w in reported)
     assert {w["path"] for w in reported} == {str(p) for p in on_disk}
     for warc in reported:
