@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
+import sys
 from collections.abc import Callable, Iterable
 from importlib.metadata import EntryPoint, entry_points
 
@@ -28,10 +29,17 @@ class PlatformUnavailable(LookupError):
 
 def installed() -> dict[str, EntryPoint]:
     """Platform name -> its entry point, without importing anything; the first distribution wins a name."""
+    return dict(_scan(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=8)
+def _scan(path: tuple[str, ...]) -> tuple[tuple[str, EntryPoint], ...]:
+    # reading every distribution's metadata takes milliseconds and a worker looks a type up per message;
+    # keyed by sys.path, so a distribution added to the path (as tests do) is seen
     found: dict[str, EntryPoint] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(ep.name, ep)
-    return dict(sorted(found.items()))
+    return tuple(sorted(found.items()))
 
 
 def builtin(name: str) -> bool:
@@ -64,12 +72,12 @@ def _load(name: str, target: str) -> Platform:
 
 def platforms() -> list[Platform]:
     """Every installed platform that loads, by name; one that does not is logged and left out."""
-    return [p for p in map(_try_load, installed()) if p is not None]
+    return [p for p in map(_try_load, installed().values()) if p is not None]
 
 
-def _try_load(name: str) -> Platform | None:
+def _try_load(ep: EntryPoint) -> Platform | None:
     try:
-        return load(name)
+        return _load(ep.name, ep.value)
     except PlatformUnavailable as exc:  # a broken plugin must not take the other platforms down with it
         log.warning("%s", exc)
         return None
@@ -77,8 +85,9 @@ def _try_load(name: str) -> Platform | None:
 
 def owner(type_name: str, names: Callable[[Platform], Iterable[str]]) -> Platform | None:
     """The platform whose `names(platform)` include `type_name`, loading the likely ones first."""
-    for name in _likely_first(type_name, list(installed())):
-        platform = _try_load(name)
+    eps = installed()
+    for name in _likely_first(type_name, list(eps)):
+        platform = _try_load(eps[name])
         if platform is not None and type_name in names(platform):
             return platform
     return None
