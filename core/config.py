@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -11,6 +13,12 @@ from typing import TypeVar
 
 DEFAULT_AMQP_URL = "amqp://guest:guest@localhost:5672/%2F"
 DEFAULT_EXCHANGE = "sfm_exchange"
+_API_URL_ENV = re.compile(r"^SWATH_([A-Z][A-Z0-9_]*)_API_URL$")
+
+
+def api_url_env(platform: str) -> str:
+    """The variable that moves a platform's API root: SWATH_TWITTER_API_URL for `twitter`."""
+    return f"SWATH_{platform.upper()}_API_URL"
 
 _Number = TypeVar("_Number", int, float)
 
@@ -69,10 +77,9 @@ class Config:
     export_workers: int = 0
     host: str = field(default_factory=socket.gethostname)
     db_url: str = ""
-    # social platform API roots, replaceable for compatible services and tests
-    twitter_api_url: str = "https://api.twitter.com"
-    flickr_api_url: str = "https://api.flickr.com"
-    tumblr_api_url: str = "https://api.tumblr.com"
+    # platform -> API root, from SWATH_<PLATFORM>_API_URL (compatible services, tests); a platform not named
+    # here talks to the root its declaration gives (swath.core.platforms.Platform.api_root)
+    api_urls: Mapping[str, str] = field(default_factory=dict)
     # the D-Bus session bus the xesam_pmh crawler joins (the standard variable, not a SWATH_ one)
     dbus_session_bus_address: str = ""
 
@@ -102,8 +109,20 @@ class Config:
             export_workers=max(0, _int(env, "SWATH_EXPORT_WORKERS", 0)),
             host=env.get("SWATH_HOST") or socket.gethostname(),
             db_url=env.get("SWATH_DB_URL") or f"sqlite:///{data_root / 'swath.sqlite'}",
-            twitter_api_url=_url(env, "SWATH_TWITTER_API_URL", "https://api.twitter.com"),
-            flickr_api_url=_url(env, "SWATH_FLICKR_API_URL", "https://api.flickr.com"),
-            tumblr_api_url=_url(env, "SWATH_TUMBLR_API_URL", "https://api.tumblr.com"),
+            api_urls=_api_urls(env),
             dbus_session_bus_address=env.get("DBUS_SESSION_BUS_ADDRESS") or "",
         )
+
+    def with_api_url(self, platform: str, url: str) -> Config:
+        """This configuration with one platform's API root moved (as SWATH_<PLATFORM>_API_URL would)."""
+        return dataclasses.replace(self, api_urls={**self.api_urls, platform: url.rstrip("/")})
+
+
+def _api_urls(env: Mapping[str, str]) -> dict[str, str]:
+    """Every SWATH_<PLATFORM>_API_URL that is set; the platforms are not known down here, only the pattern."""
+    found = {}
+    for name in sorted(env):
+        match = _API_URL_ENV.match(name)
+        if match and env[name]:
+            found[match.group(1).lower()] = _url(env, name, "")
+    return found

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import orjson
 import requests
 
+from swath.core import discovery
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError, HarvestStopped
 from swath.harvesters.http import RecordingAdapter, read_limited
@@ -38,13 +39,10 @@ from swath.harvesters.mapping.record import (
 from swath.harvesters.retry import Attempt, RetryPolicy, Wait
 from swath.messages import codes
 
+# third-party backends without a platform declaration; a platform's own backend is in its declaration
 ENTRY_POINT_GROUP = "swath.backends"
-BUILTIN: dict[str, str] = {
-    "oai_pmh": "swath.harvesters.oai_pmh:OAIPMHBackend",
-    "dcat": "swath.harvesters.dcat:DCATBackend",
-    "ckan": "swath.harvesters.ckan:CKANBackend",
-    "opendatasoft": "swath.harvesters.opendatasoft:OpenDataSoftBackend",
-}
+# the option every backend platform reads (BackendHarvester), for their declarations' option schemas
+DRYRUN_OPTION = {"type": "boolean", "description": "list and map everything, write nothing"}
 MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is treated as a failure
 RETRY_AFTER_ATTEMPTS = 5
 # Only the waits a 503 asks for: the engine's recording session retries on its own before an answer gets
@@ -155,7 +153,7 @@ class Backend:
 
 
 def load_backend(name: str) -> type[Backend]:
-    """The backend class registered under `name` (built-in or entry point); LookupError if none."""
+    """The backend class registered under `name` (a platform's or an entry point); LookupError if none."""
     target = installed_backends().get(name)
     if target is None:
         raise LookupError(f"no metadata backend named {name!r}; installed: {', '.join(installed_backends())}")
@@ -167,18 +165,25 @@ def load_backend(name: str) -> type[Backend]:
 
 
 def installed_backends() -> dict[str, str]:
-    """Backend name -> "module:Class": the built-in four plus every `swath.backends` entry point."""
-    found = dict(BUILTIN)
+    """Backend name -> "module:Class": those the platforms declare plus every `swath.backends` entry point."""
+    found = _declared_backends()
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(ep.name, ep.value)
     return dict(sorted(found.items()))
 
 
+def _declared_backends() -> dict[str, str]:
+    """A backend platform's backend is named after the platform (its harvest type)."""
+    return {platform.name: platform.backend for platform in discovery.platforms() if platform.backend}
+
+
 def describe_backends() -> list[dict[str, str]]:
     """One row per installed backend (for `swath harvest backends`): name, display name, class, origin."""
     rows = []
+    declared = _declared_backends()
     for name, target in installed_backends().items():
-        row = {"name": name, "target": target, "origin": "built-in" if BUILTIN.get(name) == target else "entry point"}
+        builtin = declared.get(name) == target and discovery.builtin(name)
+        row = {"name": name, "target": target, "origin": "built-in" if builtin else "entry point"}
         try:
             row["display_name"] = load_backend(name).display_name or name
         except Exception as exc:  # a broken plugin is listed with its error, never hides the others

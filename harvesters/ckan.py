@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
-from swath.harvesters.backends import Backend, BackendHarvester, Item
+from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
 from swath.harvesters.mapping import temporal
 from swath.harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, guess_checksum_type, title_from
 from swath.harvesters.mapping.errors import MetadataError
@@ -17,11 +18,27 @@ PAGE_SIZE = 1000  # CKAN's default ckan.search.rows_max; a server may return few
 SORT = "metadata_modified asc,id asc"  # stable while we page: ties broken by id
 
 
+PLATFORM = Platform(
+    name="ckan",
+    title="CKAN",
+    harvester="swath.harvesters.ckan:CKANHarvester",
+    harvest_types=(HarvestKind(name="ckan", method="harvest_sources"),),
+    export_types=(ExportKind(name="ckan", sources=("swath.exporters.datasets:CkanDatasets",), current_state=True),),
+    backend="swath.harvesters.ckan:CKANBackend",
+    options=options(
+        dryrun=DRYRUN_OPTION,
+        rows={"type": "integer", "minimum": 1, "description": "page size of package_search"},
+        fq={"type": "string", "description": "an extra Solr filter"},
+        incremental={"type": "boolean", "default": True, "description": "datasets modified since the last run"},
+    ),
+)
+
+
 class CKANBackend(Backend):
     """Options: rows (page size), fq (extra Solr filter), incremental (default true)."""
 
-    name = "ckan"
-    display_name = "CKAN"
+    name = PLATFORM.name
+    display_name = PLATFORM.title
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -112,7 +129,8 @@ def map_package(package: dict[str, Any], *, base: str) -> Dataset:
             last_modified=res.get("last_modified") or res.get("metadata_modified"),
             format=fmt,
             mime=res.get("mimetype"),
-            filesize=int(size) if isinstance(size, (int, float)) or (isinstance(size, str) and size.isdigit()) else None,
+            filesize=int(size) if isinstance(size, (int, float)) or (isinstance(size, str) and size.isdigit())
+            else None,
             checksum=Checksum(type=kind, value=digest) if kind else None,
         ))
     notes = package.get("notes")
@@ -134,7 +152,7 @@ def map_package(package: dict[str, Any], *, base: str) -> Dataset:
 
 
 class CKANHarvester(BackendHarvester):
-    platform = "ckan"
-    service = "CKAN Harvester"
-    types = {"ckan": "harvest_sources"}
+    platform = PLATFORM.name
+    service = PLATFORM.harvester_service
+    types = PLATFORM.harvest_methods
     backend = CKANBackend

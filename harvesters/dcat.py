@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from swath.harvesters.backends import Backend, BackendHarvester, Item
+from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
 from swath.harvesters.mapping import dcat, rdf
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError, PaginationLoop
@@ -19,9 +20,20 @@ def _normalise(url: str) -> str:
     return urlunsplit((split.scheme.lower(), split.netloc.lower(), split.path or "/", split.query, ""))
 
 
+PLATFORM = Platform(
+    name="dcat",
+    title="DCAT",
+    harvester="swath.harvesters.dcat:DCATHarvester",
+    harvest_types=(HarvestKind(name="dcat", method="harvest_sources"),),
+    export_types=(ExportKind(name="dcat", sources=("swath.exporters.datasets:DcatDatasets",), current_state=True),),
+    backend="swath.harvesters.dcat:DCATBackend",
+    options=options(dryrun=DRYRUN_OPTION),
+)
+
+
 class DCATBackend(Backend):
-    name = "dcat"
-    display_name = "DCAT"
+    name = PLATFORM.name
+    display_name = PLATFORM.title
 
     def fetch_context(self, url: str) -> bytes:
         """Remote JSON-LD contexts go through the harvest's recorded, size-limited session."""
@@ -64,7 +76,7 @@ class DCATBackend(Backend):
 
 
 class DCATHarvester(BackendHarvester):
-    platform = "dcat"
-    service = "DCAT Harvester"
-    types = {"dcat": "harvest_sources"}
+    platform = PLATFORM.name
+    service = PLATFORM.harvester_service
+    types = PLATFORM.harvest_methods
     backend = DCATBackend

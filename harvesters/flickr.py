@@ -10,22 +10,36 @@ from typing import Any
 import flickrapi
 import requests
 
+from swath.core.platforms import ExportKind, HarvestKind, Platform, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, Unauthorized
 from swath.harvesters.social import credential, mount_recording
 from swath.messages import codes
 from swath.messages.model import Seed
 
-FLICKR_API = "https://api.flickr.com"
+PLATFORM = Platform(
+    name="flickr",
+    title="Flickr",
+    harvester="swath.harvesters.flickr:FlickrHarvester",
+    harvest_types=(HarvestKind(name="flickr_user", method="user"),),
+    export_types=(ExportKind(name="flickr_user", sources=("swath.exporters.flickr:Flickr",)),),
+    api_url="https://api.flickr.com",
+    options=options(
+        incremental={"type": "boolean", "description": "stop at the newest photo of the last run"},
+        sizes={"type": "array", "items": {"type": "string"},
+               "description": "image files to fetch as well, by size label "
+                              "(Square, Thumbnail, Small, Medium, Large, Original)"},
+    ),
+)
 NOT_FOUND = {1}  # "User not found" / "Photo not found"
 AUTH_FAILED = {96, 97, 98, 99, 100}  # bad signature, missing signature, bad token, no permission, bad key
 PER_PAGE = 100
 
 
 class FlickrHarvester(Harvester):
-    platform = "flickr"
-    service = "Flickr Harvester"
-    types = {"flickr_user": "user"}
+    platform = PLATFORM.name
+    service = PLATFORM.harvester_service
+    types = PLATFORM.harvest_methods
 
     @cached_property
     def api(self) -> flickrapi.FlickrAPI:
@@ -33,8 +47,8 @@ class FlickrHarvester(Harvester):
         api = flickrapi.FlickrAPI(key, secret, format="parsed-json", store_token=False,
                                   timeout=self.harvest.config.http_timeout)
         session = requests.Session()
-        mount_recording(session, adapter=self.harvest.recording_adapter([]), default=FLICKR_API,
-                        base=self.harvest.config.flickr_api_url)
+        mount_recording(session, adapter=self.harvest.recording_adapter([]), default=PLATFORM.api_url,
+                        base=PLATFORM.api_root(self.harvest.config))
         # flickrapi keeps one Session for the whole class; this harvest gets its own, recorded
         api.flickr_oauth.session = session
         return api

@@ -13,16 +13,26 @@ from __future__ import annotations
 
 from urllib.parse import urljoin
 
+from swath.core.platforms import HarvestKind, Platform, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, NotFound
 from swath.messages import codes
 
+PLATFORM = Platform(
+    name="generic",
+    title="Generic",
+    harvester="swath.harvesters.generic:GenericHarvester",
+    harvest_types=(HarvestKind(name="generic_pages", method="pages"),
+                   HarvestKind(name="generic_stream", method="stream", stream=True)),
+    options=options(incremental={"type": "boolean", "description": "send the highest id seen as since_id"}),
+)
+
 
 class GenericHarvester(Harvester):
-    platform = "generic"
-    service = "Generic Harvester"
-    types = {"generic_pages": "pages", "generic_stream": "stream"}
-    stream_types = frozenset({"generic_stream"})
+    platform = PLATFORM.name
+    service = PLATFORM.harvester_service
+    types = PLATFORM.harvest_methods
+    stream_types = PLATFORM.stream_types
 
     def _auth(self) -> tuple[dict[str, str], dict[str, str]]:
         creds = self.harvest.start.credentials

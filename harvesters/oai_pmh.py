@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 
-from swath.harvesters.backends import Backend, BackendHarvester, Item
+from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
 from swath.harvesters.mapping import oai
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import PaginationLoop
@@ -22,11 +23,28 @@ def format_datestamp(value: str, granularity: str) -> str:
     return parsed.strftime("%Y-%m-%d") if granularity != SECONDS else parsed.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+PLATFORM = Platform(
+    name="oai_pmh",
+    title="OAI-PMH",
+    harvester="swath.harvesters.oai_pmh:OAIPMHHarvester",
+    harvest_types=(HarvestKind(name="oai_pmh", method="harvest_sources"),),
+    export_types=(ExportKind(name="oai_pmh", sources=("swath.exporters.datasets:OaiRecords",), current_state=True),),
+    backend="swath.harvesters.oai_pmh:OAIPMHBackend",
+    options=options(
+        dryrun=DRYRUN_OPTION,
+        metadataPrefix={"type": "string", "default": "oai_dc", "description": "the metadata format to ask for"},
+        set={"type": "string", "description": "harvest this set only"},
+        **{"from": {"type": "string", "description": "harvest from this date on (overrides the incremental date)"}},
+        incremental={"type": "boolean", "default": True, "description": "from the last run's date on"},
+    ),
+)
+
+
 class OAIPMHBackend(Backend):
     """Options: metadataPrefix (default oai_dc), set, from (overrides the incremental date), incremental."""
 
-    name = "oai_pmh"
-    display_name = "OAI-PMH"
+    name = PLATFORM.name
+    display_name = PLATFORM.title
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -95,7 +113,8 @@ class OAIPMHBackend(Backend):
 
     def _item(self, record: oai.OAIRecord, page_no: int, n: int) -> Item:
         if not record.identifier:
-            return Item(remote_id=f"(page {page_no}, record {n})", error="record header has no identifier", anonymous=True)
+            return Item(remote_id=f"(page {page_no}, record {n})", error="record header has no identifier",
+                        anonymous=True)
         uri = f"{self.source.url}?" + urlencode({"verb": "GetRecord", "metadataPrefix": self.prefix,
                                                  "identifier": record.identifier})
         if record.deleted:
@@ -113,7 +132,7 @@ class OAIPMHBackend(Backend):
 
 
 class OAIPMHHarvester(BackendHarvester):
-    platform = "oai_pmh"
-    service = "OAI-PMH Harvester"
-    types = {"oai_pmh": "harvest_sources"}
+    platform = PLATFORM.name
+    service = PLATFORM.harvester_service
+    types = PLATFORM.harvest_methods
     backend = OAIPMHBackend

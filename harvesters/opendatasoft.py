@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from swath.harvesters.backends import Backend, BackendHarvester, Item
+from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
 from swath.harvesters.mapping.dataset import Dataset, Resource, add_tags
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.mapping.markdown import html_to_markdown
@@ -19,11 +20,26 @@ EXPORTS = {"csv": "text/csv", "json": "application/json", "xlsx": None}
 GEO_EXPORTS = {"geojson": "application/geo+json", "shp": "application/zip"}
 
 
+PLATFORM = Platform(
+    name="opendatasoft",
+    title="OpenDataSoft",
+    harvester="swath.harvesters.opendatasoft:OpenDataSoftHarvester",
+    harvest_types=(HarvestKind(name="opendatasoft", method="harvest_sources"),),
+    export_types=(ExportKind(name="opendatasoft", sources=("swath.exporters.datasets:OdsDatasets",),
+                             current_state=True),),
+    backend="swath.harvesters.opendatasoft:OpenDataSoftBackend",
+    options=options(
+        dryrun=DRYRUN_OPTION,
+        where={"type": "string", "description": "an ODSQL filter on the catalog"},
+    ),
+)
+
+
 class OpenDataSoftBackend(Backend):
     """Options: where (ODSQL filter on the catalog)."""
 
-    name = "opendatasoft"
-    display_name = "OpenDataSoft"
+    name = PLATFORM.name
+    display_name = PLATFORM.title
     max_window: ClassVar[int] = MAX_WINDOW
 
     def __init__(self, **kwargs: Any) -> None:
@@ -112,7 +128,7 @@ def map_dataset(entry: dict[str, Any], *, root: str) -> Dataset:
 
 
 class OpenDataSoftHarvester(BackendHarvester):
-    platform = "opendatasoft"
-    service = "OpenDataSoft Harvester"
-    types = {"opendatasoft": "harvest_sources"}
+    platform = PLATFORM.name
+    service = PLATFORM.harvester_service
+    types = PLATFORM.harvest_methods
     backend = OpenDataSoftBackend

@@ -1,9 +1,10 @@
-"""Harvest type name -> (platform, "module:Class", may stream?), imported only when looked up.
+"""Harvest type name -> (platform, "module:Class", may stream?), from the platform declarations.
 
-Platform engineers add one line per harvest type to HARVEST_TYPES. A third-party metadata backend
-installed under the `swath.backends` entry point group needs no line: its name is its harvest type
-and platform (see harvesters/backends.py). The worker runtime and the CLI use `harvester_types()`
-to bind queues and `lookup(type)` to find the class.
+Each platform declares its harvest types once (`PLATFORM` in its module, swath.core.platforms) and is
+found through the `swath.platforms` entry points (swath.core.discovery), which import only the platform
+asked for. A third-party metadata backend installed under the `swath.backends` entry point group needs
+no declaration: its name is its harvest type and platform (see harvesters/backends.py). The worker
+runtime and the CLI use `harvester_types()` to bind queues and `lookup(type)` to find the class.
 """
 
 from __future__ import annotations
@@ -14,34 +15,14 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from swath.core import discovery
+from swath.core.platforms import Platform
 from swath.messages import codes
 
 if TYPE_CHECKING:
     from swath.harvesters.base import Harvester
 
 log = logging.getLogger(__name__)
-
-# type name: (platform for routing keys, "module:Class", may be a stream: the worker runs such types
-# concurrently; each message's Harvester.is_stream(start) decides)
-HARVEST_TYPES: dict[str, tuple[str, str, bool]] = {
-    "generic_pages": ("generic", "swath.harvesters.generic:GenericHarvester", False),
-    "generic_stream": ("generic", "swath.harvesters.generic:GenericHarvester", True),
-    "twitter_search_2": ("twitter", "swath.harvesters.twitter:TwitterHarvester", False),
-    "twitter_search": ("twitter", "swath.harvesters.twitter:TwitterHarvester", False),
-    "twitter_academic_search": ("twitter", "swath.harvesters.twitter:TwitterHarvester", False),
-    "twitter_user_timeline_2": ("twitter", "swath.harvesters.twitter:TwitterHarvester", False),
-    "twitter_filter_stream": ("twitter", "swath.harvesters.twitter:TwitterHarvester", True),
-    "twitter_sample": ("twitter", "swath.harvesters.twitter:TwitterHarvester", True),
-    "flickr_user": ("flickr", "swath.harvesters.flickr:FlickrHarvester", False),
-    "tumblr_blog_posts": ("tumblr", "swath.harvesters.tumblr:TumblrHarvester", False),
-    "metashare_sync": ("metashare", "swath.harvesters.metashare.harvester:MetashareHarvester", False),
-    "oai_pmh": ("oai_pmh", "swath.harvesters.oai_pmh:OAIPMHHarvester", False),
-    "dcat": ("dcat", "swath.harvesters.dcat:DCATHarvester", False),
-    "ckan": ("ckan", "swath.harvesters.ckan:CKANHarvester", False),
-    "opendatasoft": ("opendatasoft", "swath.harvesters.opendatasoft:OpenDataSoftHarvester", False),
-    "xesam_pmh": ("xesam", "swath.harvesters.xesam.harvester:XesamHarvester", True),
-    "kiel_archive": ("kiel", "swath.harvesters.kiel.harvester:KielHarvester", False),
-}
 
 
 class UnknownHarvestType(LookupError):
@@ -61,6 +42,7 @@ class HarvesterType:
     target: str  # "module:Class" (of the Backend, for an entry-point backend)
     stream: bool  # may stream
     backend: bool = False  # a `swath.backends` entry point, run by harvesters.backends.BackendHarvester
+    service: str = ""  # the declared service name; empty for an entry-point backend (its class names it)
 
     def load(self) -> type[Harvester]:
         """Import the class; checks it really handles this type."""
@@ -71,14 +53,20 @@ class HarvesterType:
         if self.name not in cls.types:
             raise UnknownHarvestType(f"{self.target} does not list harvest type {self.name!r} in its types")
         if (self.name in cls.stream_types) != self.stream:
-            raise UnknownHarvestType(f"registry and {self.target} disagree on whether {self.name!r} is a stream")
+            raise UnknownHarvestType(f"the declaration and {self.target} disagree on whether {self.name!r} is a stream")
         return cls
 
 
+def platform_types(platform: Platform) -> list[HarvesterType]:
+    """One platform's harvest types, in the order it declares them."""
+    return [HarvesterType(kind.name, platform.name, platform.harvester, kind.stream, service=platform.harvester_service)
+            for kind in platform.harvest_types]
+
+
 def harvester_types() -> list[HarvesterType]:
-    """Every registered harvest type and every entry-point backend that loads, sorted by name."""
-    found = [lookup(name) for name in HARVEST_TYPES]
-    for name, target in _plugin_backends().items():
+    """Every declared harvest type and every entry-point backend that loads, sorted by name."""
+    found = [htype for platform in discovery.platforms() for htype in platform_types(platform)]
+    for name, target in _plugin_backends({t.name for t in found}).items():
         htype = HarvesterType(name, name, target, False, backend=True)
         try:
             htype.load()
@@ -90,23 +78,25 @@ def harvester_types() -> list[HarvesterType]:
 
 
 def lookup(type_name: str) -> HarvesterType:
-    """The registered type, else an entry-point backend of that name; UnknownHarvestType if neither."""
-    if type_name in HARVEST_TYPES:
-        platform, target, stream = HARVEST_TYPES[type_name]
-        return HarvesterType(type_name, platform, target, stream)
-    plugins = _plugin_backends()
+    """The declared type, else an entry-point backend of that name; UnknownHarvestType if neither."""
+    platform = discovery.owner(type_name, lambda p: p.harvest_methods)
+    if platform is not None:
+        return next(t for t in platform_types(platform) if t.name == type_name)
+    # nothing declares it, so every platform is loaded by now: the plugin check below costs no import
+    declared = {kind.name for p in discovery.platforms() for kind in p.harvest_types}
+    plugins = _plugin_backends(declared)
     if type_name in plugins:
         return HarvesterType(type_name, type_name, plugins[type_name], False, backend=True)
-    known = ", ".join(sorted([*HARVEST_TYPES, *plugins])) or "none"
+    known = ", ".join(sorted([*declared, *plugins])) or "none"
     raise UnknownHarvestType(f"no harvester for harvest type {type_name!r}; known types: {known}")
 
 
-def _plugin_backends() -> dict[str, str]:
-    """Entry-point backends whose name is not a registered type (the registry wins), name -> target."""
+def _plugin_backends(declared: set[str]) -> dict[str, str]:
+    """Entry-point backends whose name is not a declared type (the declaration wins), name -> target."""
     # imported here: harvesters.backends imports the engine, which imports this module
     from swath.harvesters.backends import installed_backends
 
-    return {name: target for name, target in installed_backends().items() if name not in HARVEST_TYPES}
+    return {name: target for name, target in installed_backends().items() if name not in declared}
 
 
 def _backend_harvester(name: str, target: str) -> type[Harvester]:

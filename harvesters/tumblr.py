@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from swath.core.platforms import ExportKind, HarvestKind, Platform, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse
 from swath.harvesters.social import credential
 from swath.messages import codes
 from swath.messages.model import Seed
 
+PLATFORM = Platform(
+    name="tumblr",
+    title="Tumblr",
+    harvester="swath.harvesters.tumblr:TumblrHarvester",
+    harvest_types=(HarvestKind(name="tumblr_blog_posts", method="blog_posts"),),
+    export_types=(ExportKind(name="tumblr_blog_posts", sources=("swath.exporters.tumblr:Tumblr",)),),
+    api_url="https://api.tumblr.com",
+    options=options(incremental={"type": "boolean", "description": "stop at the newest post of the last run"}),
+)
 PAGE = 20  # the most /posts returns at once
 
 
@@ -18,9 +28,9 @@ def blog_host(name: str) -> str:
 
 
 class TumblrHarvester(Harvester):
-    platform = "tumblr"
-    service = "Tumblr Harvester"
-    types = {"tumblr_blog_posts": "blog_posts"}
+    platform = PLATFORM.name
+    service = PLATFORM.harvester_service
+    types = PLATFORM.harvest_methods
 
     def blog_posts(self) -> None:
         (api_key,) = credential(self.harvest.start.credentials, "api_key")
@@ -53,7 +63,7 @@ class TumblrHarvester(Harvester):
 
     def page(self, seed: Seed, host: str, api_key: str, offset: int) -> tuple[list[dict], int | None]:
         """One page of a blog's posts, newest first, and the offset of the next (None after the last)."""
-        url = f"{self.harvest.config.tumblr_api_url}/v2/blog/{host}/posts"
+        url = f"{PLATFORM.api_root(self.harvest.config)}/v2/blog/{host}/posts"
         resp = self.harvest.http.get(url, params={"api_key": api_key, "offset": offset, "limit": PAGE})
         if resp.status_code == 404:
             self.harvest.warning(codes.TOKEN_NOT_FOUND, f"Tumblr blog {host} was not found", seed.id)

@@ -10,13 +10,36 @@ from typing import Any
 import requests
 from twarc import Twarc2
 
+from swath.core.platforms import ExportKind, HarvestKind, Platform, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, RemoteError, Unauthorized
 from swath.harvesters.social import credential, mount_recording
 from swath.messages import codes
 from swath.messages.model import Seed, parse_datetime
 
-TWITTER_API = "https://api.twitter.com"
+_V1 = ("swath.exporters.twitter_v1:TwitterV1", "swath.exporters.twitter_v2:TwitterV2")
+_V2 = tuple(reversed(_V1))  # the primary table is the type's own API version; a collection may hold both
+PLATFORM = Platform(
+    name="twitter",
+    title="Twitter",
+    harvester="swath.harvesters.twitter:TwitterHarvester",
+    harvest_types=(
+        HarvestKind(name="twitter_search_2", method="search_recent"),
+        HarvestKind(name="twitter_search", method="search_recent"),  # the SFM v1 name, as in the spec's example
+        HarvestKind(name="twitter_academic_search", method="search_all"),
+        HarvestKind(name="twitter_user_timeline_2", method="user_timeline"),
+        HarvestKind(name="twitter_filter_stream", method="filter_stream", stream=True),
+        HarvestKind(name="twitter_sample", method="sample", stream=True),
+    ),
+    export_types=(
+        *(ExportKind(name=name, sources=_V1) for name in
+          ("twitter_search", "twitter_filter", "twitter_sample", "twitter_user_timeline")),
+        *(ExportKind(name=name, sources=_V2) for name in
+          ("twitter_search_2", "twitter_academic_search", "twitter_user_timeline_2", "twitter_filter_stream")),
+    ),
+    api_url="https://api.twitter.com",
+    options=options(incremental={"type": "boolean", "description": "continue after the newest tweet of the last run"}),
+)
 APP_AUTH_TYPES = frozenset({"twitter_academic_search", "twitter_filter_stream", "twitter_sample"})
 
 
@@ -33,17 +56,10 @@ class _Twarc(Twarc2):
 
 
 class TwitterHarvester(Harvester):
-    platform = "twitter"
-    service = "Twitter Harvester"
-    types = {
-        "twitter_search_2": "search_recent",
-        "twitter_search": "search_recent",  # the SFM v1 name, as in the spec's example message
-        "twitter_academic_search": "search_all",
-        "twitter_user_timeline_2": "user_timeline",
-        "twitter_filter_stream": "filter_stream",
-        "twitter_sample": "sample",
-    }
-    stream_types = frozenset({"twitter_filter_stream", "twitter_sample"})
+    platform = PLATFORM.name
+    service = PLATFORM.harvester_service
+    types = PLATFORM.harvest_methods
+    stream_types = PLATFORM.stream_types
 
     @property
     def incremental(self) -> bool:
@@ -53,10 +69,10 @@ class TwitterHarvester(Harvester):
     def twarc(self) -> Twarc2:
         auth = self._auth(self.harvest.start.credentials)
         adapter = self.harvest.recording_adapter([auth.get("bearer_token", "")])  # an obtained token too
-        base = self.harvest.config.twitter_api_url
+        base = PLATFORM.api_root(self.harvest.config)
 
         def mount(session: requests.Session) -> None:
-            mount_recording(session, adapter=adapter, default=TWITTER_API, base=base)
+            mount_recording(session, adapter=adapter, default=PLATFORM.api_url, base=base)
 
         return _Twarc(mount=mount, **auth)
 
@@ -75,7 +91,7 @@ class TwitterHarvester(Harvester):
     def _app_token(self, key: str, secret: str) -> str:
         """Exchange the consumer key/secret for an app bearer token. Not recorded: it is auth, not content,
         and its response body is a credential."""
-        url = f"{self.harvest.config.twitter_api_url}/oauth2/token"
+        url = f"{PLATFORM.api_root(self.harvest.config)}/oauth2/token"
         try:
             resp = requests.post(url, auth=(key, secret), data={"grant_type": "client_credentials"},
                                  timeout=self.harvest.config.http_timeout)

@@ -30,14 +30,16 @@ PRIORITY = "priority"
 class SfmName:
     """How SFM 3.x names one of swath's types in its routing keys."""
 
-    platform: str  # the platform SFM puts in the key (sfm-ui Collection.HARVEST_TYPES_TO_PLATFORM)
+    # the platform SFM puts in the key (sfm-ui Collection.HARVEST_TYPES_TO_PLATFORM); empty: the type's own
+    # platform (its declaration, swath.core.platforms), which SFM uses for the rest
+    platform: str = ""
     priority: bool = False  # SFM may send its harvest.start with the `.priority` suffix (PRIORITY_HARVEST_TYPES)
 
 
 # The types whose SFM 3.x keys are not just swath's `<platform>.*`: Twitter API v2 work goes out under
 # the platform "twitter2" (sfm-ui Credential.TWITTER2), and hourly searches and timelines as `.priority`.
 SFM_NAMES: dict[str, SfmName] = {
-    "twitter_search": SfmName("twitter", priority=True),
+    "twitter_search": SfmName(priority=True),
     "twitter_search_2": SfmName("twitter2", priority=True),
     "twitter_academic_search": SfmName("twitter2", priority=True),
     "twitter_user_timeline_2": SfmName("twitter2", priority=True),
@@ -108,7 +110,8 @@ def sfm_keys(kind: str, platform: str, type_: str) -> list[str]:
     name = SFM_NAMES.get(type_)
     if name is None:
         return []
-    keys = [] if name.platform == platform else [RoutingKey(kind, name.platform, type_)]
+    sfm_platform = name.platform or platform
+    keys = [] if sfm_platform == platform else [RoutingKey(kind, sfm_platform, type_)]
     if name.priority and kind == "harvest_start":
-        keys.append(RoutingKey(kind, name.platform, type_, priority=True))
+        keys.append(RoutingKey(kind, sfm_platform, type_, priority=True))
     return [str(k) for k in keys]

@@ -122,7 +122,7 @@ def run_demo(config: Config, *, fmt: str = "csv", progress: Any = None) -> DemoR
     run_id = time.strftime("%Y%m%dT%H%M%S")
     config.data_root.mkdir(parents=True, exist_ok=True)
     with ReplayServer() as server:
-        harvest_config = dataclasses.replace(config, tumblr_api_url=server.url)
+        harvest_config = config.with_api_url("tumblr", server.url)
         harvested: list[dict[str, Any]] = []
         ctx = JobContext(config=harvest_config, publish=print_publish(io.StringIO(), harvested),
                          service="Tumblr Harvester", progress=progress or (lambda text: None))

@@ -1,15 +1,21 @@
-"""The worker services swath runs: one harvester and one exporter per platform, built from the registries."""
+"""The worker services swath runs: one harvester and one exporter per platform, built from the platform declarations."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from swath.core import discovery
+from swath.core.platforms import Platform
 from swath.messages.routing import sfm_keys
 from swath.messages.worker import ServiceSpec
+
+if TYPE_CHECKING:
+    from swath.harvesters.registry import HarvesterType
 
 # Streams run for hours; a stream worker holds this many at once (prefetch = concurrency).
 STREAM_CONCURRENCY = 4
@@ -82,14 +88,26 @@ def _sfm_bindings(kind: str, platform: str, names: frozenset[str]) -> list[str]:
 def harvester_services() -> dict[str, ServiceSpec]:
     from swath.harvesters.registry import harvester_types
 
-    entries = [_Entry(t.name, t.platform, lambda t=t: t.load().service, t.stream) for t in harvester_types()]
+    return _harvester_services(harvester_types())
+
+
+def _harvester_services(types: list[HarvesterType]) -> dict[str, ServiceSpec]:
+    entries = [_Entry(t.name, t.platform, functools.partial(_harvester_service, t), t.stream) for t in types]
     return _per_platform(entries, noun="harvest", role="harvester", job="swath.harvesters.run:run_harvest")
 
 
-def exporter_services() -> dict[str, ServiceSpec]:
-    from swath.exporters.registry import export_types, lookup
+def _harvester_service(htype: HarvesterType) -> str:
+    # an entry-point backend names its service in its class: loaded only for those
+    return htype.service or htype.load().service
 
-    entries = [_Entry(t.name, t.platform, lambda t=t: t.service) for t in map(lookup, export_types())]
+
+def exporter_services() -> dict[str, ServiceSpec]:
+    return _exporter_services(discovery.platforms())
+
+
+def _exporter_services(platforms: list[Platform]) -> dict[str, ServiceSpec]:
+    entries = [_Entry(kind.name, p.name, functools.partial(str, p.exporter_service))
+               for p in platforms for kind in p.export_types]
     return _per_platform(entries, noun="export", role="exporter", job="swath.exporters.base:run_export",
                          warm_up="swath.exporters.reader:start_processes")
 
@@ -99,9 +117,29 @@ def all_services() -> dict[str, ServiceSpec]:
 
 
 def service(name: str) -> ServiceSpec:
+    """The worker service `name`; a platform's own worker loads that platform only."""
+    found = _platform_service(name)
+    if found is not None:
+        return found
     services = all_services()
     try:
         return services[name]
     except KeyError:
         raise UnknownService(f"no worker named {name!r}; `swath worker --list` names them: "
                              f"{', '.join(sorted(services))}") from None
+
+
+def _platform_service(name: str) -> ServiceSpec | None:
+    """`<platform>_harvester` / `<platform>_exporter` of a declared platform, from its declaration alone."""
+    from swath.harvesters.registry import platform_types
+
+    platform_name, _, role = name.rpartition("_")
+    if role not in ("harvester", "exporter") or platform_name not in discovery.installed():
+        return None
+    try:
+        platform = discovery.load(platform_name)
+    except discovery.PlatformUnavailable:
+        return None  # the full listing says what is there
+    if role == "harvester":
+        return _harvester_services(platform_types(platform)).get(name)
+    return _exporter_services([platform]).get(name)

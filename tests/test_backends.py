@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from swath.harvesters import registry
+from swath.core.platforms import HarvestKind, Platform
 from swath.harvesters.backends import (
     Backend,
     Item,
@@ -19,6 +19,7 @@ from swath.harvesters.backends import (
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError
 from swath.messages import codes
+from tests.entrypoints import install_entry_points
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_backends_support import harvest
 
@@ -53,6 +54,8 @@ class ListBackend(Backend):
 
 
 ListHarvester = harvester_for(ListBackend)
+LISTING = Platform(name="listing", title="Listing (test plugin)", harvester="tests.test_backends:ListHarvester",
+                   harvest_types=(HarvestKind(name="listing", method="harvest_sources"),))
 
 
 def _server(listing: list) -> FakeServer:
@@ -67,8 +70,9 @@ def _server(listing: list) -> FakeServer:
 
 
 @pytest.fixture
-def listing_type(monkeypatch):
-    monkeypatch.setitem(registry.HARVEST_TYPES, "listing", ("listing", "tests.test_backends:ListHarvester", False))
+def listing_type(monkeypatch, tmp_path_factory):
+    install_entry_points(tmp_path_factory.mktemp("plugins"), monkeypatch,
+                         {"swath.platforms": {"listing": "tests.test_backends:LISTING"}})
     from tests import test_backends_support as support
 
     monkeypatch.setitem(support.BACKEND_TYPES, "listing", ("listing", "tests.test_backends:ListHarvester", False))

@@ -7,7 +7,6 @@ accepts that coding; the real harvester stores them as sent, and the real export
 from __future__ import annotations
 
 import csv
-import dataclasses
 import gzip
 import json
 import zlib
@@ -69,7 +68,7 @@ def export_csv(config, *, export_id: str, workers: int) -> tuple[dict, list[dict
 @pytest.mark.parametrize("coding", ["br", "gzip", "deflate"])
 def test_a_harvest_answered_in_each_offered_coding_exports_every_tweet(config, coding):
     with EncodingTwitter(coding=coding) as fake:
-        cfg = dataclasses.replace(config, twitter_api_url=fake.url)
+        cfg = config.with_api_url("twitter", fake.url)
         out = run_harvest_job(cfg, start_body("twitter_search_2", [{"id": "s1", "token": {"query": "gwu"}}],
                                               credentials={"bearer_token": BEARER_TOKEN}))
         searches = fake.server.requests_to("/2/tweets/search/recent")

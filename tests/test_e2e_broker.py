@@ -33,7 +33,7 @@ def response_payloads(paths: list[Path]) -> list[bytes]:
 def test_tumblr_harvest_and_export_through_rabbitmq(config, broker):
     host = "gwulibraries.tumblr.com"
     with FakeTumblr() as fake:
-        config = dataclasses.replace(config, tumblr_api_url=fake.url)
+        config = config.with_api_url("tumblr", fake.url)
         harvest = {
             "id": "e2e:tumblr:1", "type": "tumblr_blog_posts", "path": "collections/set1/coll1",
             "seeds": [{"id": "seed-gwu", "uid": "gwulibraries"}],

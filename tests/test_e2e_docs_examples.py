@@ -3,7 +3,6 @@ the real RabbitMQ to the real Flickr and Twitter workers talking to local fakes 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -44,7 +43,7 @@ def assert_no_credentials(body: dict, messages: list[tuple[str, dict]], warcs: l
 
 def test_flickr_user_example_through_rabbitmq(config, broker):
     with FakeFlickr() as fake:
-        config = dataclasses.replace(config, flickr_api_url=fake.url)
+        config = config.with_api_url("flickr", fake.url)
         body = docs_example("flickr_user", config.data_root)
         messages = harvest_through_broker(config, broker, "flickr_harvester", "harvest.start.flickr.flickr_user", body)
         people = list(fake.people.values())
@@ -64,7 +63,7 @@ def test_flickr_user_example_through_rabbitmq(config, broker):
 
 def test_twitter_search_example_through_rabbitmq(config, broker):
     with FakeTwitter() as fake:
-        config = dataclasses.replace(config, twitter_api_url=fake.url)
+        config = config.with_api_url("twitter", fake.url)
         body = docs_example("twitter_search", config.data_root)
         messages = harvest_through_broker(config, broker, "twitter_harvester",
                                           "harvest.start.twitter.twitter_search", body)

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from swath.core import discovery
+from swath.core.platforms import HarvestKind, Platform
 from swath.harvesters import registry
 from swath.harvesters.backends import Backend, Item
 from swath.harvesters.base import Harvester
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.run import TICK, run_harvest
 from swath.messages import codes
+from tests.entrypoints import install_entry_points
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_engine_support import context, read_records, start_message, warc_files
 
@@ -42,12 +45,11 @@ class MisnamedBackend(EchoBackend):
 
 def install_plugins(tmp_path: Path, monkeypatch, entries: dict[str, str]) -> None:
     """A distribution's metadata on sys.path, exactly as pip would leave it in site-packages."""
-    dist = tmp_path / "swath_engine_test_plugins-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: swath-engine-test-plugins\nVersion: 1.0\n")
-    lines = "".join(f"{name} = {target}\n" for name, target in entries.items())
-    (dist / "entry_points.txt").write_text(f"[swath.backends]\n{lines}")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    install_entry_points(tmp_path, monkeypatch, {"swath.backends": entries}, dist="swath-engine-test-plugins")
+
+
+def declared_types() -> set[str]:
+    return {name for platform in discovery.platforms() for name in platform.harvest_methods}
 
 
 def test_an_entry_point_backend_is_a_harvest_type_without_a_registry_line(config, data_root, tmp_path, monkeypatch):
@@ -58,7 +60,7 @@ def test_an_entry_point_backend_is_a_harvest_type_without_a_registry_line(config
         "dcat": "tests.test_engine_plugins:EchoBackend",  # cannot take over a registered type
     })
     htype = registry.lookup(PLUGIN)
-    assert (htype.platform, htype.stream) == (PLUGIN, False) and PLUGIN not in registry.HARVEST_TYPES
+    assert (htype.platform, htype.stream) == (PLUGIN, False) and htype.backend and PLUGIN not in declared_types()
     cls = htype.load()
     assert cls.types == {PLUGIN: "harvest_sources"} and cls.backend is EchoBackend and htype.load() is cls
     assert registry.lookup("dcat").load().__name__ == "DCATHarvester"
@@ -86,7 +88,7 @@ def test_a_broken_or_misnamed_plugin_is_refused_clearly_and_hides_nothing(config
             registry.lookup(name).load()
         assert why in caught.value.message
     listed = {t.name for t in registry.harvester_types()}
-    assert set(registry.HARVEST_TYPES) <= listed and not {"swath_test_missing", "swath_test_misnamed"} & listed
+    assert declared_types() <= listed and not {"swath_test_missing", "swath_test_misnamed"} & listed
 
     ctx, published = context(config)
     message = {**start_message("http://127.0.0.1:9/"), "type": "swath_test_missing"}
@@ -95,13 +97,17 @@ def test_a_broken_or_misnamed_plugin_is_refused_clearly_and_hides_nothing(config
         [("completed failure", [codes.UNKNOWN_TYPE])]
 
 
+OPTION_STREAM = Platform(name="test_option", title="Option Stream", harvester="tests.test_engine_plugins:OptionStream",
+                         harvest_types=(HarvestKind(name="test_option_stream", method="run", stream=True),))
+
+
 class OptionStream(Harvester):
     """Streams only when the message asks for it (like xesam_pmh with options.live)."""
 
-    platform = "generic"
-    service = "Option Stream Harvester"
-    types = {"test_option_stream": "run"}
-    stream_types = frozenset({"test_option_stream"})
+    platform = OPTION_STREAM.name
+    service = OPTION_STREAM.harvester_service
+    types = OPTION_STREAM.harvest_methods
+    stream_types = OPTION_STREAM.stream_types
     seen: list[tuple[bool, bool]] = []
 
     @classmethod
@@ -115,9 +121,9 @@ class OptionStream(Harvester):
         OptionStream.seen.append((self.harvest.is_stream, self.harvest.stopping))
 
 
-def test_the_message_decides_whether_a_type_that_may_stream_is_a_stream(config, monkeypatch):
-    monkeypatch.setitem(registry.HARVEST_TYPES, "test_option_stream",
-                        ("generic", "tests.test_engine_plugins:OptionStream", True))
+def test_the_message_decides_whether_a_type_that_may_stream_is_a_stream(config, monkeypatch, tmp_path):
+    install_entry_points(tmp_path, monkeypatch,
+                         {"swath.platforms": {"test_option": "tests.test_engine_plugins:OPTION_STREAM"}})
     monkeypatch.setattr(OptionStream, "seen", [])
     finals = []
     for live in (False, True):
@@ -125,7 +131,7 @@ def test_the_message_decides_whether_a_type_that_may_stream_is_a_stream(config, 
         ctx.stop.set()  # harvest.stop is waiting from the start: only a stream honours it
         message = {**start_message("x", type_="test_option_stream", harvest_id=f"opt-{live}"),
                    "options": {"live": live}}
-        run_harvest(message, routing_key="harvest.start.generic.test_option_stream", ctx=ctx)
+        run_harvest(message, routing_key="harvest.start.test_option.test_option_stream", ctx=ctx)
         finals.append(published.statuses[-1]["status"])
     assert OptionStream.seen == [(False, False), (True, True)]
     assert finals == ["completed success"] * 2

@@ -192,7 +192,7 @@ class Run:
 
     def __call__(self, body: dict[str, Any], *, ctx: JobContext | None = None, **extra) -> dict[str, Any]:
         ctx = ctx or JobContext(config=self.config, publish=self.publish, service="Test Exporter")
-        key = registry.start_routing_key(body["type"]) if body.get("type") in registry.TYPES else \
+        key = registry.start_routing_key(body["type"]) if body.get("type") in registry.export_types() else \
             f"export.start.x.{body.get('type', 'x')}"
         run_export(body, routing_key=key, ctx=ctx, **extra)
         return self.published[-1][1]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 
@@ -28,7 +27,7 @@ def fake():
 
 @pytest.fixture
 def cfg(config, fake):
-    return dataclasses.replace(config, flickr_api_url=fake.url)
+    return config.with_api_url("flickr", fake.url)
 
 
 def test_spec_example_pages_photos_fetches_sizes_and_reports_the_uid(cfg, fake):

@@ -4,7 +4,6 @@ the monitor records the job and its WARCs -> `jobs` shows them -> export through
 from __future__ import annotations
 
 import csv
-import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from tests.test_requester_kit import running, spec_named, swath
 def test_source_to_export_through_workers_and_monitor(config: Config, broker) -> None:
     store = Store(url=config.db_url)
     with ReplayServer() as replay:
-        harvester = Worker(config=dataclasses.replace(config, tumblr_api_url=replay.url),
+        harvester = Worker(config=config.with_api_url("tumblr", replay.url),
                            spec=spec_named("tumblr_harvester"))
         exporter = Worker(config=config, spec=spec_named("tumblr_exporter"))
         with running(monitor_worker(config=config, store=store)), running(harvester), running(exporter):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import dataclasses
 import hashlib
 import json
 import os
@@ -135,7 +134,7 @@ def test_every_sfm3_twitter2_key_is_routable_after_broker_setup(config, broker):
 def test_sfm3_twitter_search_2_harvest_and_export_through_rabbitmq(config, broker):
     sfm_ui = broker.queue(config.queue_prefix + "sfm_ui", SFM_UI_BINDINGS)
     with FakeTwitter() as fake:
-        config = dataclasses.replace(config, twitter_api_url=fake.url)
+        config = config.with_api_url("twitter", fake.url)
         harvest = sfm_harvest_start(config.data_root, "twitter_search_2",
                                     [{"id": uuid.uuid4().hex, "token": {"query": "gwu"}}], {"incremental": True})
         with running_worker(config, "twitter_harvester"), mandatory_channel(config) as channel:

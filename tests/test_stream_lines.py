@@ -115,7 +115,7 @@ def test_twarc_stream_ends_with_line_too_long_instead_of_reconnecting(config):
                 end_chunks(wfile)
             return Response(200, write, content_type="application/json")
         server.route("/2/tweets/sample/stream")(sample)
-        cfg = dataclasses.replace(config, twitter_api_url=server.url, stream_max_line_bytes=limit)
+        cfg = dataclasses.replace(config.with_api_url("twitter", server.url), stream_max_line_bytes=limit)
         out = run_harvest_job(cfg, start_body("twitter_sample", [], credentials={"bearer_token": "bearer-for-lines"}))
     final = out.status
     assert final["status"] == "completed failure"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 
@@ -22,7 +21,7 @@ def fake():
 
 @pytest.fixture
 def cfg(config, fake):
-    return dataclasses.replace(config, tumblr_api_url=fake.url)
+    return config.with_api_url("tumblr", fake.url)
 
 
 SEEDS = [{"id": "seed-gwu", "uid": "gwulibraries"}, {"id": "seed-arch", "uid": "archive.example.org"}]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 from collections import Counter
@@ -38,7 +37,7 @@ def fake():
 
 @pytest.fixture
 def cfg(config, fake):
-    return dataclasses.replace(config, twitter_api_url=fake.url)
+    return config.with_api_url("twitter", fake.url)
 
 
 def pages_needed(n: int, size: int) -> int:

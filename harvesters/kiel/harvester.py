@@ -15,6 +15,7 @@ from typing import ClassVar
 from urllib.parse import urlsplit
 
 from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.platforms import HarvestKind, Platform, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
 from swath.harvesters.kiel.amf import AmfRecord, BadAmf, split_records
@@ -26,6 +27,21 @@ from swath.harvesters.kiel.termination import BadTermination, Termination
 from swath.messages import codes
 from swath.messages.model import Seed
 
+PLATFORM = Platform(
+    name="kiel",
+    title="Kiel Archive",
+    harvester="swath.harvesters.kiel.harvester:KielHarvester",
+    harvest_types=(HarvestKind(name="kiel_archive", method="archive"),),
+    options=options(
+        redist={"type": "string", "enum": list(REDISTS), "default": "nested",
+                "description": "how record ids become archive paths"},
+        branches={"type": "string", "description": "the branches file inside the data root "
+                                                    "(default <path>/etc/branches.xml)"},
+        termination={"type": "string", "description": "a termination file inside the data root "
+                                                       "(default <path>/etc/termination.ini when it exists)"},
+    ),
+)
+
 
 class KielError(HarvestError):
     def __init__(self, code: str, message: str, *, seed_id: str | None = None) -> None:
@@ -34,9 +50,9 @@ class KielError(HarvestError):
 
 
 class KielHarvester(Harvester):
-    platform = "kiel"
-    service = "Kiel Archive Harvester"
-    types: ClassVar[dict[str, str]] = {"kiel_archive": "archive"}
+    platform = PLATFORM.name
+    service = PLATFORM.harvester_service
+    types: ClassVar[dict[str, str]] = PLATFORM.harvest_methods
     clock = staticmethod(time.time)
 
     def archive(self) -> None:

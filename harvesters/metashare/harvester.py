@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from swath.core.platforms import ExportKind, HarvestKind, Platform
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
 from swath.harvesters.metashare.client import MetashareClient, sync
@@ -20,14 +21,22 @@ from swath.harvesters.redaction import Redactor
 from swath.messages import codes
 from swath.messages.model import Seed
 
+PLATFORM = Platform(
+    name="metashare",
+    title="META-SHARE",
+    harvester="swath.harvesters.metashare.harvester:MetashareHarvester",
+    harvest_types=(HarvestKind(name="metashare_sync", method="sync"),),
+    export_types=(ExportKind(name="metashare_sync", sources=("swath.exporters.metashare:Metashare",),
+                             current_state=True),),
+)
 LR_STORAGE_DIR = "lr-storage"
 RESULTS = ("added", "updated", "deleted", "unchanged", "rejected")
 
 
 class MetashareHarvester(Harvester):
-    platform = "metashare"
-    service = "META-SHARE Harvester"
-    types = {"metashare_sync": "sync"}
+    platform = PLATFORM.name
+    service = PLATFORM.harvester_service
+    types = PLATFORM.harvest_methods
 
     def sync(self) -> None:
         harvest = self.harvest

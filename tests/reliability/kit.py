@@ -22,7 +22,7 @@ import pika
 import pika.exceptions
 from warcio.archiveiterator import ArchiveIterator
 
-from swath.core.config import Config
+from swath.core.config import Config, api_url_env
 from swath.messages.broker import STATUS_BINDINGS, declare_topology, declare_work_queue
 from tests.fakes.httpserver import FakeServer, Request, Response, write_chunk
 
@@ -51,9 +51,7 @@ def worker_env(config: Config, **extra: str) -> dict[str, str]:
         "SWATH_HTTP_BACKOFF": str(config.http_backoff),
         "SWATH_HTTP_TIMEOUT": str(config.http_timeout),
         "SWATH_MAX_RESPONSE_BYTES": str(config.max_response_bytes),
-        "SWATH_TUMBLR_API_URL": config.tumblr_api_url,
-        "SWATH_TWITTER_API_URL": config.twitter_api_url,
-        "SWATH_FLICKR_API_URL": config.flickr_api_url,
+        **{api_url_env(platform): url for platform, url in config.api_urls.items()},
     }
     base = {k: v for k, v in os.environ.items() if not k.startswith("SWATH_")}
     return {**base, **env, "PYTHONPATH": str(ROOT), **extra}

@@ -69,7 +69,7 @@ def drain(*, config: Config, messages: int, replicas: int, workdir: Path, timeou
     logs.mkdir(exist_ok=True)
     blogs = build_blogs(counts={f"b{i}.example.org": 15 + 5 * i for i in range(4)})
     with FakeTumblr(blogs=blogs) as tumblr, FakeServer() as server:
-        config = dataclasses.replace(config, tumblr_api_url=tumblr.url)
+        config = config.with_api_url("tumblr", tumblr.url)
         api = ReliabilityApi(server, pages=2, per_page=5, delay=0.0)
         declare_queues(config, HARVESTERS)
         bodies = starts(messages, api, list(blogs))

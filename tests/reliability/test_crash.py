@@ -122,7 +122,7 @@ def run_plan(plan: Plan, config, tmp_path: Path, seed: int) -> None:
     logs.mkdir()
     blogs = build_blogs(counts={f"blog{i}.example.org": rng.randrange(15, 70) for i in range(5)}, seed=seed)
     with FakeTumblr(blogs=blogs, page_delay=0.1) as tumblr, FakeServer() as server:
-        config = dataclasses.replace(config, tumblr_api_url=tumblr.url)
+        config = config.with_api_url("tumblr", tumblr.url)
         api = ReliabilityApi(server, pages=8, per_page=10, delay=0.08)
         declare_queues(config, HARVESTERS)
         env = worker_env(config)

@@ -282,7 +282,7 @@ def test_malformed_api_responses_end_cleanly(config, tmp_path):
                 return Response(status, write, content_type=ctype)
 
             server.route(f"/badstream/{name}")(stream)
-        config = dataclasses.replace(config, tumblr_api_url=server.url)
+        config = config.with_api_url("tumblr", server.url)
         logs = tmp_path / "logs"
         logs.mkdir()
         names = ("generic_harvester", "tumblr_harvester")

@@ -60,7 +60,7 @@ def test_kills_and_dropped_connections_never_run_a_harvest_twice_or_lose_an_item
                         seed=swath_seed)
     hosts = sorted(blogs)
     with FakeTumblr(blogs=blogs, page_delay=0.12) as tumblr:
-        config = dataclasses.replace(config, tumblr_api_url=tumblr.url)
+        config = config.with_api_url("tumblr", tumblr.url)
         declare_queues(config, ["tumblr_harvester"])
         replicas = []
         for n in range(2):

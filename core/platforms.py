@@ -1,0 +1,123 @@
+"""A platform's facts, declared once: `PLATFORM = Platform(...)` in its own module, named in pyproject.toml.
+
+Everything that used to repeat them is derived from these declarations: the harvest and export registries,
+the worker services, the `SWATH_<PLATFORM>_API_URL` settings, docker-compose.yml and docs/platforms.md
+(`python -m swath.generate`). `swath.core.discovery` finds the declarations through entry points.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from swath.core.config import Config, api_url_env
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # a routing-key part and a worker-name prefix
+_TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")  # "module:Attribute"
+
+
+class BadDeclaration(ValueError):
+    """A platform declaration that cannot work (caught when its module is imported)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HarvestKind:
+    """One harvest type: the message's `type`, the Harvester method that runs it."""
+
+    name: str
+    method: str
+    # may stream: the worker runs such types concurrently; each message's Harvester.is_stream(start) decides
+    stream: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportKind:
+    """One export type (SFM's harvest type names, so SFM requesters work unchanged)."""
+
+    name: str
+    # "module:Class" of exporters.items.Source; a response is read by the first whose URL markers match, and
+    # the first is the primary table (Twitter types read both API versions)
+    sources: tuple[str, ...]
+    # tables of the current state (datasets, LRs, Xesam payloads): the latest copy of each item only,
+    # deletions left out, whatever the export's `dedupe` says
+    current_state: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Platform:
+    """What swath knows about one platform; names stay as SFM and the routing keys have them."""
+
+    name: str  # routing-key platform: harvest.start.<name>.<type>; workers <name>_harvester, <name>_exporter
+    title: str  # for people: "OAI-PMH"; the service names default to "<title> Harvester" / "<title> Exporter"
+    harvester: str = ""  # "module:Class" of its Harvester; empty for an export-only platform
+    harvest_types: tuple[HarvestKind, ...] = ()
+    export_types: tuple[ExportKind, ...] = ()
+    harvester_service: str = ""  # status messages' "service"; set only where it is not "<title> Harvester"
+    exporter_service: str = ""
+    api_url: str = ""  # the API root by default; SWATH_<NAME>_API_URL replaces it (compatible services, tests)
+    backend: str = ""  # "module:Class" of its harvesters.backends.Backend, for a metadata-protocol platform
+    # JSON Schema of the harvest.start `options` it reads (documentation and `harvest create` checks)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        problems = _problems(self)
+        if problems:
+            raise BadDeclaration(f"platform {self.name!r}: " + "; ".join(problems))
+        # frozen: the derived defaults are filled in once, here
+        if self.harvest_types and not self.harvester_service:
+            object.__setattr__(self, "harvester_service", f"{self.title} Harvester")
+        if self.export_types and not self.exporter_service:
+            object.__setattr__(self, "exporter_service", f"{self.title} Exporter")
+
+    @property
+    def harvest_methods(self) -> dict[str, str]:
+        """Harvest type -> method name: what `Harvester.types` holds."""
+        return {kind.name: kind.method for kind in self.harvest_types}
+
+    @property
+    def stream_types(self) -> frozenset[str]:
+        """The types that may stream: what `Harvester.stream_types` holds."""
+        return frozenset(kind.name for kind in self.harvest_types if kind.stream)
+
+    @property
+    def api_url_env(self) -> str:
+        return api_url_env(self.name)
+
+    def api_root(self, config: Config) -> str:
+        """The API root this deployment talks to: SWATH_<NAME>_API_URL if set, else the declared default."""
+        return config.api_urls.get(self.name) or self.api_url
+
+    def harvest_kind(self, name: str) -> HarvestKind | None:
+        return next((kind for kind in self.harvest_types if kind.name == name), None)
+
+    def export_kind(self, name: str) -> ExportKind | None:
+        return next((kind for kind in self.export_types if kind.name == name), None)
+
+
+def options(**properties: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema for harvest options: an object with these properties; other keys are let through."""
+    return {"type": "object", "properties": properties}
+
+
+def _problems(p: Platform) -> list[str]:
+    problems = []
+    if not _NAME.match(p.name):
+        problems.append("name must be lower-case letters, digits and '_', starting with a letter")
+    if not (p.harvest_types or p.export_types):
+        problems.append("declares no harvest or export type")
+    if bool(p.harvest_types) != bool(p.harvester):
+        problems.append("harvest types and a harvester class go together")
+    for label, names in (("harvest", [k.name for k in p.harvest_types]), ("export", [k.name for k in p.export_types])):
+        problems += [f"type {name!r} is not a valid routing-key part" for name in names if not _NAME.match(name)]
+        if len(set(names)) != len(names):
+            problems.append(f"a {label} type is declared twice")
+    targets = [p.harvester, p.backend, *(s for kind in p.export_types for s in kind.sources)]
+    problems += [f"{t!r} is not 'module:Attribute'" for t in targets if t and not _TARGET.match(t)]
+    if any(not kind.sources for kind in p.export_types):
+        problems.append("an export type needs at least one item source")
+    if p.api_url and not p.api_url.startswith(("http://", "https://")):
+        problems.append("api_url must be an http(s) URL")
+    if p.options and p.options.get("type") != "object":
+        problems.append("options must be a JSON Schema of type object")
+    return problems

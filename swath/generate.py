@@ -1,0 +1,114 @@
+"""Rewrite what is derived from the platform declarations: docker-compose.yml's workers and docs/platforms.md.
+
+    python -m swath.generate            # rewrite both in this checkout
+    python -m swath.generate --check    # exit 1 naming the stale files (tests/test_generated.py runs this)
+
+Only the text between the marker lines is written; everything around it stays as people wrote it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from swath.core import discovery
+from swath.core.platforms import Platform
+
+ROOT = Path(__file__).resolve().parents[1]  # the checkout (an editable install): a developer's tool
+COMPOSE = "docker-compose.yml"
+DOCS = "docs/platforms.md"
+COMPOSE_MARKERS = ("  # >>> worker services: written by `python -m swath.generate`, do not edit\n",
+                   "  # <<< worker services\n")
+DOCS_MARKERS = ("<!-- >>> platforms: written by `python -m swath.generate`, do not edit -->\n",
+                "<!-- <<< platforms -->\n")
+
+
+class MissingMarkers(ValueError):
+    """The file lost the lines that say where the generated part goes."""
+
+
+def replace_between(text: str, markers: tuple[str, str], body: str, *, name: str) -> str:
+    begin, end = markers
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        raise MissingMarkers(f"{name}: put the generated part between the lines {begin.strip()!r} and {end.strip()!r}")
+    return text[: start + len(begin)] + body + text[stop:]
+
+
+def compose_workers(names: Iterable[str]) -> str:
+    """One service per worker, scalable with --scale (the `x-worker` anchor holds the rest)."""
+    blocks = [f"  {name}:\n    <<: *worker\n    command: [\"worker\", \"{name}\"]\n" for name in names]
+    return "\n".join(blocks)
+
+
+def docs_tables(platforms: list[Platform]) -> str:
+    rows = ["| Platform | Harvest types (workers) | Export types (workers) | API root |", "|---|---|---|---|"]
+    for p in platforms:
+        harvest = ", ".join(f"`{k.name}`" + (" (may stream)" if k.stream else "") for k in p.harvest_types)
+        export = ", ".join(f"`{k.name}`" for k in p.export_types)
+        api = f"`{p.api_url}` (`{p.api_url_env}`)" if p.api_url else "from the seeds" if p.harvest_types else "—"
+        rows.append(f"| `{p.name}` {p.title} "
+                    f"| {_with_worker(harvest, p.name, 'harvester', p.harvester_service)} "
+                    f"| {_with_worker(export, p.name, 'exporter', p.exporter_service)} | {api} |")
+    options = ["| Platform | Option | Type | Default | Meaning |", "|---|---|---|---|---|"]
+    for p in platforms:
+        for name, schema in p.options.get("properties", {}).items():
+            default = f"`{_json(schema['default'])}`" if "default" in schema else ""
+            options.append(f"| `{p.name}` | `{name}` | {_type(schema)} | {default} | {schema.get('description', '')} |")
+    return "\n".join([*rows, "", "Harvest options (`options` of harvest.start) each platform reads:", "",
+                      *options]) + "\n"
+
+
+def _with_worker(types: str, platform: str, role: str, service: str) -> str:
+    return f"{types}<br>`{platform}_{role}`, \"{service}\"" if types else "—"
+
+
+def _type(schema: dict[str, Any]) -> str:
+    if "enum" in schema:
+        return " or ".join(f"`{_json(v)}`" for v in schema["enum"])
+    if schema.get("type") == "array":
+        return f"list of {schema.get('items', {}).get('type', 'any')}"
+    return str(schema.get("type", "any"))
+
+
+def _json(value: Any) -> str:
+    return "true" if value is True else "false" if value is False else str(value)
+
+
+def rendered(root: Path) -> dict[Path, str]:
+    """Each generated file as it should read now."""
+    from swath.services import all_services
+
+    compose, docs = root / COMPOSE, root / DOCS
+    return {
+        compose: replace_between(compose.read_text(), COMPOSE_MARKERS, compose_workers(all_services()), name=COMPOSE),
+        docs: replace_between(docs.read_text(), DOCS_MARKERS, docs_tables(discovery.platforms()), name=DOCS),
+    }
+
+
+def stale(root: Path) -> list[Path]:
+    return [path for path, text in rendered(root).items() if path.read_text() != text]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m swath.generate", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a file is not current")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout (default: the one swath runs from)")
+    args = parser.parse_args(argv)
+    if args.check:
+        old = stale(args.root)
+        for path in old:
+            print(f"{path} is not current: run python -m swath.generate", file=sys.stderr)
+        return 1 if old else 0
+    for path, text in rendered(args.root).items():
+        if path.read_text() != text:
+            path.write_text(text)
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

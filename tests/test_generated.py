@@ -1,0 +1,48 @@
+"""docker-compose.yml's worker services and docs/platforms.md are current with the platform declarations."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from swath import generate
+from swath.core import discovery
+from swath.services import all_services
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_generated_files_are_current():
+    assert generate.stale(ROOT) == [], "run `python -m swath.generate` and commit the files it rewrote"
+
+
+def copy_with_generated_parts_emptied(tmp_path: Path) -> Path:
+    for name, markers in ((generate.COMPOSE, generate.COMPOSE_MARKERS), (generate.DOCS, generate.DOCS_MARKERS)):
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, target)
+        target.write_text(generate.replace_between(target.read_text(), markers, "", name=name))
+    return tmp_path
+
+
+def test_the_generator_writes_a_worker_per_service_and_a_row_per_platform(tmp_path, capsys):
+    root = copy_with_generated_parts_emptied(tmp_path)
+    assert generate.main(["--check", "--root", str(root)]) == 1
+    assert "docker-compose.yml is not current" in capsys.readouterr().err
+    assert generate.main(["--root", str(root)]) == 0
+    assert generate.main(["--check", "--root", str(root)]) == 0
+    compose, docs = (root / generate.COMPOSE).read_text(), (root / generate.DOCS).read_text()
+    for name in all_services():
+        assert f'  {name}:\n    <<: *worker\n    command: ["worker", "{name}"]\n' in compose
+    for platform in discovery.platforms():
+        assert f"| `{platform.name}` {platform.title} |" in docs
+        assert all(f"`{kind.name}`" in docs for kind in (*platform.harvest_types, *platform.export_types))
+    # the rest of each file is left as people wrote it
+    assert compose == (ROOT / generate.COMPOSE).read_text() and docs == (ROOT / generate.DOCS).read_text()
+
+
+def test_a_file_without_its_markers_is_refused_clearly():
+    with pytest.raises(generate.MissingMarkers, match="between the lines"):
+        generate.replace_between("services:\n", generate.COMPOSE_MARKERS, "x", name="docker-compose.yml")
