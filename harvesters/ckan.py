@@ -84,7 +84,7 @@ class CKANBackend(Backend):
                 self._max_modified = max(self._max_modified or "", package["metadata_modified"])
                 yield Item(remote_id=package["id"], uri=f"{self.api}package_show?id={quote(package['id'])}",
                            data=package)
-            count = result.get("count") if isinstance(result.get("count"), int) else 0
+            count = result["count"] if isinstance(result.get("count"), int) else 0
             if not packages or count <= skip + len(packages):
                 return
             last = packages[-1].get("metadata_modified")
@@ -106,7 +106,7 @@ def _solr_date(value: str) -> str:
     return value if value.endswith("Z") else value + "Z"
 
 
-def _extras(package: dict[str, Any]) -> dict[str, str]:
+def _extras(package: dict[str, Any]) -> dict[str, str | None]:
     return {e["key"]: e.get("value") for e in package.get("extras") or [] if isinstance(e, dict) and "key" in e}
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+import rdflib
+
 from swath.core.platforms import ExportKind, HarvestKind, Platform, options
 from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
 from swath.harvesters.mapping import dcat, rdf
@@ -39,8 +41,9 @@ class DCATBackend(Backend):
         """Remote JSON-LD contexts go through the harvest's recorded, size-limited session."""
         return self.fetch(url, accept="application/ld+json, application/json").content
 
-    def pages(self) -> Iterator[tuple[str, object]]:
-        url, seen = self.source.url, set()
+    def pages(self) -> Iterator[tuple[str, rdflib.Graph]]:
+        url: str | None = self.source.url
+        seen: set[str] = set()
         while url:
             key = _normalise(url)
             if key in seen:

@@ -90,15 +90,16 @@ class FlickrHarvester(Harvester):
 
     def nsid(self, seed: Seed) -> str | None:
         """The seed's NSID: its uid, else looked up by username (and reported in uids)."""
-        if not seed.uid:
+        nsid = seed.uid
+        if not nsid:
             if not seed.token:
                 self.harvest.warning(codes.TOKEN_NOT_FOUND, "seed has neither uid nor token", seed.id)
                 return None
             found = self.call("people.findByUsername", seed, username=str(seed.token))
             if found is None:
                 return None
-            self.harvest.uid_found(seed.id, found["user"]["nsid"])
-        nsid = seed.uid or found["user"]["nsid"]
+            nsid = found["user"]["nsid"]
+            self.harvest.uid_found(seed.id, nsid)
         info = self.call("people.getInfo", seed, user_id=nsid)
         if info is None:
             return None
@@ -122,7 +123,10 @@ class FlickrHarvester(Harvester):
         self.harvest.count("photos")
         if not sizes:
             return
-        available = self.call("photos.getSizes", photo_id=photo["id"])["sizes"]["size"]
+        answer = self.call("photos.getSizes", photo_id=photo["id"])
+        if answer is None:  # only a call for a seed answers None (the seed's warning); kept for the types
+            return
+        available = answer["sizes"]["size"]
         for size in available:
             if size["label"] in sizes:
                 resp = self.harvest.http.get(size["source"])  # recorded like every API call

@@ -9,7 +9,6 @@ runtime and the CLI use `harvester_types()` to bind queues and `lookup(type)` to
 
 from __future__ import annotations
 
-import functools
 import importlib
 import logging
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from swath.core.platforms import Platform
 from swath.messages import codes
 
 if TYPE_CHECKING:
+    from swath.harvesters.backends import Backend
     from swath.harvesters.base import Harvester
 
 log = logging.getLogger(__name__)
@@ -111,9 +111,13 @@ def _backend_harvester(name: str, target: str) -> type[Harvester]:
     return _harvester_class(backend)
 
 
-@functools.cache
-def _harvester_class(backend: type) -> type[Harvester]:
+_BACKEND_HARVESTERS: dict[type[Backend], type[Harvester]] = {}
+
+
+def _harvester_class(backend: type[Backend]) -> type[Harvester]:
     """One Harvester class per backend class, however often it is looked up."""
     from swath.harvesters.backends import harvester_for
 
-    return harvester_for(backend)
+    if backend not in _BACKEND_HARVESTERS:
+        _BACKEND_HARVESTERS.setdefault(backend, harvester_for(backend))  # a racing lookup keeps the first
+    return _BACKEND_HARVESTERS[backend]

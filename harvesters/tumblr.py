@@ -64,7 +64,8 @@ class TumblrHarvester(Harvester):
     def page(self, seed: Seed, host: str, api_key: str, offset: int) -> tuple[list[dict], int | None]:
         """One page of a blog's posts, newest first, and the offset of the next (None after the last)."""
         url = f"{PLATFORM.api_root(self.harvest.config)}/v2/blog/{host}/posts"
-        resp = self.harvest.http.get(url, params={"api_key": api_key, "offset": offset, "limit": PAGE})
+        params: dict[str, str | int] = {"api_key": api_key, "offset": offset, "limit": PAGE}
+        resp = self.harvest.http.get(url, params=params)
         if resp.status_code == 404:
             self.harvest.warning(codes.TOKEN_NOT_FOUND, f"Tumblr blog {host} was not found", seed.id)
             return [], None

@@ -243,14 +243,16 @@ class TwitterHarvester(Harvester):
             self.harvest.error(codes.BAD_REQUEST, f"Twitter refused the stream rules: {_problem(exc)}")
             return
         for err in answer.get("errors", []):
-            seed = next((s for (value, _), s in wanted.items() if value == err.get("value")), None)
+            refused = next((s for (value, _), s in wanted.items() if value == err.get("value")), None)
             self.harvest.warning(codes.BAD_REQUEST, f"stream rule refused: {err.get('title', 'invalid rule')}",
-                                 seed.id if seed else None)
+                                 refused.id if refused else None)
 
 
 def _problem(exc: requests.HTTPError) -> str:
     """The API's own words for a refused request (v2 problem JSON), without the URL or credentials."""
     resp = exc.response
+    if resp is None:
+        return "error"
     try:
         body = resp.json()
         return f"{resp.status_code} {body.get('title', '')}: {body.get('detail', '')}".strip(": ")

@@ -226,7 +226,7 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
         services = all_services()
         rows = [{"name": s.name, "service": s.service, "bindings": s.bindings, "concurrency": s.concurrency}
                 for s in services.values()]
-        emit(rows, as_json, "\n".join(f"{r['name']:<24} {', '.join(r['bindings'])}" for r in rows))
+        emit(rows, as_json, "\n".join(f"{s.name:<24} {', '.join(s.bindings)}" for s in services.values()))
         if not list_:
             ctx.exit(2)
         return

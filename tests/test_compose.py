@@ -30,8 +30,8 @@ def compose(*args: str) -> str:
 def resolved() -> dict:
     """`docker-compose config` (anchors merged, variables filled in) as data, read with Debian's python3-yaml."""
     out = compose("config")
-    loaded = subprocess.run(["/usr/bin/python3", "-c", "import json,sys,yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)"],
-                            input=out, capture_output=True, text=True, check=True)
+    to_json = "import json,sys,yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)"
+    loaded = subprocess.run(["/usr/bin/python3", "-c", to_json], input=out, capture_output=True, text=True, check=True)
     return json.loads(loaded.stdout)
 
 

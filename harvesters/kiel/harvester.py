@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
@@ -109,7 +109,7 @@ class KielHarvester(Harvester):
             if response.status_code != 200:
                 harvest.error(codes.TOKEN_NOT_FOUND, f"{token} answered {response.status_code}", seed.id)
                 return
-            sources = [(token, response.content)]
+            sources: Iterable[tuple[str, bytes]] = [(token, response.content)]
         else:
             root = self._inside(token)
             files = [root] if root.is_file() else sorted(p for p in root.rglob("*.xml") if p.is_file())

@@ -92,13 +92,15 @@ class MetashareHarvester(Harvester):
         """
         redactor = Redactor([password, *reply.cookies.values(), *_request_cookie_values(reply.request)])
         request = reply.request
-        body = request.body.encode() if isinstance(request.body, str) else (request.body or b"")
+        body = request.body.encode() if isinstance(request.body, str) else request.body if isinstance(
+            request.body, bytes) else b""
+        sent_headers = [(k, _text(v)) for k, v in request.headers.items()]
         exchange = {
             "request": {
                 "method": request.method,
                 "url": redactor.url(request.url or ""),
-                "headers": redactor.headers(request.headers.items()),
-                "body": redactor.body(body, request.headers.get("Content-Type", "")).decode("utf-8", "replace"),
+                "headers": redactor.headers(sent_headers),
+                "body": redactor.body(body, _text(request.headers.get("Content-Type", ""))).decode("utf-8", "replace"),
             },
             "response": {
                 "status": reply.status_code,
@@ -115,6 +117,11 @@ class MetashareHarvester(Harvester):
         )
 
 
+def _text(value: str | bytes) -> str:
+    """A header value as text (requests allows bytes)."""
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
 def _request_cookie_values(request: requests.PreparedRequest) -> list[str]:
-    header = request.headers.get("Cookie", "")
+    header = _text(request.headers.get("Cookie", ""))
     return [part.partition("=")[2].strip() for part in header.split(";") if "=" in part]
