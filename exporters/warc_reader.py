@@ -83,7 +83,7 @@ def _payload(record) -> bytes:
             body = dechunk(body)
         ce = headers.get("Content-Encoding") or headers.get("content-encoding")
         if ce:
-            body = decode(body, ce)  # every coding the harvesters advertise (swath/encodings.py)
+            body = decode(body, ce)  # every coding the harvesters advertise (core/encodings.py)
     return body
 
 
