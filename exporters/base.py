@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.paths import PathOutsideDataRoot, resolve_inside
 from swath.exporters import registry
@@ -73,7 +74,7 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
         files = report.tables_written(outputs.commit(), primary=outputs.primary)
     except ExportFailed as exc:
         _abort(outputs)
-        report.failed(exc.code, str(exc))
+        report.failed(exc.code, exc.message)
         return
     except Exception as exc:  # noqa: BLE001 - every failure must end in a status
         _abort(outputs)
@@ -83,12 +84,8 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
 
 
 # --- the message ---
-class ExportFailed(Exception):
+class ExportFailed(SwathError):
     """A request no export can answer: a failure status with this code, not a dead letter."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,16 +118,16 @@ def resolve(start: ExportStart, *, data_root: Path) -> Request:
     try:
         export_type = registry.lookup(start.type)
     except registry.UnknownExportType:
-        raise ExportFailed(codes.UNKNOWN_TYPE, f"no exporter for type {start.type!r}; "
-                           f"known: {', '.join(registry.export_types())}") from None
+        raise ExportFailed(f"no exporter for type {start.type!r}; "
+                           f"known: {', '.join(registry.export_types())}", code=codes.UNKNOWN_TYPE) from None
     writer_cls = FORMATS.get(start.format)
     if writer_cls is None:
-        raise ExportFailed(codes.UNSUPPORTED_EXPORT_FORMAT,
-                           f"format {start.format!r} is not one of {', '.join(FORMATS)}")
+        raise ExportFailed(f"format {start.format!r} is not one of {', '.join(FORMATS)}",
+                           code=codes.UNSUPPORTED_EXPORT_FORMAT)
     try:
         directory = resolve_inside(data_root, start.path)
     except PathOutsideDataRoot as exc:
-        raise ExportFailed(codes.PATH_OUTSIDE_DATA_ROOT, str(exc)) from None
+        raise ExportFailed(str(exc), code=codes.PATH_OUTSIDE_DATA_ROOT) from None
     directory.mkdir(parents=True, exist_ok=True)
     return Request(export_type=export_type, writer_cls=writer_cls, directory=directory,
                    dedupe=start.dedupe or export_type.current_state)

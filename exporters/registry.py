@@ -12,9 +12,10 @@ import importlib
 from dataclasses import dataclass
 
 from swath.core import discovery
+from swath.core.errors import SwathError
 from swath.core.platforms import ExportKind, Platform
 from swath.exporters.items import Source
-from swath.messages import routing
+from swath.messages import codes, routing
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,10 @@ class ExportType:
         return self.sources[0].table.name
 
 
-class UnknownExportType(KeyError):
+class UnknownExportType(SwathError, KeyError):
     """No exporter here handles this export type."""
+
+    code = codes.UNKNOWN_TYPE
 
 
 def export_types() -> list[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from swath.core import discovery
+from swath.core.errors import SwathError
 from swath.core.platforms import Platform
 from swath.messages import codes
 
@@ -25,14 +26,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class UnknownHarvestType(LookupError):
+class UnknownHarvestType(SwathError, LookupError):
     """No harvester is registered for this type."""
 
     code = codes.UNKNOWN_TYPE
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 @dataclass(frozen=True)
