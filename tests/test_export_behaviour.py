@@ -1,5 +1,6 @@
 """Export options and failure paths: dedupe, segments, date filters, seeds, truncated/missing WARCs,
-NDJSON stream segments, status messages, atomic files. Expectations are computed from the inputs."""
+NDJSON stream segments, status messages, atomic files (how WARCs are read: test_export_readers.py).
+Expectations are computed from the inputs."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import datetime as dt
 import io
 import json
 import shutil
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -22,7 +21,6 @@ from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds, dedupe_key
 from swath.exporters.warc_index import ScanIndex
 from swath.messages import codes
-from tests.generated import generate_tweets
 from tests.test_export import (  # noqa: F401 - fixtures
     collections,
     expected_items,
@@ -378,86 +376,3 @@ def test_interrupted_export_leaves_no_files(run, collections, shutdown):
         status = run(export("twitter_search", "twitter"), ctx=ctx)
         assert status["status"] == "completed failure"
     assert list(out_dir(run.config).iterdir()) == []
-
-
-# ---------- worker processes ----------
-
-def test_worker_processes_write_what_one_process_writes(run, data_root):
-    """The parallel path (worker processes reading records by offset) gives byte-identical files."""
-    info = generate_tweets(data_root / "collections" / "s" / "gen", tweets=3000, warc_pages=7)
-    assert info["warcs"] > 2
-    for dedupe in (False, True):
-        for workers in (1, 2):
-            run(export("twitter_search_2", "gen", id=f"w{workers}{dedupe}", dedupe=dedupe, segment_size=1000),
-                workers=workers)
-        one = sorted(out_dir(run.config).glob(f"w1{dedupe}_*.csv"))
-        two = sorted(out_dir(run.config).glob(f"w2{dedupe}_*.csv"))
-        assert [p.name.replace("w1", "") for p in one] == [p.name.replace("w2", "") for p in two]
-        assert [p.read_bytes() for p in one] == [p.read_bytes() for p in two]
-        rows = sum(len(read_rows(p)) for p in one)
-        assert rows == (info["unique"] if dedupe else info["items_in_warcs"])
-
-
-def test_importing_the_readers_configures_no_process():
-    """The fork server is configured by whoever starts it (start_processes, a pool), not by an import."""
-    code = ("import multiprocessing.forkserver as fs\n"
-            "before = list(fs._forkserver._preload_modules)\n"
-            "import swath.exporters.base, swath.exporters.reader\n"
-            "print(before == fs._forkserver._preload_modules, fs._forkserver._forkserver_pid)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["True", "None"]
-
-
-# ---------- the WARC reader itself ----------
-
-def test_reader_payloads_equal_warcio_on_every_fixture(fixtures_dir):
-    """Chunked, gzip-encoded, cut-off streams: the decoded bodies are warcio's, byte for byte."""
-    from swath.exporters.warc_reader import iter_responses
-
-    paths = sorted((fixtures_dir / "sfm-warcs").rglob("*.warc.gz"))
-    assert len(paths) >= 10
-    for path in paths:
-        problems: list[str] = []
-        ours = [(r.url, r.body)
-                for r in iter_responses(path, on_truncated=lambda w, m, problems=problems: problems.append(m))]
-        assert ours == [(url, body) for url, _, body in warcio_bodies([path])]
-        assert problems == []
-
-
-def test_corrupt_member_is_skipped_and_later_records_kept(run, collections):
-    from warcio.archiveiterator import ArchiveIterator
-
-    paths = warcs_of(collections, "twitter")
-    big = next(p for p in paths if p.name.startswith("test_1-20151202190229530"))
-    # Record offsets and lengths per warcio, then damage bytes inside one response's gzip member.
-    members = []
-    with open(big, "rb") as fh:
-        it = ArchiveIterator(fh)
-        for rec in it:
-            body = rec.content_stream().read() if rec.rec_type == "response" else None
-            members.append((it.get_record_offset(), it.get_record_length(), body))
-    victim = [m for m in members if m[2] is not None][5]
-    data = bytearray(big.read_bytes())
-    for i in range(victim[0] + 100, victim[0] + 140):
-        data[i] ^= 0x55
-    big.write_bytes(bytes(data))
-    status = run(export("twitter_search", "twitter", format="dehydrate"))
-    assert status["status"] == "completed success"
-    assert [w for w in status["warnings"] if w["code"] == codes.WARC_TRUNCATED and big.name in w["message"]]
-    got = (out_dir(run.config) / "exp1_001.txt").read_text().split()
-    lost = {t["id_str"] for t in json.loads(victim[2])["statuses"]}
-    kept_here = [t["id_str"] for m in members if m[2] is not None and m is not victim
-                 for t in json.loads(m[2])["statuses"]]
-    assert lost.isdisjoint(got) and set(kept_here) <= set(got)
-    others = [t["id_str"] for t in expected_items([p for p in paths if p != big], "twitter_v1")]
-    assert len(got) == len(kept_here) + len(others)
-
-
-def test_export_workers_setting():
-    from swath.core.config import Config
-
-    assert Config.from_env({}).export_workers == 0  # by input size
-    assert Config.from_env({"SWATH_EXPORT_WORKERS": "3"}).export_workers == 3
-    assert Config.from_env({"SWATH_EXPORT_WORKERS": "-2"}).export_workers == 0
-    with pytest.raises(SystemExit, match="SWATH_EXPORT_WORKERS must be an integer"):
-        Config.from_env({"SWATH_EXPORT_WORKERS": "many"})
