@@ -24,6 +24,10 @@ BAD_RESPONSE = "bad_response"  # a remote response could not be parsed or was re
 RESPONSE_TOO_LARGE = "response_too_large"  # a remote response exceeded SWATH_MAX_RESPONSE_BYTES
 LINE_TOO_LONG = "line_too_long"  # a stream line passed SWATH_STREAM_MAX_LINE_BYTES; stream ended, all before it kept
 ITEM_FAILED = "item_failed"  # one remote item could not be processed; the harvest went on
+# a redirect not followed: it would carry credentials to another origin, leave http(s), loop or pass the hop limit
+REDIRECT_REFUSED = "redirect_refused"
+# a response took longer than SWATH_HTTP_DEADLINE seconds in all (a slow drip); its connection was closed
+DEADLINE_EXCEEDED = "deadline_exceeded"
 PAGINATION_LOOP = "pagination_loop"  # a next page or resumptionToken led back to one already served; listing stopped
 OAI_ERROR = "oai_error"  # an OAI-PMH endpoint answered with an OAI error; its OAI code starts the message
 DRY_RUN = "dry_run"  # a dry run (options.dryrun): what would have been harvested; nothing was written
@@ -39,6 +43,7 @@ WARC_TRUNCATED = "warc_truncated"  # a WARC ends mid-record; the good records we
 SYNC_PROTOCOL_UNSUPPORTED = "sync_protocol_unsupported"  # the node answered 501 or without "Sync-Protocol: 1.0"
 BAD_INVENTORY_ENTRY = "bad_inventory_entry"  # an inventory key is not a 64-hex storage id or its value not a 32-hex MD5
 CHECKSUM_MISMATCH = "checksum_mismatch"  # an LR's recomputed MD5 differs from the node's inventory; LR not stored
+LR_OTHER_NODE = "lr_other_node"  # an LR id already held from another node: refused (an LR belongs to its node)
 INVALID_LR = "invalid_lr"  # an LR's metadata.xml or storage-global.json is malformed; LR not stored
 BAD_ZIP = "bad_zip"  # a response that must be a ZIP file is not a readable one
 ZIP_UNSAFE_NAME = "zip_unsafe_name"  # a ZIP entry name is absolute or climbs with ".." (zip-slip); refused unread
