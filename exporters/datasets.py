@@ -91,7 +91,7 @@ class Datasets(Source):
         yield Item(
             type="dataset", id=rid, url=resp.url, item=live if live is not None else {}, harvest_date=resp.date,
             uid=source_id, date_text=None if live is None else live.get("last_modified"), parse_date=iso_date,
-            raw=doc.body if want_raw else None, context=_Harvest(harvest), key=f"{source_id}\x00{rid}",
+            raw=self.whole_raw(doc, want_raw), context=_Harvest(harvest), key=f"{source_id}\x00{rid}",
             deleted=deleted,
         )
 
