@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
@@ -144,6 +145,12 @@ def _unsupported() -> str:
     return f"the node does not speak sync_protocol {SYNC_PROTOCOL} (501 on /sync/)"
 
 
+def node_identity(base_url: str) -> str:
+    """The node's base URL without user:password@: what LR copies record as their owner (stored on disk)."""
+    split = urlsplit(base_url)
+    return urlunsplit(split._replace(netloc=split.netloc.rpartition("@")[2]))
+
+
 def check_lr(identifier: str, files: LRFiles, expected_checksum: str) -> None:
     """Refuse an LR whose checksum differs from the inventory's or whose files are malformed."""
     actual = lr_checksum(files.metadata_xml, files.storage_json)
@@ -166,7 +173,7 @@ def sync(client: MetashareClient, storage: LRStorage) -> Iterator[Outcome]:
     Deletions happen only if the caller consumes the whole iterator, so a stopped sync never deletes.
     An LR the node lists but we rejected keeps its old local copy.
     """
-    source = client.base_url
+    source = node_identity(client.base_url)
     inventory = client.inventory()
     local, from_source, others = storage.checksums_from(source)
     for identifier in sorted(inventory):

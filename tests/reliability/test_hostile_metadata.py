@@ -282,6 +282,19 @@ def test_metashare_storage_is_never_written_through_a_planted_link(config, data_
         assert [e["code"] for e in final["errors"]] == [codes.PATH_OUTSIDE_DATA_ROOT]
 
 
+def test_metashare_userinfo_in_the_seed_is_not_stored_as_the_lr_owner(config, data_root, tmp_path, fixtures_dir):
+    secret = "seed-userinfo-pw-93c1"
+    inventory, bodies = served(node_storage(tmp_path / "node", fixture_xml(fixtures_dir)[:2]))
+    with scripted_node(inventory, bodies) as node:
+        url = node.url.replace("://", f"://sync:{secret}@")
+        final = one_final(ms_run(config, ms_start([url], "ms-userinfo")))
+    assert final["status"] == "completed success", final["errors"]
+    storage = lr_storage(data_root)
+    assert sorted(storage.ids()) == sorted(inventory)
+    assert {storage.get(i).local.source_node for i in inventory} == {node.url}
+    assert not found_inside(storage.root, secret)
+
+
 # ---------- exports: a repeated JSON key ----------
 
 def test_json_full_export_of_pages_repeating_a_key_succeeds_with_the_last_values(config, data_root):
