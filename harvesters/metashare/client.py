@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
@@ -26,6 +25,7 @@ from swath.harvesters.metashare.protocol import (
 )
 from swath.harvesters.metashare.safezip import read_zip
 from swath.harvesters.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
+from swath.harvesters.redaction import Redactor
 from swath.messages import codes
 
 DEFAULT_MAX_ZIP_BYTES = 64 * 1024 * 1024  # inflated size of one inventory or LR ZIP
@@ -147,8 +147,7 @@ def _unsupported() -> str:
 
 def node_identity(base_url: str) -> str:
     """The node's base URL without user:password@: what LR copies record as their owner (stored on disk)."""
-    split = urlsplit(base_url)
-    return urlunsplit(split._replace(netloc=split.netloc.rpartition("@")[2]))
+    return Redactor().url(base_url)
 
 
 def check_lr(identifier: str, files: LRFiles, expected_checksum: str) -> None:

@@ -6,6 +6,7 @@ root was read into it or written."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from pathlib import Path
@@ -13,6 +14,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from swath.exporters.records import sources_for
+from swath.exporters.warc_reader import Response as WarcResponse
 from swath.harvesters.kiel.redist import NestedRedist, escape_name
 from swath.harvesters.metashare.protocol import INVENTORY_JSON, lr_checksum
 from swath.harvesters.metashare.storage import LRStorage
@@ -293,6 +296,20 @@ def test_metashare_userinfo_in_the_seed_is_not_stored_as_the_lr_owner(config, da
     assert sorted(storage.ids()) == sorted(inventory)
     assert {storage.get(i).local.source_node for i in inventory} == {node.url}
     assert not found_inside(storage.root, secret)
+
+
+def test_dataset_export_columns_carry_no_seed_userinfo():
+    secret = "ckan-userinfo-pw-5e0b"
+    record = {"id": "ds-1", "status": "active", "dataset": {"title": "T", "extras": {"uri": "https://d.example/1"}},
+              "harvest": {"backend": "ckan", "source_id": "src", "domain": "d.example", "last_update": "2026-01-02",
+                          "source_url": f"https://harvester:{secret}@d.example/api/3?api_key={secret}"}}
+    resp = WarcResponse(url="urn:swath:dataset:ckan:src:ds-1", date=dt.datetime(2026, 1, 2, tzinfo=dt.UTC),
+                        body=orjson.dumps(record), warc="x.warc.gz", offset=0, item_type="dataset")
+    source = next(s for s in sources_for("ckan", {}) if s.reads(resp))
+    rows = [dict(zip(source.table.headers, source.table.row(item)))
+            for item in source.items(resp, want_raw=False, on_bad=lambda n: None)]
+    assert [r["source_url"].split("?")[0] for r in rows] == ["https://d.example/api/3"]
+    assert secret not in json.dumps(rows)
 
 
 # ---------- exports: a repeated JSON key ----------
