@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 from pathlib import Path
 
 from swath.core.errors import SwathError
@@ -50,6 +51,47 @@ def make_dirs_inside(root: Path, path: Path) -> Path:
                                       "remove it")
         current.mkdir(exist_ok=True)
     return current
+
+
+def read_inside(root: Path, path: Path) -> bytes:
+    """The bytes of the file `path`, refused (PathOutsideDataRoot) when its real path is outside `root`:
+    a symlink planted among files we read must not make us read what lies outside."""
+    real = resolve_inside(root, path)
+    try:  # the resolved path has no link left; one planted since the check is refused, not followed
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        if os.path.islink(real):
+            raise PathOutsideDataRoot(f"{str(path)!r} became a symlink while being read; skipped") from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `path` so a reader sees the old or the new file, never half of one, and never write through a
+    link: the temp file is created exclusively (O_EXCL does not follow links) and renamed over the name
+    (a rename replaces a symlink, it does not follow it). Check the folder first (make_dirs_inside)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o644)  # as a plain open would under the usual umask (mkstemp makes 0600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def append_no_follow(path: Path, data: bytes) -> None:
+    """Append to `path` (created if missing), refusing a symlink in its place rather than writing through it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        if os.path.islink(path):
+            raise PathOutsideDataRoot(f"{str(path)!r} is a symlink; not written through") from None
+        raise
+    with os.fdopen(fd, "ab") as fh:
+        fh.write(data)
 
 
 def safe_id(message_id: str) -> str:

@@ -71,6 +71,7 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
             bad_lines = write_rows(readers.batches(reads.plan, reads.refs), outputs=outputs, dedupe=request.dedupe,
                                    spill_dir=request.directory, report=report, warc_ends=reads.warc_ends)
         report.unreadable(bad_lines)
+        report.duplicates_noted()
         files = report.tables_written(outputs.commit(), primary=outputs.primary)
     except ExportFailed as exc:
         _abort(outputs)
@@ -148,6 +149,7 @@ def write_rows(batches: Iterable[Batch], *, outputs: Outputs, dedupe: bool, spil
                 report.items += len(payloads)
             for warc, n in batch.bad_lines.items():
                 bad_lines[warc] = bad_lines.get(warc, 0) + n
+            report.count_duplicates(batch.duplicate_keys)
             records += batch.records
             report.warcs_done = sum(1 for end in warc_ends if end <= records)
             report.tick()
@@ -222,6 +224,7 @@ class Report:
         self.items = 0  # items written
         self.warcs_done = 0
         self.warcs_total = 0
+        self.duplicate_keys: dict[str, int] = {}  # per WARC: responses whose JSON repeated a key
         self._last_status = time.monotonic()
 
     def _publish(self, status: str, **extra: Any) -> None:
@@ -269,6 +272,15 @@ class Report:
         for warc, n in bad_lines.items():
             self.warn(codes.ITEM_UNREADABLE, f"{warc}: {n} stream line(s) or bodies were not JSON (e.g. a stream "
                       "cut mid-line); skipped")
+
+    def count_duplicates(self, per_warc: dict[str, int]) -> None:
+        for warc, n in per_warc.items():
+            self.duplicate_keys[warc] = self.duplicate_keys.get(warc, 0) + n
+
+    def duplicates_noted(self) -> None:
+        for warc, n in self.duplicate_keys.items():
+            self.warn(codes.DUPLICATE_JSON_KEYS, f"{warc}: {n} response(s) repeated a key in a JSON object; each "
+                      "key was exported once, with its last value (as JSON parsers read it)")
 
     def tables_written(self, written: list[Written], *, primary: str) -> list[Path]:
         """A note per table, one more when there are several; returns every file."""

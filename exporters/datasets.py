@@ -14,6 +14,7 @@ from swath.exporters.dates import iso_date
 from swath.exporters.items import Doc, Item, Source
 from swath.exporters.table import Col, Table, json_list
 from swath.exporters.warc_reader import Response
+from swath.harvesters.redaction import Redactor
 
 
 def _tags(value: Any) -> str | None:
@@ -22,6 +23,11 @@ def _tags(value: Any) -> str | None:
 
 def _count(value: Any) -> int:
     return len(value) if isinstance(value, list) else 0
+
+
+def _no_userinfo(url: Any) -> Any:
+    """A seed URL without user:password@ or credential parameters (a seed's credential is no column value)."""
+    return Redactor().url(url) if isinstance(url, str) else url
 
 
 def _first_url(item: Item) -> str | None:
@@ -53,7 +59,7 @@ TABLE = Table(
         Col("domain", "$harvest.domain"),
         Col("last_update", "$harvest.last_update"),
         Col("backend", "$harvest.backend"),
-        Col("source_url", "$harvest.source_url"),
+        Col("source_url", "$harvest.source_url", _no_userinfo),
     ),
     prepare=lambda item: item.context,  # "$harvest..." columns read the record's harvest metadata
 )
@@ -91,7 +97,7 @@ class Datasets(Source):
         yield Item(
             type="dataset", id=rid, url=resp.url, item=live if live is not None else {}, harvest_date=resp.date,
             uid=source_id, date_text=None if live is None else live.get("last_modified"), parse_date=iso_date,
-            raw=doc.body if want_raw else None, context=_Harvest(harvest), key=f"{source_id}\x00{rid}",
+            raw=self.whole_raw(doc, want_raw), context=_Harvest(harvest), key=f"{source_id}\x00{rid}",
             deleted=deleted,
         )
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from swath.exporters.jsonspan import value_spans
+from swath.exporters.jsonspan import scan_spans
 from swath.exporters.table import SHAPE_ERRORS, Table
 from swath.exporters.warc_reader import Response
 
@@ -92,10 +92,23 @@ class Source:
     def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
         raise NotImplementedError
 
+    # Responses whose JSON repeated a key since the reader last took the count (RecordReader reports them).
+    duplicate_keys: int = 0
+
     # helpers for subclasses
-    @staticmethod
-    def raws(doc: Doc, path: tuple[str, ...], values: list[Any], want_raw: bool) -> list[bytes | None]:
-        """Raw bytes of the values at `path` of the doc (Nones when not wanted)."""
+    def whole_raw(self, doc: Doc, want_raw: bool) -> bytes | None:
+        """The doc's bytes as the raw item (None when not wanted); a doc repeating a key is written as it
+        parsed, each key once with its last value, and counted."""
+        if not want_raw:
+            return None
+        if orjson.dumps(doc.value) == doc.body or not scan_spans(doc.body, ()).duplicate_keys:
+            return doc.body
+        self.duplicate_keys += 1
+        return orjson.dumps(doc.value)
+
+    def raws(self, doc: Doc, path: tuple[str, ...], values: list[Any], want_raw: bool) -> list[bytes | None]:
+        """Raw bytes of the values at `path` of the doc (Nones when not wanted). A repeated key counts
+        as parsers read it: the last value; an item holding one is written as parsed (each key once)."""
         if not want_raw:
             return [None] * len(values)
         # Fast path: compact API JSON re-serialises to the same bytes; finding them in order in the
@@ -112,13 +125,15 @@ class Source:
         else:
             return out
         # The scan finds objects and arrays; a scalar in the list (never an item) gets no bytes.
-        spans = value_spans(doc.body, path)
+        spans = scan_spans(doc.body, path)
         containers = [n for n, v in enumerate(values) if isinstance(v, (dict, list))]
-        if len(spans) != len(containers):  # should not happen; never write something that is not the item
-            raise ValueError(f"found {len(spans)} JSON values at {path}, parsed {len(containers)}")
+        if spans.duplicate_keys:
+            self.duplicate_keys += 1
+        if len(spans.spans) != len(containers):  # never write something that is not the item: write it as parsed
+            return [orjson.dumps(v) if n in containers else None for n, v in enumerate(values)]
         raw: list[bytes | None] = [None] * len(values)
-        for n, (start, end) in zip(containers, spans):
-            raw[n] = doc.body[start:end]
+        for n, (start, end), repeated in zip(containers, spans.spans, spans.repeated):
+            raw[n] = orjson.dumps(values[n]) if repeated else doc.body[start:end]
         return raw
 
 

@@ -135,7 +135,7 @@ class Metashare(Source):
         try:
             files = read_zip(resp.body, expected=(INVENTORY_JSON,), max_bytes=_MAX_ZIP, what="inventory ZIP")
             inventory = json.loads(files[INVENTORY_JSON].decode("utf-8"))
-        except (MetashareError, UnicodeDecodeError, ValueError):
+        except (MetashareError, UnicodeDecodeError, ValueError, RecursionError):
             return  # the harvest failed on it too and synced nothing
         if node is None or not isinstance(inventory, dict):
             return

@@ -71,6 +71,7 @@ class Batch:
     payloads: list[Payload | None] = field(default_factory=list)
     tombstones: int = 0
     bad_lines: dict[str, int] = field(default_factory=dict)
+    duplicate_keys: dict[str, int] = field(default_factory=dict)  # per WARC: responses that repeated a JSON key
     records: int = 0
 
     @property
@@ -149,6 +150,9 @@ class RecordReader:
                 batch.bad_lines[warc] = batch.bad_lines.get(warc, 0) + n
 
             items = list(source.items(resp, want_raw=self.want_raw, on_bad=on_bad))
+            if source.duplicate_keys:
+                batch.duplicate_keys[ref.warc] = batch.duplicate_keys.get(ref.warc, 0) + source.duplicate_keys
+                source.duplicate_keys = 0
             if dedupe:
                 items.reverse()  # the first copy dedupe meets is then the latest harvested one
             for item in items:

@@ -177,7 +177,7 @@ class TwitterV1(Source):
         if path:
             raws = self.raws(doc, path, tweets, want_raw)
         else:
-            raws = [doc.body if want_raw else None]
+            raws = [self.whole_raw(doc, want_raw)]
         for tweet, raw in zip(tweets, raws):
             tweet_id = _tweet_id(tweet)
             if tweet_id is None:

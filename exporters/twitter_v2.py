@@ -270,7 +270,7 @@ class TwitterV2(Source):
             tweets = data
             raws = self.raws(doc, ("data", ANY), tweets, want_raw)
         elif _tweet_id(data) is not None:  # a stream line: the line itself is the unit the API sent
-            tweets, raws = [data], [doc.body if want_raw else None]
+            tweets, raws = [data], [self.whole_raw(doc, want_raw)]
         else:
             return
         for tweet, raw in zip(tweets, raws):

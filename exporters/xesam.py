@@ -114,6 +114,6 @@ class Xesam(Source):
         yield Item(
             type="xesam_payload", id=uri, url=resp.url, item=body, harvest_date=resp.date,
             uid=(body.get("target") or {}).get("path"), date_text=body.get("timestamp"), parse_date=iso_date,
-            raw=doc.body if want_raw else None, key=f"{target}\x00{uri}",
+            raw=self.whole_raw(doc, want_raw), key=f"{target}\x00{uri}",
             deleted=bool(body.get("deleted")) or body.get("state") == 2,
         )

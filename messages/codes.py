@@ -38,6 +38,7 @@ UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what
 UNSUPPORTED_EXPORT_FORMAT = "unsupported_export_format"  # export format not known
 WARC_MISSING = "warc_missing"  # an indexed WARC file is no longer on disk
 WARC_TRUNCATED = "warc_truncated"  # a WARC ends mid-record; the good records were exported
+DUPLICATE_JSON_KEYS = "duplicate_json_keys"  # a response repeated a JSON key; exported with each key's last value
 
 # --- META-SHARE harvesting protocol ---
 SYNC_PROTOCOL_UNSUPPORTED = "sync_protocol_unsupported"  # the node answered 501 or without "Sync-Protocol: 1.0"

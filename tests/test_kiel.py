@@ -200,7 +200,7 @@ def test_objects_statuses_redirect_chains_and_unchanged_bodies(config, data_root
 
 
 def test_termination_strategy_prunes_old_versions_and_keeps_linked_bytes(tmp_path, data_root, config, site, clock):
-    obj = ObjectDir(tmp_path, "http://example.org/x")
+    obj = ObjectDir(tmp_path, "http://example.org/x", root=tmp_path)
     day = 86400
     for i, body in enumerate([b"v1", b"v1", b"v1", b"v2"]):  # versions 2 and 3 link to version 1
         obj.store(tist=i * 10 * day, status=200, content_type="text/plain", body=body)

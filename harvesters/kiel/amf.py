@@ -13,11 +13,14 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from swath.harvesters.mapping.errors import MetadataError
+from swath.harvesters.mapping.safexml import parse_xml
+
 NOUNS = {"text", "person", "organization", "collection"}
 
 
 class BadAmf(ValueError):
-    """Not well-formed XML, or not an <amf> document."""
+    """Not well-formed XML, a DOCTYPE (entities would not survive the split), or not an <amf> document."""
 
 
 @dataclass(frozen=True)
@@ -33,11 +36,10 @@ def _local(tag: object) -> str:
 
 def split_records(data: bytes) -> Iterator[AmfRecord]:
     """The identified records (nouns with an `id`, children of the root) of one AMF file."""
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, remove_comments=False)
     try:
-        root = etree.fromstring(data, parser)
-    except etree.XMLSyntaxError as exc:
-        raise BadAmf(f"not well-formed XML: {exc}") from None
+        root = parse_xml(data, keep_comments=True)
+    except MetadataError as exc:
+        raise BadAmf(exc.message) from None
     if _local(root.tag) != "amf":
         raise BadAmf(f"the root element is <{_local(root.tag)}>, not <amf>")
     for noun in root:

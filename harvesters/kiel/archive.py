@@ -7,6 +7,8 @@
     00tistbase              the record's request tist ("0" while it is a virgin record)
     objects/<escaped url>/  object directories (harvesters/kiel/objects.py)
 ```
+Nothing is written through a symlink leading out of the archive, and record versions are never links:
+a planted one is neither read nor followed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from swath.harvesters.kiel.objects import TISTBASE, ObjectDir, write_atomic
+from swath.core.paths import make_dirs_inside, write_atomic
+from swath.harvesters.kiel.objects import TISTBASE, ObjectDir
 from swath.harvesters.kiel.redist import Redist
 
 _RECORD_VERSION = re.compile(r"^(\d+)\.amf\.xml$")
@@ -24,11 +27,13 @@ _RECORD_VERSION = re.compile(r"^(\d+)\.amf\.xml$")
 @dataclass
 class RecordDir:
     path: Path
+    root: Path  # the archive: every folder made below it is checked not to lead out of it
 
     def versions(self) -> list[tuple[int, Path]]:
         if not self.path.is_dir():
             return []
-        found = [(int(m.group(1)), p) for p in self.path.iterdir() if (m := _RECORD_VERSION.match(p.name))]
+        found = [(int(m.group(1)), p) for p in self.path.iterdir()
+                 if (m := _RECORD_VERSION.match(p.name)) and not p.is_symlink()]
         return sorted(found)
 
     def current(self) -> Path | None:
@@ -36,10 +41,11 @@ class RecordDir:
         return versions[-1][1] if versions else None
 
     def open(self) -> bool:
-        """Create the directory if needed; True for a virgin record (request tist 0 in its tist base)."""
+        """Create the directory if needed; True for a virgin record (request tist 0 in its tist base).
+        Raises PathOutsideDataRoot if a symlink on the way leads out of the archive."""
+        make_dirs_inside(self.root, self.path)
         if (self.path / TISTBASE).exists():
             return False
-        self.path.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path / TISTBASE, b"0\n")
         return True
 
@@ -61,7 +67,7 @@ class RecordDir:
         write_atomic(self.path / "00last", f"{start} {end}\n".encode())
 
     def object(self, url: str) -> ObjectDir:
-        return ObjectDir(self.path / "objects", url)
+        return ObjectDir(self.path / "objects", url, root=self.root)
 
 
 @dataclass(kw_only=True)
@@ -70,7 +76,7 @@ class Archive:
     redist: Redist
 
     def record(self, record_id: str) -> RecordDir:
-        return RecordDir(self.root / "records" / self.redist.directory(record_id))
+        return RecordDir(self.root / "records" / self.redist.directory(record_id), self.root)
 
     @property
     def etc(self) -> Path:

@@ -13,6 +13,9 @@ from urllib.parse import urlsplit
 
 from lxml import etree
 
+from swath.harvesters.mapping.errors import MetadataError
+from swath.harvesters.mapping.safexml import parse_xml
+
 PREFIX = "/amf/text/"
 _PROBE = etree.fromstring(b"<amf><text/></amf>")
 
@@ -30,8 +33,9 @@ class Branches:
     xpaths: tuple[str, ...]
 
     def urls(self, record: bytes) -> list[str]:
-        """Object URLs of the record's text noun, in branch then document order, each once."""
-        root = strip_namespaces(etree.fromstring(record, etree.XMLParser(resolve_entities=False, no_network=True)))
+        """Object URLs of the record's text noun, in branch then document order, each once; raises
+        BadDocument for a record the safe parser refuses."""
+        root = strip_namespaces(parse_xml(record))
         found: list[str] = []
         for xpath in self.xpaths:
             result = root.getroottree().xpath(PREFIX + xpath)
@@ -56,9 +60,11 @@ def strip_namespaces(root: etree._Element) -> etree._Element:
 def load_branches(path: Path) -> Branches:
     """Parse and check a branches file; raises BadBranches with every problem found."""
     try:
-        root = etree.parse(str(path), etree.XMLParser(resolve_entities=False, no_network=True)).getroot()
-    except (OSError, etree.XMLSyntaxError) as exc:
+        root = parse_xml(path.read_bytes())
+    except OSError as exc:
         raise BadBranches([f"{path}: {exc}"]) from None
+    except MetadataError as exc:
+        raise BadBranches([f"{path}: {exc.message}"]) from None
     if root.tag != "branches":
         raise BadBranches([f"{path}:{root.sourceline}: the root element is <{root.tag}>, not <branches>"])
     problems, xpaths = [], []

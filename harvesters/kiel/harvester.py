@@ -7,14 +7,13 @@ through the harvest's recording session, so every exchange is in the WARC as wel
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import ClassVar
 from urllib.parse import urlsplit
 
-from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, read_inside, resolve_inside, write_atomic
 from swath.core.platforms import HarvestKind, Platform, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
@@ -24,6 +23,7 @@ from swath.harvesters.kiel.branches import BadBranches, Branches, load_branches
 from swath.harvesters.kiel.fetch import renew_object
 from swath.harvesters.kiel.redist import REDISTS
 from swath.harvesters.kiel.termination import BadTermination, Termination
+from swath.harvesters.mapping.errors import MetadataError
 from swath.messages import codes
 from swath.messages.model import Seed
 
@@ -67,7 +67,12 @@ class KielHarvester(Harvester):
             for record in self._records(seed):
                 if harvest.stopping:
                     return
-                self._renew(record)
+                try:
+                    self._renew(record)
+                except PathOutsideDataRoot as exc:  # a symlink planted in the archive: skip, write nothing out
+                    harvest.warning(codes.PATH_OUTSIDE_DATA_ROOT, f"record {record.id}: {exc.message}", seed.id)
+                except MetadataError as exc:  # a stored version the safe parser refuses (edited on disk)
+                    harvest.warning(codes.KIEL_BAD_RECORD, f"record {record.id}: {exc.message}", seed.id)
 
     def _inside(self, path: str) -> Path:
         try:
@@ -79,23 +84,28 @@ class KielHarvester(Harvester):
         """The branches in use; an earlier, different version is kept as etc/branches_<tist>.xml."""
         given = self.harvest.start.options.get("branches")
         current = self.store.etc / "branches.xml"
-        source = self._inside(given) if given else current
+        source = self._inside(given or str(current))  # etc/branches.xml too: a link there must not lead out
         try:
             branches = load_branches(source)
         except BadBranches as exc:
             raise KielError(codes.KIEL_BAD_BRANCHES, str(exc)) from None
-        if source != current:
-            self.store.etc.mkdir(parents=True, exist_ok=True)
-            if current.exists() and current.read_bytes() != source.read_bytes():
-                shutil.copyfile(current, self.store.etc / f"branches_{int(self.clock())}.xml")
-            shutil.copyfile(source, current)
+        if given:
+            try:
+                etc = make_dirs_inside(self.store.root, self.store.etc)
+                new = read_inside(self.harvest.config.data_root, source)
+                if current.exists() and (old := read_inside(self.store.root, current)) != new:
+                    write_atomic(etc / f"branches_{int(self.clock())}.xml", old)
+                write_atomic(etc / "branches.xml", new)
+            except PathOutsideDataRoot as exc:
+                raise KielError(codes.PATH_OUTSIDE_DATA_ROOT, str(exc)) from None
         return branches
 
     def _termination(self) -> Termination | None:
         given = self.harvest.start.options.get("termination")
-        path = self._inside(given) if given else self.store.etc / "termination.ini"
-        if not given and not path.exists():
+        default = self.store.etc / "termination.ini"
+        if not given and not default.exists():
             return None
+        path = self._inside(given or str(default))
         try:
             return Termination.load(path)
         except BadTermination as exc:
@@ -115,7 +125,7 @@ class KielHarvester(Harvester):
             files = [root] if root.is_file() else sorted(p for p in root.rglob("*.xml") if p.is_file())
             if not files:
                 harvest.error(codes.TOKEN_NOT_FOUND, f"no AMF files (*.xml) at {token}", seed.id)
-            sources = ((str(p.relative_to(root.parent if root.is_file() else root)), p.read_bytes()) for p in files)
+            sources = self._read_files(seed, root, files)
         for name, data in sources:
             try:
                 records = list(split_records(data))
@@ -123,6 +133,15 @@ class KielHarvester(Harvester):
                 harvest.warning(codes.KIEL_BAD_RECORD, f"{name}: {exc}", seed.id)
                 continue
             yield from records
+
+    def _read_files(self, seed: Seed, root: Path, files: list[Path]) -> Iterator[tuple[str, bytes]]:
+        """(name, bytes) of the AMF files; a symlink among them leading out of the data root is skipped."""
+        for path in files:
+            name = str(path.relative_to(root.parent if root.is_file() else root))
+            try:
+                yield name, read_inside(self.harvest.config.data_root, path)
+            except PathOutsideDataRoot as exc:
+                self.harvest.warning(codes.PATH_OUTSIDE_DATA_ROOT, f"{name}: {exc.message}; not read", seed.id)
 
     def _renew(self, record: AmfRecord) -> None:
         harvest = self.harvest

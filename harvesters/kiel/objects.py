@@ -3,6 +3,7 @@
 Each renewal effort appends `<request tist> <status> <type>` to `00tistbase` (the tist base, kept as a
 file). A body equal to the previous version's becomes a relative symlink to that version's real file,
 so an unchanged object costs no disk. A redirect also writes `<tist>.redirect` holding the target URL.
+Only links inside the object's own directory are versions: one leading elsewhere (planted) is ignored.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from swath.core.paths import append_no_follow, make_dirs_inside, write_atomic
 from swath.harvesters.kiel.redist import escape_name
 
 TISTBASE = "00tistbase"
@@ -38,24 +40,20 @@ class Version:
         return self.path.resolve()
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 class ObjectDir:
-    def __init__(self, parent: Path, url: str) -> None:
+    def __init__(self, parent: Path, url: str, *, root: Path) -> None:
         self.url = url
         self.path = parent / escape_name(url)
+        self.root = root  # the archive: folders made below it are checked not to lead out of it
 
     def versions(self) -> list[Version]:
         if not self.path.is_dir():
             return []
         found = []
+        real_dir = Path(os.path.realpath(self.path))
         for entry in self.path.iterdir():
             m = _VERSION.match(entry.name)
-            if m:
+            if m and (not entry.is_symlink() or Path(os.path.realpath(entry)).parent == real_dir):
                 found.append(Version(int(m.group(1)), m.group(2), m.group(3), entry))
         return sorted(found, key=lambda v: v.tist)
 
@@ -67,8 +65,9 @@ class ObjectDir:
         return tist
 
     def store(self, *, tist: int, status: int, content_type: str | None, body: bytes) -> Version:
-        """Store one renewal; returns the new version (a symlink when the body did not change)."""
-        self.path.mkdir(parents=True, exist_ok=True)
+        """Store one renewal; returns the new version (a symlink when the body did not change).
+        Raises PathOutsideDataRoot if a symlink on the way leads out of the archive."""
+        make_dirs_inside(self.root, self.path)
         versions = self.versions()
         name = f"{tist}_{status:03d}_{mime_token(content_type)}"
         target = self.path / name
@@ -77,8 +76,7 @@ class ObjectDir:
             os.symlink(os.path.relpath(previous.real, self.path), target)
         else:
             write_atomic(target, body)
-        with open(self.path / TISTBASE, "a", encoding="ascii") as fh:
-            fh.write(f"{tist} {status:03d} {mime_token(content_type)}\n")
+        append_no_follow(self.path / TISTBASE, f"{tist} {status:03d} {mime_token(content_type)}\n".encode("ascii"))
         m = _VERSION.match(name)
         if m is None:  # a negative tist or a status past 999: the AttributeError m.group() raised
             raise AttributeError(f"{name!r} is not a version name")

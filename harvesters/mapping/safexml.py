@@ -12,7 +12,7 @@ from swath.harvesters.mapping.errors import BadDocument
 _DOCTYPE = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
 
 
-def _parser() -> etree.XMLParser:
+def _parser(*, keep_comments: bool = False) -> etree.XMLParser:
     # A fresh parser per document: lxml parsers are not thread-safe.
     return etree.XMLParser(
         resolve_entities=False,
@@ -20,8 +20,8 @@ def _parser() -> etree.XMLParser:
         load_dtd=False,
         dtd_validation=False,
         huge_tree=False,
-        remove_comments=True,
-        remove_pis=True,
+        remove_comments=not keep_comments,
+        remove_pis=not keep_comments,
     )
 
 
@@ -31,11 +31,13 @@ def refuse_dtd(data: bytes) -> None:
         raise BadDocument("XML with a DOCTYPE or ENTITY declaration refused (entity expansion / external entities)")
 
 
-def parse_xml(data: bytes) -> etree._Element:
-    """Parse `data` into its root element, or raise BadDocument (malformed, or declares a DTD)."""
+def parse_xml(data: bytes, *, keep_comments: bool = False) -> etree._Element:
+    """Parse `data` into its root element, or raise BadDocument (malformed, or declares a DTD).
+
+    `keep_comments` keeps comments and processing instructions (an archive storing records as written)."""
     refuse_dtd(data)
     try:
-        root = etree.fromstring(data, parser=_parser())
+        root = etree.fromstring(data, parser=_parser(keep_comments=keep_comments))
     except etree.XMLSyntaxError as exc:
         raise BadDocument(f"malformed XML: {exc}") from None
     if root is None:

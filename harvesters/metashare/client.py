@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import requests
 
+from swath.core.paths import PathOutsideDataRoot
 from swath.harvesters.errors import HarvestError
 from swath.harvesters.metashare.errors import MetashareError
 from swath.harvesters.metashare.protocol import (
@@ -24,6 +25,7 @@ from swath.harvesters.metashare.protocol import (
 )
 from swath.harvesters.metashare.safezip import read_zip
 from swath.harvesters.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
+from swath.harvesters.redaction import Redactor
 from swath.messages import codes
 
 DEFAULT_MAX_ZIP_BYTES = 64 * 1024 * 1024  # inflated size of one inventory or LR ZIP
@@ -109,6 +111,9 @@ class MetashareClient:
             body = json.loads(files[INVENTORY_JSON].decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise MetashareError(f"{INVENTORY_JSON} is not UTF-8 JSON: {exc}", code=codes.BAD_RESPONSE) from None
+        except RecursionError:  # an inventory is one flat object; nesting this deep is hostile
+            raise MetashareError(f"{INVENTORY_JSON} is nested too deeply to be an inventory (a flat "
+                                 "{storage id: checksum} object)", code=codes.BAD_RESPONSE) from None
         if not isinstance(body, dict):
             raise MetashareError(f"{INVENTORY_JSON} is a {type(body).__name__}, not an object", code=codes.BAD_RESPONSE)
         return body
@@ -140,6 +145,11 @@ def _unsupported() -> str:
     return f"the node does not speak sync_protocol {SYNC_PROTOCOL} (501 on /sync/)"
 
 
+def node_identity(base_url: str) -> str:
+    """The node's base URL without user:password@: what LR copies record as their owner (stored on disk)."""
+    return Redactor().url(base_url)
+
+
 def check_lr(identifier: str, files: LRFiles, expected_checksum: str) -> None:
     """Refuse an LR whose checksum differs from the inventory's or whose files are malformed."""
     actual = lr_checksum(files.metadata_xml, files.storage_json)
@@ -162,9 +172,9 @@ def sync(client: MetashareClient, storage: LRStorage) -> Iterator[Outcome]:
     Deletions happen only if the caller consumes the whole iterator, so a stopped sync never deletes.
     An LR the node lists but we rejected keeps its old local copy.
     """
-    source = client.base_url
+    source = node_identity(client.base_url)
     inventory = client.inventory()
-    local, from_source = storage.checksums_from(source)
+    local, from_source, others = storage.checksums_from(source)
     for identifier in sorted(inventory):
         checksum = inventory[identifier]
         if not is_storage_id(identifier) or not is_checksum(checksum):
@@ -172,6 +182,11 @@ def sync(client: MetashareClient, storage: LRStorage) -> Iterator[Outcome]:
                 str(identifier)[:80], "rejected", codes.BAD_INVENTORY_ENTRY,
                 f"inventory entry {str(identifier)[:80]!r}: {str(checksum)[:80]!r} is not a storage id and an MD5",
             )
+            continue
+        if identifier in others:  # an LR belongs to the node it came from: never overwritten by another
+            owner = others[identifier] or "this node (a master copy)"
+            yield Outcome(identifier, "rejected", codes.LR_OTHER_NODE,
+                          f"LR {identifier}: already held from {owner}; {source} may not replace it")
             continue
         if local.get(identifier) == checksum:
             yield Outcome(identifier, "unchanged")
@@ -193,7 +208,12 @@ def sync(client: MetashareClient, storage: LRStorage) -> Iterator[Outcome]:
             yield Outcome(identifier, "rejected", codes.REMOTE_ERROR, f"LR {identifier}: {type(exc).__name__}: {exc}")
             continue
         copy = StorageLocal(copy_status=REMOTE, source_node=source, metadata_md5=md5_hex(files.metadata_xml))
-        storage.put(identifier=identifier, metadata_xml=files.metadata_xml, storage_json=files.storage_json, local=copy)
+        try:
+            storage.put(identifier=identifier, metadata_xml=files.metadata_xml, storage_json=files.storage_json,
+                        local=copy)
+        except PathOutsideDataRoot as exc:
+            yield Outcome(identifier, "rejected", exc.code, exc.message)
+            continue
         yield Outcome(identifier, "updated" if identifier in local else "added")
     for identifier in sorted(from_source - set(inventory)):
         storage.delete(identifier)

@@ -50,7 +50,12 @@ class MetashareHarvester(Harvester):
             return
         for label in RESULTS:  # every label present, zero included, so a status reads the same each time
             harvest.count(label, 0)
-        storage = LRStorage(root=harvest.directory / LR_STORAGE_DIR)
+        root = harvest.directory / LR_STORAGE_DIR
+        if root.is_symlink():  # planted: writing LRs through it could land anywhere
+            harvest.error(codes.PATH_OUTSIDE_DATA_ROOT, f"{str(root)!r} is a symlink; the LR storage must be a "
+                          "real folder of the collection, so nothing was synced")
+            return
+        storage = LRStorage(root=root)
         for seed in harvest.start.seeds:
             if harvest.stopping:
                 return

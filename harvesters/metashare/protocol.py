@@ -9,8 +9,8 @@ import re
 import uuid
 from dataclasses import asdict, dataclass
 
-from lxml import etree
-
+from swath.harvesters.mapping.errors import MetadataError
+from swath.harvesters.mapping.safexml import parse_xml
 from swath.harvesters.metashare.errors import MetashareError
 from swath.messages import codes
 
@@ -22,8 +22,6 @@ LR_ENTRIES = (METADATA_XML, STORAGE_GLOBAL_JSON)  # order matters: the spec fixe
 DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 PUBLICATION_STATUSES = frozenset({"g", "p"})  # ingested, published; anything else is internal and not served
 
-# No DTDs, entities or network: metadata XML from another node is untrusted input.
-_XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 _STORAGE_ID = re.compile(r"\A[0-9a-f]{64}\Z")
 _CHECKSUM = re.compile(r"\A[0-9a-f]{32}\Z")
 
@@ -54,11 +52,13 @@ def lr_checksum(metadata_xml: bytes, storage_json: bytes) -> str:
 
 
 def check_metadata_xml(data: bytes, *, what: str) -> None:
-    """Raise MetashareError(invalid_lr) unless `data` is well-formed XML."""
+    """Raise MetashareError(invalid_lr) unless `data` is well-formed XML without a DOCTYPE (the safe parser's
+    rules, which the exporter reads it by: an LR accepted here is one the export can read)."""
     try:
-        etree.fromstring(data, parser=_XML_PARSER)
-    except etree.XMLSyntaxError as exc:
-        raise MetashareError(f"{what}: {METADATA_XML} is not well-formed XML: {exc}", code=codes.INVALID_LR) from None
+        parse_xml(data)
+    except MetadataError as exc:
+        raise MetashareError(f"{what}: {METADATA_XML} is not well-formed XML without a DOCTYPE: {exc}",
+                             code=codes.INVALID_LR) from None
 
 
 def format_date(when: dt.datetime) -> str:
@@ -89,6 +89,8 @@ class StorageGlobal:
             body = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise MetashareError(f"{STORAGE_GLOBAL_JSON} is not UTF-8 JSON: {exc}", code=codes.INVALID_LR) from None
+        except RecursionError:  # eight flat members; nesting this deep is hostile
+            raise MetashareError(f"{STORAGE_GLOBAL_JSON} is nested too deeply", code=codes.INVALID_LR) from None
         expected = sorted(cls.__dataclass_fields__)
         if not isinstance(body, dict) or sorted(body) != expected:
             got = sorted(body) if isinstance(body, dict) else type(body).__name__

@@ -5,6 +5,7 @@
     <root>/<storage id>/storage-local.json    this copy's bookkeeping: where it came from, MD5 of metadata.xml
 
 Every file is written to a temp name and renamed, so a reader sees an old or a new LR, never half of one.
+LR folders and files are never symlinks: one planted there is not read, followed or written through.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from swath.core.paths import PathOutsideDataRoot, write_atomic
 from swath.harvesters.metashare.errors import MetashareError
 from swath.harvesters.metashare.protocol import (
     METADATA_XML,
@@ -70,14 +71,17 @@ class LRStorage:
             return
         for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
             if is_storage_id(entry.name) and entry.is_dir(follow_symlinks=False):
-                if os.path.isfile(os.path.join(entry.path, METADATA_XML)):
+                metadata = os.path.join(entry.path, METADATA_XML)
+                if os.path.isfile(metadata) and not os.path.islink(metadata):
                     yield entry.name
 
     def get(self, identifier: str) -> StoredLR | None:
+        """The stored LR, or None if absent (a symlinked folder or metadata.xml counts as absent)."""
         folder = self._dir(identifier)
-        try:
-            metadata = (folder / METADATA_XML).read_bytes()
-        except FileNotFoundError:
+        if folder.is_symlink():
+            return None
+        metadata = _read_or_none(folder / METADATA_XML)
+        if metadata is None:
             return None
         storage_json = _read_or_none(folder / STORAGE_GLOBAL_JSON) or b""
         raw_local = _read_or_none(folder / STORAGE_LOCAL_JSON)
@@ -88,20 +92,28 @@ class LRStorage:
         return StoredLR(identifier=identifier, metadata_xml=metadata, storage_json=storage_json, local=local)
 
     def put(self, *, identifier: str, metadata_xml: bytes, storage_json: bytes, local: StorageLocal) -> None:
+        """Store an LR; raises PathOutsideDataRoot if its folder is a symlink (planted: never written through)."""
         folder = self._dir(identifier)
         folder.mkdir(parents=True, exist_ok=True)
-        _write_atomic(folder / METADATA_XML, metadata_xml)
-        _write_atomic(folder / STORAGE_GLOBAL_JSON, storage_json)
+        if folder.is_symlink():
+            raise PathOutsideDataRoot(f"LR {identifier}: {str(folder)!r} is a symlink; LR folders never are, "
+                                      "so nothing was written through it")
+        write_atomic(folder / METADATA_XML, metadata_xml)
+        write_atomic(folder / STORAGE_GLOBAL_JSON, storage_json)
         # Written last: a copy interrupted before this line is re-checked against the files themselves.
-        _write_atomic(folder / STORAGE_LOCAL_JSON, json.dumps(asdict(local), sort_keys=True).encode())
+        write_atomic(folder / STORAGE_LOCAL_JSON, json.dumps(asdict(local), sort_keys=True).encode())
 
     def delete(self, identifier: str) -> None:
-        shutil.rmtree(self._dir(identifier), ignore_errors=True)
+        folder = self._dir(identifier)
+        if not folder.is_symlink():  # a planted link is not ours to delete (nor what it leads to)
+            shutil.rmtree(folder, ignore_errors=True)
 
-    def checksums_from(self, source_node: str) -> tuple[dict[str, str], set[str]]:
-        """(checksum of every stored LR, ids of the LRs harvested from `source_node`)."""
+    def checksums_from(self, source_node: str) -> tuple[dict[str, str], set[str], dict[str, str]]:
+        """(checksum of every stored LR, ids of the LRs harvested from `source_node`, {id: owner} of the LRs
+        that belong elsewhere: harvested from another node ("" for a master created here))."""
         checksums: dict[str, str] = {}
         from_source: set[str] = set()
+        others: dict[str, str] = {}
         for identifier in self.ids():
             lr = self.get(identifier)
             if lr is None:
@@ -110,9 +122,13 @@ class LRStorage:
                 checksums[identifier] = lr.checksum
             except MetashareError:  # a local copy that is not UTF-8 just counts as different
                 checksums[identifier] = ""
-            if lr.local and lr.local.copy_status == REMOTE and lr.local.source_node == source_node:
+            if lr.local is None:
+                continue  # a copy interrupted before its bookkeeping: whoever lists it may complete it
+            if lr.local.copy_status == REMOTE and lr.local.source_node == source_node:
                 from_source.add(identifier)
-        return checksums, from_source
+            else:
+                others[identifier] = lr.local.source_node if lr.local.copy_status == REMOTE else ""
+        return checksums, from_source, others
 
     def add_master(self, metadata_xml: bytes, *, source_url: str, now: dt.datetime | None = None) -> str:
         """Store a new LR created on this node and return its new storage id."""
@@ -162,18 +178,14 @@ def md5_hex(data: bytes) -> str:
 
 
 def _read_or_none(path: Path) -> bytes | None:
+    """The file's bytes; None if it is missing or a symlink (LR files are never links: not followed)."""
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except (FileNotFoundError, NotADirectoryError):
         return None
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
+    except OSError:
+        if path.is_symlink():
+            return None
         raise
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
