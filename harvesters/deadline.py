@@ -15,7 +15,7 @@ import itertools
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager
@@ -32,7 +32,7 @@ class Watch:
         self.expires = time.monotonic() + seconds
         self.fired = False
         self._done = False
-        self._conns: list[Any] = []
+        self._shutters: list[Callable[[], None]] = []  # each ends the blocked reads of one socket
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -45,10 +45,19 @@ class Watch:
             _local.watch = None
 
     def attach(self, conn: Any) -> None:
+        """A connection (urllib3) this exchange uses: its socket, while the connection holds it."""
+        self._add(lambda: _shut(conn))
+
+    def attach_response(self, raw: Any) -> None:
+        """The response (urllib3) being read: http.client hands the socket to a response that will close
+        the connection (`Connection: close`), so the connection no longer knows it."""
+        self._add(lambda: _shut_response(raw))
+
+    def _add(self, shutter: Callable[[], None]) -> None:
         with self._lock:
-            self._conns.append(conn)
+            self._shutters.append(shutter)
             if self.fired and not self._done:
-                _shut(conn)
+                shutter()
 
     def expire(self) -> bool:
         """Shut the connections down (the watchdog's call); False once the exchange is over."""
@@ -56,8 +65,8 @@ class Watch:
             if self._done:
                 return False
             self.fired = True
-            for conn in self._conns:
-                _shut(conn)
+            for shutter in self._shutters:
+                shutter()
             return True
 
     def done(self) -> bool:
@@ -72,6 +81,11 @@ def _shut(conn: Any) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
+
+
+def _shut_response(raw: Any) -> None:
+    with contextlib.suppress(OSError, ValueError):  # ValueError: no socket (already closed, or a replay)
+        raw.shutdown()
 
 
 class _Watchdog:

@@ -151,6 +151,7 @@ class GuardedAdapter(HTTPAdapter):
                 response = super().send(request, stream=True, timeout=timeout or self.limits.timeout,
                                         verify=verify, cert=cert, proxies=proxies)
             raw = response.raw
+            watch.attach_response(raw)
             body = None if stream and 200 <= raw.status < 300 else self._read_body(raw)
         except BaseException:
             if watch.done():
