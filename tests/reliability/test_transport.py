@@ -183,47 +183,74 @@ def _drip_body(stop: threading.Event) -> Callable[[object], None]:
     return write
 
 
-class HeaderDrip:
-    """A raw TCP server that answers the status line, then one header byte every 0.2 s, forever."""
+class RawServer:
+    """A TCP server on 127.0.0.1 speaking HTTP by hand (what FakeServer cannot: dripping headers, lying
+    about the length); `answer(conn, request_line)` runs on a thread per connection until `stop`."""
 
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
+    def __init__(self, answer: Callable[[socket.socket, str], None]) -> None:
+        self.answer = answer
         self.stop = threading.Event()
-        self.requests = 0
+        self.requests: list[str] = []  # the paths asked for
+        self.sock = socket.create_server(("127.0.0.1", 0))
         threading.Thread(target=self._serve, daemon=True).start()
 
     @property
     def url(self) -> str:
-        return "http://127.0.0.1:%d" % self.sock.getsockname()[1]
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
 
     def _serve(self) -> None:
-        while not self.stop.is_set():
+        while True:
             try:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            self.requests += 1
-            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
 
-    def _drip(self, conn: socket.socket) -> None:
+    def _handle(self, conn: socket.socket) -> None:
         with conn:
             try:
-                conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nX-Drip: ")
-                while not self.stop.wait(0.2):
-                    conn.sendall(b"a")
+                line = conn.recv(65536).split(b"\r\n", 1)[0].decode()
+                self.requests.append(line.split(" ")[1])
+                self.answer(conn, line)
             except OSError:
                 return
 
-    def close(self) -> None:
+    def __enter__(self) -> RawServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.sock.close()
 
 
+def header_drip(stop: threading.Event) -> Callable[[socket.socket, str], None]:
+    """The status line, then one header byte every 0.2 s, forever."""
+    def answer(conn: socket.socket, line: str) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nX-Drip: ")
+        while not stop.wait(0.2):
+            conn.sendall(b"a")
+    return answer
+
+
+def giant(kind: str, stop: threading.Event) -> Callable[[socket.socket, str], None]:
+    """1 GiB declared (and a trickle sent), or an endless chunked body."""
+    def answer(conn: socket.socket, line: str) -> None:
+        if kind == "declared":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1073741824\r\n\r\n")
+            while not stop.wait(0.2):
+                conn.sendall(b"x" * 1024)
+            return
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n")
+        chunk = b"10000\r\n" + b"x" * 65536 + b"\r\n"
+        while not stop.is_set():
+            conn.sendall(chunk)
+    return answer
+
+
 @pytest.mark.parametrize("where", ["body", "headers"])
 def test_a_dripping_server_is_cut_by_the_deadline_and_the_pages_before_are_kept(config, where):
-    stop, drip = threading.Event(), HeaderDrip()
-    with FakeServer() as api:
+    stop = threading.Event()
+    with FakeServer() as api, RawServer(header_drip(stop)) as drip:
         slow = drip.url + "/pages" if where == "headers" else api.url + "/slow"
         api.route("/pages")(lambda req: Response(200, json.dumps({"items": [{"id": 1}], "next": slow}).encode()))
         api.route("/slow")(lambda req: Response(200, _drip_body(stop)))
@@ -234,7 +261,6 @@ def test_a_dripping_server_is_cut_by_the_deadline_and_the_pages_before_are_kept(
             out = finished(lambda: run_harvest_job(cfg, body), seconds=60)
         finally:
             stop.set()
-            drip.close()
     final = assert_failed_with(out, codes.DEADLINE_EXCEEDED)
     assert "2s" in json.dumps(final["errors"])
     files = warc_files(config.data_root)
@@ -255,13 +281,13 @@ def test_token_and_login_answers_are_size_limited_and_memory_stays_bounded(confi
     stop = threading.Event()
     limit = 8 * 1024 * 1024
     cfg = dataclasses.replace(config, max_response_bytes=limit)
-    with GiantServer(kind, stop) as giant:
+    with RawServer(giant(kind, stop)) as server:
         if where == "twitter_token":
-            cfg = cfg.with_api_url("twitter", giant.url)
+            cfg = cfg.with_api_url("twitter", server.url)
             body = start_body("twitter_search_2", [{"id": "s1", "token": "gwu"}], credentials=APP_KEYS)
             path = "/oauth2/token"
         else:
-            body = start_body("metashare_sync", [{"id": "node-1", "token": giant.url}],
+            body = start_body("metashare_sync", [{"id": "node-1", "token": server.url}],
                               credentials={"username": "harvester", "password": USERS["harvester"]})
             path = "/login/"
         open("/proc/self/clear_refs", "w").write("5")  # the peak RSS from here on
@@ -270,56 +296,10 @@ def test_token_and_login_answers_are_size_limited_and_memory_stays_bounded(confi
             out = finished(lambda: run_harvest_job(cfg, body), seconds=60)
         finally:
             stop.set()
-        asked = list(giant.requests)
+        asked = list(server.requests)
     assert asked == [path]
     assert_failed_with(out, codes.RESPONSE_TOO_LARGE)
     assert (_peak_rss_kib() - before) * 1024 < 200 * 1024 * 1024
-
-
-class GiantServer:
-    """Answers every request with 1 GiB declared (and little sent) or an endless chunked body."""
-
-    def __init__(self, kind: str, stop: threading.Event) -> None:
-        self.kind, self.stop = kind, stop
-        self.requests: list[str] = []
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return "http://127.0.0.1:%d" % self.sock.getsockname()[1]
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
-
-    def _answer(self, conn: socket.socket) -> None:
-        with conn:
-            try:
-                head = conn.recv(65536).split(b"\r\n", 1)[0].decode()
-                self.requests.append(head.split(" ")[1])
-                if self.kind == "declared":
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1073741824\r\n\r\n")
-                    while not self.stop.wait(0.2):
-                        conn.sendall(b"x" * 1024)
-                else:
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n")
-                    chunk = b"10000\r\n" + b"x" * 65536 + b"\r\n"
-                    while not self.stop.is_set():
-                        conn.sendall(chunk)
-            except OSError:
-                return
-
-    def __enter__(self) -> GiantServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.sock.close()
 
 
 def test_the_obtained_app_token_is_redacted_from_statuses(config):
