@@ -71,6 +71,7 @@ class Config:
     http_timeout: float = 60.0
     http_retries: int = 5
     http_backoff: float = 0.5  # first retry delay (s); doubles per retry, capped at 60
+    http_deadline: float = 300.0  # seconds one HTTP exchange may take in all (a server dripping bytes is cut)
     max_response_bytes: int = 100 * 1024 * 1024
     stream_max_line_bytes: int = 32 * 1024 * 1024  # a longer stream line ends the stream (line_too_long)
     # processes an export reads WARCs with; 0: by input size (1 under 8 MB, else one per CPU, at most 8)
@@ -104,6 +105,7 @@ class Config:
             http_timeout=_float(env, "SWATH_HTTP_TIMEOUT", 60.0),
             http_retries=_int(env, "SWATH_HTTP_RETRIES", 5),
             http_backoff=_float(env, "SWATH_HTTP_BACKOFF", 0.5),
+            http_deadline=_float(env, "SWATH_HTTP_DEADLINE", 300.0),
             max_response_bytes=_int(env, "SWATH_MAX_RESPONSE_BYTES", 100 * 1024 * 1024),
             stream_max_line_bytes=_int(env, "SWATH_STREAM_MAX_LINE_BYTES", 32 * 1024 * 1024),
             export_workers=max(0, _int(env, "SWATH_EXPORT_WORKERS", 0)),

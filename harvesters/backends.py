@@ -321,7 +321,7 @@ class BackendHarvester(Harvester):
         start, config = self.harvest.start, self.harvest.config
         dry_run = bool(start.options.get("dryrun"))
         # A dry run writes nothing durable: not even the HTTP exchanges (an unrecorded session).
-        http = requests.Session() if dry_run else self.harvest.http
+        http = self.harvest.unrecorded_session() if dry_run else self.harvest.http
         try:
             for seed in start.seeds:
                 if self.harvest.stopping:

@@ -84,6 +84,7 @@ class Recording(Protocol):
     @property
     def stopping(self) -> bool: ...
     def recording_adapter(self, secrets: list[str]) -> HTTPAdapter: ...
+    def unrecorded_session(self) -> requests.Session: ...
     def add_secret(self, value: str) -> None: ...
     def sleep(self, seconds: float) -> bool: ...
     def write_record(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
@@ -118,6 +119,12 @@ class Harvest:
     def recording_adapter(self, secrets: list[str]) -> HTTPAdapter:
         """An adapter recording into this harvest's WARCs; mount it on a client library's Session."""
         return self._recorder.recording_adapter(secrets)
+
+    def unrecorded_session(self) -> requests.Session:
+        """A new session under the same transport policy as `http` (credentials only to this harvest's
+        origins, redirects checked, cookies pinned, deadline, size limit) whose exchanges are neither
+        recorded nor retried: for logins, token exchanges and dry runs. Close it when done."""
+        return self._recorder.unrecorded_session()
 
     def add_secret(self, value: str) -> None:
         """A credential learnt during the harvest (e.g. a session token): redacted from now on in recorded

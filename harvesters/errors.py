@@ -39,6 +39,18 @@ class ResponseTooLarge(HarvestError):
     code = codes.RESPONSE_TOO_LARGE  # a response exceeded Config.max_response_bytes
 
 
+class RedirectRefused(HarvestError):
+    code = codes.REDIRECT_REFUSED  # a redirect leaving http(s), looping, too long, or taking credentials elsewhere
+
+
+class CredentialOriginRefused(HarvestError):
+    code = codes.CREDENTIAL_ORIGIN_REFUSED  # a request carrying credentials to an origin not the harvest's own
+
+
+class DeadlineExceeded(HarvestError):
+    code = codes.DEADLINE_EXCEEDED  # one exchange took longer than Config.http_deadline; its connection was closed
+
+
 class StreamLineTooLong(HarvestError):
     code = codes.LINE_TOO_LONG  # a stream line passed Config.stream_max_line_bytes without ending
 

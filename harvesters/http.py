@@ -10,6 +10,11 @@ Mount it on any requests.Session (the harvest's own, twarc's, flickrapi's). It:
 - redacts the values of Set-Cookie headers in the recorded response (session cookies are credentials);
 - for `stream=True` 2xx responses, hands the client a tap that records what it reads in
   segments of complete lines (harvesters/streams.py, docs/harvesting.md).
+
+Its base, `GuardedAdapter`, is the transport policy without recording or retries (the engine's
+unrecorded session: logins, token exchanges, dry runs): each request is checked by the origin guard
+(harvesters/guard.py) before it is sent, each exchange ends by `Limits.deadline` (harvesters/deadline.py,
+DeadlineExceeded) and each body is read up to `Limits.max_response_bytes`.
 """
 
 from __future__ import annotations
@@ -26,7 +31,16 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 
-from swath.harvesters.errors import HarvestStopped, RateLimited, RemoteError, ResponseTooLarge, Unauthorized
+from swath.harvesters import deadline
+from swath.harvesters.errors import (
+    DeadlineExceeded,
+    HarvestStopped,
+    RateLimited,
+    RemoteError,
+    ResponseTooLarge,
+    Unauthorized,
+)
+from swath.harvesters.guard import OriginGuard
 from swath.harvesters.redaction import Redactor, redact_set_cookie
 from swath.harvesters.retry import MAX_RATE_LIMITS, MAX_RATE_WAIT, Attempt, GiveUp, RetryPolicy, Wait
 from swath.harvesters.retry import rate_limit_wait as rate_limit_wait  # re-exported: its callers import it here
@@ -40,16 +54,21 @@ _TRANSIENT = (requests.ConnectionError, requests.Timeout, requests.exceptions.Ch
               urllib3.exceptions.ProtocolError, urllib3.exceptions.ReadTimeoutError)
 
 
-class Sink(Protocol):
-    """What the adapter needs from the harvest that owns it (harvesters.base.Harvest)."""
+class Gate(Protocol):
+    """What the unrecorded adapter needs from the harvest that owns it (harvesters/recorder.py)."""
+
+    def requests_refused(self) -> bool: ...  # True once no new request may start (stop/shutdown)
+    def debug(self, text: str) -> None: ...
+
+
+class Sink(Gate, Protocol):
+    """What the recording adapter needs from the harvest that owns it (harvesters/recorder.py)."""
 
     def write_records(self, records: list | Callable[[], list]) -> None: ...
     def rate_limited(self, wait: float, url: str) -> None: ...
-    def requests_refused(self) -> bool: ...  # True once no new request may start (stop/shutdown)
     def sleep(self, seconds: float) -> bool: ...  # False if interrupted by stop/shutdown
     def add_stream(self, stream: StreamRecording) -> None: ...
     def remove_stream(self, stream: StreamRecording) -> None: ...
-    def debug(self, text: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -59,6 +78,7 @@ class Limits:
     timeout: float = 60.0
     max_response_bytes: int = 100 * 1024 * 1024
     max_line_bytes: int = 32 * 1024 * 1024  # a stream line longer than this ends the stream
+    deadline: float = 300.0  # seconds one exchange (connect, headers, body; not a stream's body) may take
 
 
 def read_limited(chunks: Iterable[bytes], *, limit: int, too_large: Callable[[], Exception]) -> bytes:
@@ -94,14 +114,113 @@ def _recorded_response_headers(items: Iterable[tuple[str, str]], *, decoded: boo
     return out
 
 
-class RecordingAdapter(HTTPAdapter):
-    """An HTTPAdapter that records, retries and enforces limits; see the module docstring."""
+class GuardedAdapter(HTTPAdapter):
+    """The transport policy without recording or retries: origin guard, deadline, size limit, stop.
+    Bodies are always read whole here (within the limit and the deadline), `stream=True` or not."""
 
-    def __init__(self, *, sink: Sink, redactor: Redactor, limits: Limits, factory: Any, **kwargs: Any) -> None:
+    def __init__(self, *, gate: Gate, guard: OriginGuard, limits: Limits, **kwargs: Any) -> None:
+        self.gate = gate
+        self.guard = guard
+        self.limits = limits
         super().__init__(**kwargs)
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        deadline.watch_pools(self.poolmanager)  # so a deadline can shut down the connection in use
+
+    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
+             verify: Any = True, cert: Any = None, proxies: Any = None) -> requests.Response:
+        if self.gate.requests_refused():
+            raise HarvestStopped(f"harvest stopping; not requesting {self.guard.redactor.url(request.url or '')}")
+        response, body = self._exchange(request, stream=False, timeout=timeout, verify=verify, cert=cert,
+                                        proxies=proxies)
+        assert body is not None  # only a stream is handed on unread
+        self.gate.debug(f"{request.method} {self.guard.redactor.url(request.url or '')} -> {response.status_code} "
+                        f"({len(body)} bytes, not recorded)")
+        return self._with_body(request, response, body)
+
+    def _exchange(self, request: requests.PreparedRequest, *, stream: bool, timeout: Any, verify: Any,
+                  cert: Any, proxies: Any) -> tuple[requests.Response, bytes | None]:
+        """Check, send and read one exchange within the deadline; the body is None for a 2xx when
+        `stream` (handed on unread: a stream has no deadline, its lines are limited instead)."""
+        self.guard.check(request)
+        watch = deadline.watch(self.limits.deadline)
+        raw = None
+        try:
+            with watch.attaching():
+                response = super().send(request, stream=True, timeout=timeout or self.limits.timeout,
+                                        verify=verify, cert=cert, proxies=proxies)
+            raw = response.raw
+            watch.attach_response(raw)
+            body = None if stream and 200 <= raw.status < 300 else self._read_body(raw)
+        except BaseException:
+            if watch.done():
+                raise self._deadline_error(request, raw) from None
+            raise
+        if watch.done():
+            raw.close()
+            raise self._deadline_error(request, raw)
+        if body is not None:
+            raw.release_conn()
+        return response, body
+
+    def _deadline_error(self, request: requests.PreparedRequest, raw: Any) -> DeadlineExceeded:
+        url = self.guard.redactor.url(request.url or "")
+        return DeadlineExceeded(f"{url} took longer than {self.limits.deadline:g}s (SWATH_HTTP_DEADLINE); "
+                                f"the connection was closed", status=getattr(raw, "status", None))
+
+    def _read_body(self, raw: Any) -> bytes:
+        """The body as sent (not decoded), at most `max_response_bytes`; the caller releases the connection."""
+        limit = self.limits.max_response_bytes
+        declared = raw.headers.get("Content-Length")
+        if declared and declared.isdigit() and "chunked" not in raw.headers.get("Transfer-Encoding", ""):
+            if int(declared) > limit:
+                raw.close()
+                raise ResponseTooLarge(f"response declares {declared} bytes, over the limit of {limit}",
+                                       status=raw.status)
+            return raw.read(decode_content=False)  # the declared length, within the limit: one read
+
+        def too_large() -> ResponseTooLarge:
+            return ResponseTooLarge(f"response exceeded the limit of {limit} bytes", status=raw.status)
+
+        try:
+            return read_limited(raw.stream(65536, decode_content=False), limit=limit, too_large=too_large)
+        except ResponseTooLarge:
+            raw.close()
+            raise
+
+    def _with_body(self, request: requests.PreparedRequest, response: requests.Response,
+                   body: bytes) -> requests.Response:
+        """The Response requests built keeps its status, headers and cookies; only the body is handed on:
+        as its content when stored as sent (no copy, no second urllib3 response), else replayed through
+        urllib3 so it is decoded as usual."""
+        raw = response.raw
+        if raw.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity"):
+            response._content, response._content_consumed = body, True
+        else:
+            response.raw = self._replay(request, raw, body)
+        return response
+
+    @staticmethod
+    def _replay(request: requests.PreparedRequest, raw: Any, body: bytes) -> urllib3.HTTPResponse:
+        """A fresh urllib3 response over the bytes already read, so requests decodes it as usual."""
+        replay = urllib3.HTTPResponse(
+            body=io.BytesIO(body), headers=raw.headers, status=raw.status, version=raw.version,
+            reason=raw.reason, preload_content=False, decode_content=True,
+            original_response=getattr(raw, "_original_response", None),
+            request_method=request.method, request_url=request.url, enforce_content_length=False,
+        )
+        return replay
+
+
+class RecordingAdapter(GuardedAdapter):
+    """A GuardedAdapter that also records and retries; see the module docstring."""
+
+    def __init__(self, *, sink: Sink, redactor: Redactor, limits: Limits, factory: Any, guard: OriginGuard,
+                 **kwargs: Any) -> None:
+        super().__init__(gate=sink, guard=guard, limits=limits, **kwargs)
         self.sink = sink
         self.redactor = redactor
-        self.limits = limits
         self.factory = factory  # harvesters.warc.RecordFactory
         self.policy = RetryPolicy(retries=limits.retries, backoff=limits.backoff, max_wait=MAX_RATE_WAIT,
                                   max_rate_limits=MAX_RATE_LIMITS)
@@ -143,29 +262,6 @@ class RecordingAdapter(HTTPAdapter):
 
         self.sink.write_records(build)
 
-    def _read_body(self, raw: Any) -> bytes:
-        limit = self.limits.max_response_bytes
-        declared = raw.headers.get("Content-Length")
-        if declared and declared.isdigit() and "chunked" not in raw.headers.get("Transfer-Encoding", ""):
-            if int(declared) > limit:
-                raw.close()
-                raise ResponseTooLarge(f"response declares {declared} bytes, over the limit of {limit}",
-                                       status=raw.status)
-            body = raw.read(decode_content=False)  # the declared length, within the limit: one read
-            raw.release_conn()
-            return body
-
-        def too_large() -> ResponseTooLarge:
-            return ResponseTooLarge(f"response exceeded the limit of {limit} bytes", status=raw.status)
-
-        try:
-            body = read_limited(raw.stream(65536, decode_content=False), limit=limit, too_large=too_large)
-        except ResponseTooLarge:
-            raw.close()
-            raise
-        raw.release_conn()
-        return body
-
     # --- sending ---
     def _wait(self, decision: Wait, url: str, why: str) -> None:
         if decision.asked_by_server:  # the server said how long (429 reset headers, 503 Retry-After)
@@ -202,12 +298,11 @@ class RecordingAdapter(HTTPAdapter):
             if self.sink.requests_refused():
                 raise HarvestStopped(f"harvest stopping; not requesting {url}")
             try:
-                response = super().send(request, stream=True, timeout=timeout or self.limits.timeout,
-                                        verify=verify, cert=cert, proxies=proxies)
+                response, body = self._exchange(request, stream=stream, timeout=timeout, verify=verify, cert=cert,
+                                                proxies=proxies)
                 raw = response.raw
-                if stream and 200 <= raw.status < 300:
+                if body is None:
                     return self._stream_response(request, response)
-                body = self._read_body(raw)
             except _TRANSIENT as exc:
                 decision = self.policy.decide(status=None, headers={}, attempt=attempt, now=time.time(),
                                               jitter=random.random())
@@ -229,25 +324,7 @@ class RecordingAdapter(HTTPAdapter):
                 continue
             if isinstance(decision, GiveUp):
                 raise self._error(decision, url, raw, None)
-            # the Response requests built keeps its status, headers and cookies; only the body is handed on:
-            # as its content when stored as sent (no copy, no second urllib3 response), else replayed
-            # through urllib3 so it is decoded as usual
-            if raw.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity"):
-                response._content, response._content_consumed = body, True
-            else:
-                response.raw = self._replay(request, raw, body)
-            return response
-
-    @staticmethod
-    def _replay(request: requests.PreparedRequest, raw: Any, body: bytes) -> urllib3.HTTPResponse:
-        """A fresh urllib3 response over the bytes already read, so requests decodes it as usual."""
-        replay = urllib3.HTTPResponse(
-            body=io.BytesIO(body), headers=raw.headers, status=raw.status, version=raw.version,
-            reason=raw.reason, preload_content=False, decode_content=True,
-            original_response=getattr(raw, "_original_response", None),
-            request_method=request.method, request_url=request.url, enforce_content_length=False,
-        )
-        return replay
+            return self._with_body(request, response, body)
 
     def _stream_response(self, request: requests.PreparedRequest, response: requests.Response) -> requests.Response:
         raw = response.raw

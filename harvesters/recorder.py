@@ -25,7 +25,8 @@ from requests.adapters import HTTPAdapter
 
 from swath.core.config import Config
 from swath.core.encodings import ACCEPT_ENCODING
-from swath.harvesters.http import Limits, RecordingAdapter
+from swath.harvesters.guard import OriginGuard, credential_origins, guard_session
+from swath.harvesters.http import GuardedAdapter, Limits, RecordingAdapter
 from swath.harvesters.ledger import Ledger
 from swath.harvesters.redaction import Redactor, install_log_filter
 from swath.harvesters.state import StateStore
@@ -75,8 +76,10 @@ class Recorder:
                                   on_closed=self._closed, before_rename=fence)
         self._limits = Limits(retries=config.http_retries, backoff=config.http_backoff,
                               timeout=config.http_timeout, max_response_bytes=config.max_response_bytes,
-                              max_line_bytes=config.stream_max_line_bytes)
-        self.http = requests.Session()
+                              max_line_bytes=config.stream_max_line_bytes, deadline=config.http_deadline)
+        # credentials only to the harvest's own origins; the guard sees every secret any redactor knows
+        self.guard = OriginGuard(origins=credential_origins(start, config), secret_in=self._holds_secret)
+        self.http = guard_session(requests.Session())
         self.http.headers["Accept-Encoding"] = ACCEPT_ENCODING  # only codings the WARC readers undo
         adapter = self.recording_adapter([])
         self.http.mount("http://", adapter)
@@ -92,7 +95,18 @@ class Recorder:
         redactor = Redactor([*self.start.credentials.values(), *secrets])
         self._redactors.append(redactor)
         install_log_filter().add(redactor)
-        return RecordingAdapter(sink=self, redactor=redactor, limits=self._limits, factory=self._factory)
+        return RecordingAdapter(sink=self, redactor=redactor, limits=self._limits, factory=self._factory,
+                                guard=self.guard)
+
+    def unrecorded_session(self) -> requests.Session:
+        """A new session under the same transport policy as `http` (origins, redirects, cookies, deadline,
+        size limit, stop) whose exchanges are not recorded and not retried: logins, token exchanges, dry
+        runs. The caller closes it."""
+        session = guard_session(requests.Session())
+        adapter = GuardedAdapter(gate=self, guard=self.guard, limits=self._limits)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        return session
 
     def add_secret(self, value: str) -> None:
         self.redactor.add(value)
@@ -235,6 +249,9 @@ class Recorder:
             install_log_filter().remove(redactor)
 
     # --- internals ---
+    def _holds_secret(self, text: str) -> bool:
+        return any(redactor.text(text) != text for redactor in (self.redactor, *self._redactors))
+
     @property
     def _journal_key(self) -> str:
         return f"{JOURNAL_PREFIX}{self.start.id}"

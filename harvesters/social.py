@@ -9,6 +9,7 @@ from requests.adapters import HTTPAdapter
 
 from swath.core.encodings import ACCEPT_ENCODING
 from swath.harvesters.errors import HarvestError
+from swath.harvesters.guard import guard_session
 from swath.messages import codes
 
 
@@ -43,7 +44,8 @@ class LibraryAdapter(HTTPAdapter):
 
 def mount_recording(session: requests.Session, *, adapter: HTTPAdapter, default: str, base: str) -> None:
     """Route every request of a client library's session through the recording adapter, with the
-    library's API root (`default`) replaced by `base`."""
+    library's API root (`default`) replaced by `base`, under the engine's redirect and cookie policy."""
+    guard_session(session)
     session.headers["Accept-Encoding"] = ACCEPT_ENCODING  # only codings the WARC readers undo
     wrapped = LibraryAdapter(inner=adapter, default=default, base=base)
     session.mount("https://", wrapped)

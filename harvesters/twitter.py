@@ -90,19 +90,24 @@ class TwitterHarvester(Harvester):
 
     def _app_token(self, key: str, secret: str) -> str:
         """Exchange the consumer key/secret for an app bearer token. Not recorded: it is auth, not content,
-        and its response body is a credential."""
+        and its response body is a credential; the engine's unrecorded session still limits it."""
         url = f"{PLATFORM.api_root(self.harvest.config)}/oauth2/token"
         try:
-            resp = requests.post(url, auth=(key, secret), data={"grant_type": "client_credentials"},
-                                 timeout=self.harvest.config.http_timeout)
+            with self.harvest.unrecorded_session() as session:
+                resp = session.post(url, auth=(key, secret), data={"grant_type": "client_credentials"},
+                                    timeout=self.harvest.config.http_timeout)
         except requests.RequestException as exc:
             raise RemoteError(f"could not reach {url}: {type(exc).__name__}") from None
         if resp.status_code in (401, 403):
             raise Unauthorized(f"{url} refused the consumer key/secret ({resp.status_code})")
         try:
-            return str(resp.json()["access_token"])
+            token = resp.json()["access_token"]
         except (ValueError, KeyError, TypeError):
             raise BadResponse(f"{url} answered {resp.status_code} without an access_token") from None
+        if not isinstance(token, str) or not token:
+            raise BadResponse(f"{url} answered {resp.status_code} without a usable access_token")
+        self.harvest.add_secret(token)  # redacted from statuses and logs like the configured credentials
+        return token
 
     def _seed_tokens(self, name: str) -> Iterator[tuple[Seed, dict, str]]:
         """Each seed with its token as a dict (a plain string token is the `name` field) and that field;

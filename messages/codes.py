@@ -33,6 +33,8 @@ OAI_ERROR = "oai_error"  # an OAI-PMH endpoint answered with an OAI error; its O
 DRY_RUN = "dry_run"  # a dry run (options.dryrun): what would have been harvested; nothing was written
 LOCAL_FAULT = "local_fault"  # swath's own side failed (writing a WARC); a start delivered again resumes the harvest
 UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what
+# a request carrying credentials to an origin other than the harvest's API root and seed URLs; not sent
+CREDENTIAL_ORIGIN_REFUSED = "credential_origin_refused"
 
 # --- exporting ---
 UNSUPPORTED_EXPORT_FORMAT = "unsupported_export_format"  # export format not known

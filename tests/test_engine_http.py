@@ -31,11 +31,11 @@ def server():
 
 
 @contextlib.contextmanager
-def recording(config, directory, **changes) -> Iterator[Recorder]:
+def recording(config, directory, seed: str = "unused", **changes) -> Iterator[Recorder]:
     """A harvest's recorder (its `http` is the platform's `harvest.http`) whose WARC is closed (and its
-    writer ended) when the block ends."""
+    writer ended) when the block ends; `seed` is its seed's token (a URL: an origin its credentials may go to)."""
     config = dataclasses.replace(config, **{"http_retries": 3, "http_backoff": 0.01, **changes})
-    recorder = Recorder(start=HarvestStart.from_dict(start_message("unused")), config=config, directory=directory)
+    recorder = Recorder(start=HarvestStart.from_dict(start_message(seed)), config=config, directory=directory)
     try:
         yield recorder
     finally:
@@ -148,7 +148,7 @@ def test_a_secret_learnt_during_the_harvest_is_redacted_from_then_on(config, dat
     token = "late-token-5e6f7a8b"
     server.route("/api")(lambda request: Response(200, b"{}"))
     caplog.set_level(logging.DEBUG, logger="urllib3.connectionpool")
-    with recording(config, data_root) as recorder:
+    with recording(config, data_root, seed=server.url) as recorder:
         harvest = Harvest(recorder=recorder)  # the platform's view of it
         harvest.add_secret(token)
         harvest.http.get(server.url + "/api", params={"session": token}, headers={"X-Session": token})

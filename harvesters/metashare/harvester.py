@@ -68,7 +68,7 @@ class MetashareHarvester(Harvester):
             harvest.error(codes.BAD_REQUEST, f"seed token {base_url!r} is not an http(s) base URL", seed.id)
             return
         harvest.http.cookies.clear()  # one node's session is no use on the next
-        with requests.Session() as login_session:
+        with harvest.unrecorded_session() as login_session:  # guarded (origins, size, deadline), not recorded
             login_session.hooks["response"].append(lambda reply, *a, **kw: self._record_login(reply, password))
             client = MetashareClient(
                 session=harvest.http,
