@@ -11,10 +11,10 @@ from swath.core.platforms import ExportKind, HarvestKind, Platform, options
 from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
 from swath.harvesters.mapping import dcat, rdf
 from swath.harvesters.mapping.dataset import Dataset
-from swath.harvesters.mapping.errors import MetadataError, PaginationLoop
+from swath.harvesters.mapping.errors import MetadataError
+from swath.harvesters.pages import PageGuard
 
 ACCEPT = "application/ld+json, text/turtle;q=0.9, application/rdf+xml;q=0.8, */*;q=0.1"
-MAX_PAGES = 100_000  # a runaway `next` chain that never repeats still ends
 
 
 def _normalise(url: str) -> str:
@@ -43,14 +43,9 @@ class DCATBackend(Backend):
 
     def pages(self) -> Iterator[tuple[str, rdflib.Graph]]:
         url: str | None = self.source.url
-        seen: set[str] = set()
+        guard = PageGuard(what="the catalog's pages", seed_id=self.source.id)
         while url:
-            key = _normalise(url)
-            if key in seen:
-                raise PaginationLoop(f"next page {url} was already harvested")
-            if len(seen) >= MAX_PAGES:
-                raise PaginationLoop(f"more than {MAX_PAGES} pages")
-            seen.add(key)
+            guard.cursor(_normalise(url))  # a `next` back to a page harvested already, or too many pages
             fetched = self.fetch(url, accept=ACCEPT)
             fmt = rdf.detect_format(fetched.content, content_type=fetched.content_type, url=fetched.url)
             graph = rdf.load_graph(fetched.content, fmt=fmt, base=fetched.url, fetch_context=self.fetch_context)

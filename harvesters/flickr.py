@@ -13,7 +13,9 @@ import requests
 from swath.core.platforms import ExportKind, HarvestKind, Platform, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, Unauthorized
+from swath.harvesters.pages import PageGuard, listing
 from swath.harvesters.social import credential, mount_recording
+from swath.harvesters.values import NESTED, as_number, as_text, field, kind_of
 from swath.messages import codes
 from swath.messages.model import Seed
 
@@ -65,6 +67,11 @@ class FlickrHarvester(Harvester):
                 self.harvest.warning(codes.TOKEN_NOT_FOUND, f"Flickr {method}: {exc}", seed.id)
                 return None
             raise BadResponse(f"Flickr {method} failed: {exc}", seed_id=seed.id if seed else None) from None
+        except RecursionError:  # flickrapi's json.loads of a hostile document
+            raise BadResponse(f"Flickr {method}: the JSON is {NESTED}", seed_id=seed.id if seed else None) from None
+        except (ValueError, AttributeError):  # not JSON, or JSON that is not an object (flickrapi's parse_json)
+            raise BadResponse(f"Flickr {method}: the answer is not a JSON object",
+                              seed_id=seed.id if seed else None) from None
 
     def user(self) -> None:
         incremental = bool(self.harvest.start.options.get("incremental"))
@@ -78,14 +85,15 @@ class FlickrHarvester(Harvester):
             key = f"flickr.{nsid}.last_photo_id"
             last = self.harvest.state.get(key) if incremental else None
             newest = None
-            for photo in self.public_photos(seed, nsid):
-                if last and int(photo["id"]) <= int(last):
-                    break  # photos come newest first: the rest were harvested before
-                newest = newest or photo["id"]
-                self.photo(seed, photo, sizes)
-                if self.harvest.stopping:
-                    break
-            if incremental and newest:
+            with listing(self.harvest, what=f"Flickr photos of {nsid}", seed_id=seed.id) as guard:
+                for photo_id, photo in self.public_photos(seed, nsid, guard):
+                    if last and photo_id <= int(last):
+                        break  # photos come newest first: the rest were harvested before
+                    newest = newest or str(photo_id)
+                    self.photo(seed, photo, sizes)
+                    if self.harvest.stopping:
+                        break
+            if incremental and newest and not guard.looped:
                 self.harvest.state.set(key, newest)
 
     def nsid(self, seed: Seed) -> str | None:
@@ -98,28 +106,44 @@ class FlickrHarvester(Harvester):
             found = self.call("people.findByUsername", seed, username=str(seed.token))
             if found is None:
                 return None
-            nsid = found["user"]["nsid"]
+            nsid = as_text(field(found, "user", "nsid"))
+            if nsid is None:
+                self.harvest.error(codes.BAD_RESPONSE, f"Flickr gave {kind_of(field(found, 'user', 'nsid'))} "
+                                                       "as the user's NSID", seed.id)
+                return None
             self.harvest.uid_found(seed.id, nsid)
         info = self.call("people.getInfo", seed, user_id=nsid)
         if info is None:
             return None
-        username = info["person"].get("username", {}).get("_content")
+        username = as_text(field(info, "person", "username", "_content"))  # optional: not text, not reported
         if seed.uid and username and username != seed.token:  # renamed, or a uid seed's name learnt
             self.harvest.token_update(seed.id, username)
         return nsid
 
-    def public_photos(self, seed: Seed, nsid: str) -> Iterator[dict]:
+    def public_photos(self, seed: Seed, nsid: str, guard: PageGuard) -> Iterator[tuple[int, dict]]:
+        """(id, photo) of each public photo, paged against Flickr's `pages`; a page of photos served
+        already ends the listing (PaginationLoop)."""
         page, pages = 1, 1
         while page <= pages and not self.harvest.stopping:
+            guard.cursor(page)
             answer = self.call("people.getPublicPhotos", seed, user_id=nsid, page=page, per_page=PER_PAGE)
             if answer is None:
                 return
-            pages = int(answer["photos"]["pages"])
-            yield from answer["photos"]["photo"]
+            claimed, photos = as_number(field(answer, "photos", "pages")), field(answer, "photos", "photo")
+            if claimed is None or not isinstance(photos, list) or not all(isinstance(p, dict) for p in photos):
+                raise BadResponse("Flickr sent a page of photos without pages or photo", seed_id=seed.id)
+            pages = claimed
+            if not photos:
+                return  # past the last photo, whatever `pages` claims
+            ids = [number for p in photos if (number := as_number(p.get("id"))) is not None]
+            if len(ids) < len(photos):
+                raise BadResponse("Flickr sent a photo without a numeric id", seed_id=seed.id)
+            guard.items(ids)
+            yield from zip(ids, photos, strict=True)
             page += 1
 
     def photo(self, seed: Seed, photo: dict, sizes: list[str]) -> None:
-        self.call("photos.getInfo", photo_id=photo["id"], secret=photo["secret"])
+        self.call("photos.getInfo", photo_id=photo["id"], secret=photo.get("secret"))
         self.harvest.count("photos")
         if not sizes:
             return

@@ -11,11 +11,16 @@ Credentials: `api_key` goes in the query string, `bearer_token` in an Authorizat
 
 from __future__ import annotations
 
-from urllib.parse import urljoin
+from collections.abc import Iterable
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+import requests
 
 from swath.core.platforms import HarvestKind, Platform, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, NotFound
+from swath.harvesters.pages import listing
+from swath.harvesters.values import json_body
 from swath.messages import codes
 
 PLATFORM = Platform(
@@ -26,6 +31,18 @@ PLATFORM = Platform(
                    HarvestKind(name="generic_stream", method="stream", stream=True)),
     options=options(incremental={"type": "boolean", "description": "send the highest id seen as since_id"}),
 )
+
+
+def without_params(url: str, names: Iterable[str]) -> str:
+    """`url` without the query parameters `names`: a server's `next` link may carry back the api_key the
+    harvester sent; it is re-added on each request, so the cursor (kept in the resume journal) holds none."""
+    split = urlsplit(url)
+    drop = set(names)
+    if not drop or not split.query:
+        return url
+    pairs = parse_qsl(split.query, keep_blank_values=True)
+    kept = [(k, v) for k, v in pairs if k not in drop]
+    return url if len(kept) == len(pairs) else urlunsplit(split._replace(query=urlencode(kept)))
 
 
 class GenericHarvester(Harvester):
@@ -47,26 +64,44 @@ class GenericHarvester(Harvester):
         for seed in harvest.start.seeds:
             since_key = f"generic:since_id:{seed.id}"
             since = harvest.state.get(since_key) if incremental else None
+            # the parameters added to every request: never part of a cursor (nor of the journal holding it)
+            query = dict(params, **({"since_id": since} if since else {}))
             # where an interrupted run of this harvest got to: the next page, and the newest id so far
             url, newest = harvest.resume_point(f"seed:{seed.id}", (seed.token, since))
-            while url:
-                query = dict(params, **({"since_id": since} if since else {}))
-                response = harvest.http.get(url, params=query, headers=headers)
-                if response.status_code == 404:
-                    harvest.warning(codes.TOKEN_NOT_FOUND, f"{seed.token} not found", seed.id)
-                    break
-                try:
-                    page = response.json()
-                    items = page["items"]
-                except (ValueError, KeyError, TypeError):
-                    raise BadResponse(f"page {response.url} is not {{items, next}} JSON", seed_id=seed.id) from None
-                if incremental and items:
-                    newest = max(newest or items[0]["id"], *(item["id"] for item in items))
-                url = urljoin(response.url, page["next"]) if page.get("next") else None
-                harvest.checkpoint(f"seed:{seed.id}", (url, newest), items=len(items))
+            with listing(harvest, what=f"generic seed {seed.id}", seed_id=seed.id) as guard:
+                while url:
+                    url = without_params(url, query)
+                    guard.cursor(url)  # a `next` back to a page served already ends the listing
+                    response = harvest.http.get(url, params=query, headers=headers)
+                    if response.status_code == 404:
+                        harvest.warning(codes.TOKEN_NOT_FOUND, f"{seed.token} not found", seed.id)
+                        break
+                    items, following = self._page(response, url, seed.id)
+                    if incremental and items:
+                        newest = self._newest(newest, items, seed.id)
+                    url = without_params(urljoin(response.url, following), query) if following else None
+                    harvest.checkpoint(f"seed:{seed.id}", (url, newest), items=len(items))
             harvest.checkpoint(f"seed:{seed.id}", (None, newest))
-            if incremental and newest is not None:
+            if incremental and newest is not None and not guard.looped:
                 harvest.state.set(since_key, newest)
+
+    @staticmethod
+    def _page(response: requests.Response, url: str, seed_id: str) -> tuple[list, str | None]:
+        """A page's items and its `next` link; BadResponse for anything else."""
+        what = f"page {url}"
+        page = json_body(response, what=what, seed_id=seed_id)
+        items = page.get("items") if isinstance(page, dict) else None
+        following = page.get("next") if isinstance(page, dict) else None
+        if not isinstance(items, list) or not isinstance(following, str | None):
+            raise BadResponse(f"{what} is not {{items, next}} JSON", seed_id=seed_id)
+        return items, following
+
+    @staticmethod
+    def _newest(newest: object, items: list, seed_id: str) -> object:
+        try:
+            return max(newest if newest is not None else items[0]["id"], *(item["id"] for item in items))
+        except (KeyError, TypeError):  # an item without an id, or ids that do not compare (1 and "a", objects)
+            raise BadResponse("a page's items lack comparable ids; incremental needs them", seed_id=seed_id) from None
 
     def stream(self) -> None:
         harvest = self.harvest

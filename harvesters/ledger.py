@@ -15,6 +15,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from swath.harvesters.values import as_text, kind_of
+from swath.messages import codes
 from swath.messages.model import Note
 
 
@@ -78,13 +80,11 @@ class Ledger:
     def error(self, code: str, message: str, seed_id: str | None = None) -> None:
         self._note(self._errors, code, message, seed_id)
 
-    def token_update(self, seed_id: str, new_token: str) -> None:
-        with self._lock:
-            self._token_updates[seed_id] = new_token
+    def token_update(self, seed_id: str, new_token: object) -> None:
+        self._remote_id(self._token_updates, seed_id, new_token, "new token")
 
-    def uid_found(self, seed_id: str, uid: str) -> None:
-        with self._lock:
-            self._uids[seed_id] = uid
+    def uid_found(self, seed_id: str, uid: object) -> None:
+        self._remote_id(self._uids, seed_id, uid, "uid")
 
     # --- what the engine records and reads ---
     def rate_limited(self, wait: float) -> None:
@@ -139,6 +139,16 @@ class Ledger:
         key = (day or dt.datetime.now(dt.UTC).date()).isoformat()
         per_day = self._stats.setdefault(key, {})
         per_day[label] = per_day.get(label, 0) + n
+
+    def _remote_id(self, into: dict[str, str], seed_id: str, value: object, what: str) -> None:
+        """Every platform's uids and token updates come through here: an API's number becomes its decimal
+        string; anything else is refused for that seed, so a status never fails validation on it."""
+        text = as_text(value)
+        if text is None:
+            self.error(codes.BAD_RESPONSE, f"the remote gave {kind_of(value)} as the seed's {what}; refused", seed_id)
+            return
+        with self._lock:
+            into[seed_id] = text
 
     def _note(self, notes: list[Note], code: str, message: str, seed_id: str | None) -> None:
         with self._lock:

@@ -11,7 +11,7 @@ from swath.core.platforms import ExportKind, HarvestKind, Platform, options
 from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
 from swath.harvesters.mapping import oai
 from swath.harvesters.mapping.dataset import Dataset
-from swath.harvesters.mapping.errors import PaginationLoop
+from swath.harvesters.pages import PageGuard
 
 DAY, SECONDS = "YYYY-MM-DD", "YYYY-MM-DDThh:mm:ssZ"
 
@@ -62,14 +62,12 @@ class OAIPMHBackend(Backend):
 
     def list_sets(self) -> Iterator[dict[str, str | None]]:
         sets, token = oai.parse_sets(self.request("ListSets"))
-        seen: set[str] = set()
+        guard = PageGuard(what="ListSets", seed_id=self.source.id)
         while True:
             yield from sets
             if not token:
                 return
-            if token in seen:
-                raise PaginationLoop(f"ListSets resumptionToken {token!r} repeated")
-            seen.add(token)
+            guard.cursor(token)  # a resumptionToken repeated would list for ever
             sets, token = oai.parse_sets(self.request("ListSets", resumptionToken=token))
 
     def _from_date(self, granularity: str) -> str | None:
@@ -94,7 +92,7 @@ class OAIPMHBackend(Backend):
         since = self._from_date(granularity)
         if since:
             params["from"] = since
-        seen_tokens: set[str] = set()
+        guard = PageGuard(what="ListRecords", seed_id=self.source.id)
         page_no = 0
         while True:
             page_no += 1
@@ -106,9 +104,7 @@ class OAIPMHBackend(Backend):
                 yield self._item(record, page_no, n)
             if not page.token:
                 return
-            if page.token in seen_tokens:
-                raise PaginationLoop(f"resumptionToken {page.token!r} repeated after {page_no} pages")
-            seen_tokens.add(page.token)
+            guard.cursor(page.token)  # a resumptionToken repeated would list for ever
             params = {"resumptionToken": page.token}
 
     def _item(self, record: oai.OAIRecord, page_no: int, n: int) -> Item:

@@ -26,6 +26,7 @@ from swath.harvesters.claims import ClaimLost, HarvestClaim
 from swath.harvesters.errors import HarvestError, HarvestStopped
 from swath.harvesters.outcome import FinalOutcome, harvest_status, is_final
 from swath.harvesters.recorder import Recorder
+from swath.harvesters.values import NESTED
 from swath.harvesters.warc import ClosedWarc, WarcWriteFailed, find_harvest_warcs
 from swath.messages import codes
 from swath.messages.model import (
@@ -190,6 +191,11 @@ class _Run:
         if isinstance(exc, HarvestError):
             ledger.error(exc.code, exc.message, exc.seed_id)
             self.ctx.log.warning("harvest %s failed: %s: %s", self.start.id, exc.code, redactor.text(exc.message))
+            return
+        if isinstance(exc, RecursionError):  # a client library (twarc, flickrapi) parsed a hostile document
+            ledger.error(codes.BAD_RESPONSE, f"a response was {NESTED} (RecursionError); harvest stopped")
+            self.ctx.log.warning("harvest %s failed: %s: a response was %s", self.start.id, codes.BAD_RESPONSE,
+                                 NESTED)
             return
         text = redactor.text("".join(traceback.format_exception(exc)))
         ledger.error(codes.UNKNOWN_ERROR, redactor.text(f"{type(exc).__name__}: {exc}"))

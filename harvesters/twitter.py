@@ -13,7 +13,9 @@ from twarc import Twarc2
 from swath.core.platforms import ExportKind, HarvestKind, Platform, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, RemoteError, Unauthorized
+from swath.harvesters.pages import PageGuard, listing
 from swath.harvesters.social import credential, mount_recording
+from swath.harvesters.values import as_number, as_text, kind_of
 from swath.messages import codes
 from swath.messages.model import Seed, parse_datetime
 
@@ -44,15 +46,25 @@ APP_AUTH_TYPES = frozenset({"twitter_academic_search", "twitter_filter_stream", 
 
 
 class _Twarc(Twarc2):
-    """Twarc2 whose every session goes through our adapters: twarc builds a new session on each reconnect."""
+    """Twarc2 whose every session goes through our adapters (twarc builds a new session on each reconnect),
+    and whose every paged request passes the listing's PageGuard first: twarc follows `next_token` by
+    itself, and skips pages without data, so only here is every token seen before it is requested."""
 
     def __init__(self, *, mount: Callable[[requests.Session], None], **credentials: str) -> None:
         self._mount = mount
+        self.guard: PageGuard | None = None  # the listing being paged (set by TwitterHarvester._pages)
         super().__init__(metadata=False, **credentials)
 
     def connect(self) -> None:
         super().connect()
         self._mount(self.client)
+
+    def get(self, *args: Any, **kwargs: Any) -> requests.Response:
+        params = kwargs.get("params") or {}
+        token = params.get("next_token") or params.get("pagination_token")
+        if token is not None and self.guard is not None:
+            self.guard.cursor(str(token))  # a token requested already would page for ever
+        return super().get(*args, **kwargs)
 
 
 class TwitterHarvester(Harvester):
@@ -140,22 +152,26 @@ class TwitterHarvester(Harvester):
                 self.harvest.state.set(key, newest)
 
     def _pages(self, pages: Iterable[dict], seed: Seed, *, limit: int | None = None) -> str | None:
-        """Count the tweets of each page (up to `limit`); returns the newest tweet id seen."""
+        """Count the tweets of each page (up to `limit`); returns the newest tweet id seen (None when the
+        listing ended on a pagination loop: it is incomplete, so no high-water mark)."""
         newest, counted = None, 0
-        try:
-            for page in pages:
-                tweets = page.get("data", [])
-                take = len(tweets) if not limit else min(len(tweets), int(limit) - counted)
-                counted += take
-                self.harvest.count("tweets", take)
-                ids = [int(t["id"]) for t in tweets]
-                if ids and (newest is None or max(ids) > newest):
-                    newest = max(ids)
-                if (limit and counted >= int(limit)) or self.harvest.stopping:
-                    break
-        except requests.HTTPError as exc:  # 401/403/429/5xx are the engine's; other 4xx end this seed
-            self.harvest.error(codes.BAD_REQUEST, f"Twitter refused the request: {_problem(exc)}", seed.id)
-        return str(newest) if newest is not None else None
+        with listing(self.harvest, what=f"Twitter listing of seed {seed.id}", seed_id=seed.id) as guard:
+            self.twarc.guard = guard
+            try:
+                for page in pages:
+                    ids = _tweet_ids(page, seed)
+                    take = len(ids) if not limit else min(len(ids), int(limit) - counted)
+                    counted += take
+                    self.harvest.count("tweets", take)
+                    if ids and (newest is None or max(ids) > newest):
+                        newest = max(ids)
+                    if (limit and counted >= int(limit)) or self.harvest.stopping:
+                        break
+            except requests.HTTPError as exc:  # 401/403/429/5xx are the engine's; other 4xx end this seed
+                self.harvest.error(codes.BAD_REQUEST, f"Twitter refused the request: {_problem(exc)}", seed.id)
+            finally:
+                self.twarc.guard = None
+        return str(newest) if newest is not None and not guard.looped else None
 
     # --- user timelines ---
     def user_timeline(self) -> None:
@@ -170,7 +186,7 @@ class TwitterHarvester(Harvester):
             user = users.get(seed.id)
             if user is None or self.harvest.stopping:
                 continue
-            key = f"twitter.timeline.{user['id']}.since_id"
+            key = f"twitter.timeline.{user['id']}.since_id"  # a text id: _lookup made it one
             since_id = self.harvest.state.get(key) if self.incremental else None
             newest = self._pages(self.twarc.timeline(user["id"], since_id=since_id, max_results=100), seed)
             if self.incremental and newest:
@@ -184,9 +200,11 @@ class TwitterHarvester(Harvester):
         found: dict[str, dict] = {}
         problems: dict[str, dict] = {}
         for page in self.twarc.user_lookup(list(wanted), usernames=usernames):
-            for user in page.get("data", []):
-                found[(user["username"] if usernames else user["id"]).lower()] = user
-            for err in page.get("errors", []):
+            for entry in _dicts(page, "data"):
+                name = as_text(entry.get("username") if usernames else entry.get("id"))
+                if name is not None:
+                    found[name.lower()] = entry
+            for err in _dicts(page, "errors"):
                 problems[str(err.get("value", err.get("resource_id", ""))).lower()] = err
         usable = {}
         for value, seed in wanted.items():
@@ -198,11 +216,18 @@ class TwitterHarvester(Harvester):
                 why = "is suspended" if suspended else "was not found"
                 self.harvest.warning(code, f"Twitter user {value} {why}", seed.id)
                 continue
+            number = as_number(user.get("id"))
+            if number is None:  # never a uid in the status, nor a timeline to page
+                self.harvest.error(codes.BAD_RESPONSE, f"Twitter gave user {value} {kind_of(user.get('id'))} "
+                                                       "as its id, not a number", seed.id)
+                continue
+            user = {**user, "id": str(number)}
             self.harvest.count("users")
+            name = as_text(user.get("username"))  # a name that is not text is not reported
             if usernames:
                 self.harvest.uid_found(seed.id, user["id"])
-            elif str(seed.token or "") != user["username"]:  # renamed, or a uid seed's name learnt
-                self.harvest.token_update(seed.id, user["username"])
+            elif name is not None and str(seed.token or "") != name:  # renamed, or a uid seed's name learnt
+                self.harvest.token_update(seed.id, name)
             if user.get("protected"):
                 self.harvest.warning(codes.TOKEN_UNAUTHORIZED,
                                      f"Twitter user {user['username']} is protected", seed.id)
@@ -251,6 +276,23 @@ class TwitterHarvester(Harvester):
             refused = next((s for (value, _), s in wanted.items() if value == err.get("value")), None)
             self.harvest.warning(codes.BAD_REQUEST, f"stream rule refused: {err.get('title', 'invalid rule')}",
                                  refused.id if refused else None)
+
+
+def _dicts(page: object, field: str) -> list[dict]:
+    """The objects of a page's `data`/`errors` list; anything else in it is skipped."""
+    values = page.get(field) if isinstance(page, dict) else None
+    return [v for v in values if isinstance(v, dict)] if isinstance(values, list) else []
+
+
+def _tweet_ids(page: object, seed: Seed) -> list[int]:
+    """The ids of a page's tweets; BadResponse for a page that is not a list of tweets with numeric ids."""
+    tweets = page.get("data", []) if isinstance(page, dict) else None
+    if not isinstance(tweets, list):
+        raise BadResponse("Twitter sent a page whose data is not a list of tweets", seed_id=seed.id)
+    ids = [as_number(t.get("id")) if isinstance(t, dict) else None for t in tweets]
+    if None in ids:
+        raise BadResponse("Twitter sent a tweet without a numeric id", seed_id=seed.id)
+    return [i for i in ids if i is not None]
 
 
 def _problem(exc: requests.HTTPError) -> str:

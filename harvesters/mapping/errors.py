@@ -18,12 +18,6 @@ class BadDocument(MetadataError):
     code = codes.BAD_RESPONSE
 
 
-class PaginationLoop(MetadataError):
-    """A next page or resumptionToken that was already served: following it would never end."""
-
-    code = codes.PAGINATION_LOOP
-
-
 class TooLarge(MetadataError):
     code = codes.RESPONSE_TOO_LARGE
 
