@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,11 +40,23 @@ def alembic_config() -> AlembicConfig:
     return cfg
 
 
+def private_sqlite_file(path: Path) -> None:
+    """Create the store's file (and its folder, if missing) for the owner alone: it holds credential
+    references and sealed values. SQLite gives its -wal and -shm files the same mode."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:  # made by an older swath (0644) or by hand
+        log.info("store file %s was mode %04o; setting 0600", path, mode)
+        path.chmod(0o600)
+
+
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database:
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
+            private_sqlite_file(Path(parsed.database))
         # the monitor, scheduler and CLI share one file: wait for the writer instead of failing
         engine = create_engine(url, connect_args={"timeout": 30})
 
@@ -51,6 +65,7 @@ def make_engine(url: str) -> Engine:
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA secure_delete=ON")  # a replaced or deleted secret leaves no copy in free space
             cursor.close()
 
         return engine
@@ -97,6 +112,16 @@ class Store:
         """A session whose work commits when the block ends, or rolls back on an exception."""
         with self._sessions.begin() as session:
             yield session
+
+    def scrub(self) -> None:
+        """Rewrite the store so values replaced earlier leave no old copy on disk (after `secrets migrate`):
+        SQLite is vacuumed and its WAL truncated; PostgreSQL's `secrets` table is rewritten (VACUUM FULL)."""
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            if self.dialect == "sqlite":
+                conn.exec_driver_sql("VACUUM")
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            else:
+                conn.exec_driver_sql("VACUUM FULL secrets")
 
     def close(self) -> None:
         self.engine.dispose()
