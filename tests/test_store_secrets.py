@@ -211,3 +211,22 @@ def swath_keygen(path: Path):
     from swath.cli import cli
 
     return CliRunner().invoke(cli, ["secrets", "keygen", "--file", str(path)])
+
+
+def test_a_database_error_never_prints_the_values_it_was_writing(db_url: str) -> None:  # noqa: F811
+    from sqlalchemy.exc import IntegrityError
+
+    from swath.store.models import Secret
+
+    store = Store(url=db_url)
+    box = SecretBox(keys=(TEST_SECRET_KEY,))
+    with pytest.raises(IntegrityError) as failed, store.session() as s:
+        src = repo.create_source(s, name="x", harvest_type="generic_pages", platform="generic", seeds=[], options={},
+                                 credentials={"api_key": "stored"}, secrets={"api_key": SECRET}, box=box,
+                                 collection_set_id="set", collection_id=None)
+        s.flush()
+        sealed = box.seal(SECRET, what="a second copy")[1]
+        s.add(Secret(source_id=src.id, name="api_key", scheme="fernet", value=sealed))  # the same key again
+        s.flush()
+    store.close()
+    assert "secrets" in str(failed.value) and sealed not in str(failed.value) and SECRET not in str(failed.value)

@@ -53,12 +53,13 @@ def private_sqlite_file(path: Path) -> None:
 
 
 def make_engine(url: str) -> Engine:
+    """hide_parameters: a database error or SQL echo never prints a row's values (sealed credentials included)."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
             private_sqlite_file(Path(parsed.database))
         # the monitor, scheduler and CLI share one file: wait for the writer instead of failing
-        engine = create_engine(url, connect_args={"timeout": 30})
+        engine = create_engine(url, connect_args={"timeout": 30}, hide_parameters=True)
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
@@ -69,7 +70,7 @@ def make_engine(url: str) -> Engine:
             cursor.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, hide_parameters=True)
 
 
 def upgrade(engine: Engine) -> None:
