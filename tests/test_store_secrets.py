@@ -185,15 +185,18 @@ def test_the_key_file_must_be_private_regular_and_hold_keys(tmp_path: Path) -> N
     assert swath_keygen(key_file).exit_code == 1  # never overwrites a key
     assert key_file.read_text().strip() == key
 
-    link = tmp_path / "link.key"
+    link = tmp_path / "link.key"  # followed (Kubernetes mounts secrets as links), the file it names is checked
     link.symlink_to(key_file)
+    assert load_keys(Config(secret_key_file=str(link))) == [key]
+    open_link = tmp_path / "open-link.key"
     bad = tmp_path / "bad.key"
     bad.write_text("not-a-key-" + SECRET)
     bad.chmod(0o600)
     open_to_group = tmp_path / "group.key"
     open_to_group.write_text(key)
     open_to_group.chmod(0o640)
-    for what, path in [("group-readable", open_to_group), ("symlink", link), ("malformed", bad),
+    open_link.symlink_to(open_to_group)
+    for what, path in [("group-readable", open_to_group), ("link to it", open_link), ("malformed", bad),
                        ("absent", tmp_path / "nope")]:
         with pytest.raises(CredentialKeyInvalid) as refused:
             load_keys(Config(secret_key_file=str(path)))
@@ -203,6 +206,7 @@ def test_the_key_file_must_be_private_regular_and_hold_keys(tmp_path: Path) -> N
             assert "0640" in refused.value.message and "chmod 600" in refused.value.message
     with pytest.raises(CredentialKeyInvalid):
         load_keys(Config(secret_key=key, secret_key_file=str(key_file)))  # one place only
+    assert key not in repr(Config(secret_key=key))  # a Config in a traceback or log shows no key
 
 
 def swath_keygen(path: Path):

@@ -17,6 +17,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -117,12 +118,18 @@ class Store:
     def scrub(self) -> None:
         """Rewrite the store so values replaced earlier leave no old copy on disk (after `secrets migrate`):
         SQLite is vacuumed and its WAL truncated; PostgreSQL's `secrets` table is rewritten (VACUUM FULL)."""
-        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            if self.dialect == "sqlite":
-                conn.exec_driver_sql("VACUUM")
-                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-            else:
-                conn.exec_driver_sql("VACUUM FULL secrets")
+        try:
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                if self.dialect == "sqlite":
+                    conn.exec_driver_sql("VACUUM")
+                    conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                else:
+                    conn.exec_driver_sql("VACUUM FULL secrets")
+        except SQLAlchemyError as exc:  # e.g. a PostgreSQL user that does not own the table
+            reason = exc.orig if isinstance(exc, DBAPIError) else exc
+            raise StoreError(f"the values are re-encrypted, but rewriting the store's files failed "
+                             f"({type(exc).__name__}: {reason}); old copies may remain until "
+                             "the table owner runs VACUUM FULL secrets (PostgreSQL) or VACUUM (SQLite)") from None
 
     def close(self) -> None:
         self.engine.dispose()

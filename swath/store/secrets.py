@@ -47,10 +47,9 @@ def generate_key() -> str:
 def read_key_file(path: Path) -> str:
     """The key file's text; refused unless it is a regular file only its owner may read or write."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY)  # a symlink is followed (Kubernetes mounts secrets so); its target is checked
     except OSError as exc:
-        raise CredentialKeyInvalid(f"SWATH_SECRET_KEY_FILE {path} cannot be opened ({exc.strerror}; a symlink "
-                                   "is refused too)") from None
+        raise CredentialKeyInvalid(f"SWATH_SECRET_KEY_FILE {path} cannot be opened ({exc.strerror})") from None
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())  # the file we opened, not whatever the path names a moment later
         if not stat.S_ISREG(info.st_mode):
