@@ -83,6 +83,10 @@ class Config:
     api_urls: Mapping[str, str] = field(default_factory=dict)
     # the D-Bus session bus the xesam_pmh crawler joins (the standard variable, not a SWATH_ one)
     dbus_session_bus_address: str = ""
+    # Fernet key(s) for credential values kept in the store (comma-separated, newest first), or a file holding
+    # them (refused when group/world-readable); repr=False: a Config printed in a traceback shows no key
+    secret_key: str = field(default="", repr=False)
+    secret_key_file: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -113,6 +117,8 @@ class Config:
             db_url=env.get("SWATH_DB_URL") or f"sqlite:///{data_root / 'swath.sqlite'}",
             api_urls=_api_urls(env),
             dbus_session_bus_address=env.get("DBUS_SESSION_BUS_ADDRESS") or "",
+            secret_key=env.get("SWATH_SECRET_KEY") or "",
+            secret_key_file=env.get("SWATH_SECRET_KEY_FILE") or "",
         )
 
     def with_api_url(self, platform: str, url: str) -> Config:

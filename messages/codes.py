@@ -61,6 +61,10 @@ SOURCE_BUSY = "source_busy"  # the source has a queued or running job already; r
 CREDENTIAL_MISSING = "credential_missing"  # a source's credential reference (env var or stored value) has no value
 NO_WORKER = "no_worker"  # no queue is bound for the start message's routing key: no worker for that platform
 BAD_SCHEDULE = "bad_schedule"  # a cron expression or interval that cannot be parsed
+# a credential value was to be stored or read but neither SWATH_SECRET_KEY nor SWATH_SECRET_KEY_FILE is set
+CREDENTIAL_KEY_MISSING = "credential_key_missing"
+# the store's key is malformed, its key file is unsafe (group/world-readable), or it does not decrypt a stored value
+CREDENTIAL_KEY_INVALID = "credential_key_invalid"
 
 # --- Xesam-PMH (D-Bus) and the Kiel archive ---
 XESAM_NO_BUS = "xesam_no_bus"  # DBUS_SESSION_BUS_ADDRESS is unset or the bus cannot be reached

@@ -2,13 +2,15 @@
 
 Launching writes a launch record (a `jobs` row with no `published_at`) and commits it before publishing
 `harvest.start`; the row is marked published once the broker confirmed the message. Credentials are stored
-as references ("env:VAR" or "stored") and resolved only while building the message.
+as references ("env:VAR" or "stored") and resolved only while building the message; "stored" values are
+sealed with the configured key (swath/store/secrets.py) and opened only then.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,9 +24,11 @@ from swath.messages.model import ExportStart, HarvestStart
 from swath.messages.validation import InvalidMessage
 from swath.store import Store, repo
 from swath.store.models import ACCEPTED, FAILURE, Export, Job, Source, utcnow
+from swath.store.secrets import CredentialKeyError, SecretBox
 
 log = logging.getLogger(__name__)
 STORED = "stored"
+CREDENTIAL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,99}")
 ENV_PREFIX = "env:"
 CONFIRM_TIMEOUT = 30.0
 
@@ -40,15 +44,24 @@ class PublishResult:
     error: str | None = None
 
 
+def check_credential_name(name: str) -> str:
+    if not CREDENTIAL_NAME.fullmatch(name):
+        # it may be a secret typed in the wrong place: say what is wrong, never echo it
+        raise RequestError("a credential name is a letter or _ then letters, digits, _ . or - (at most 100); "
+                           "give NAME=env:VARIABLE, NAME=@FILE, or NAME alone to be prompted",
+                           code=codes.BAD_REQUEST)
+    return name
+
+
 def parse_credentials(pairs: Iterable[str]) -> tuple[dict[str, str], dict[str, str]]:
-    """NAME=env:VAR (a reference) or NAME=VALUE (kept in the store) -> (references, stored values)."""
+    """NAME=env:VAR (a reference) or NAME=VALUE (kept in the store, sealed) -> (references, stored values)."""
     refs: dict[str, str] = {}
     stored: dict[str, str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep or not name:
-            # the pair may be a secret: name only its shape, never echo it
+        if not sep:
             raise RequestError("a credential is NAME=env:VARIABLE or NAME=VALUE", code=codes.BAD_REQUEST)
+        check_credential_name(name)
         if value.startswith(ENV_PREFIX):
             refs[name] = value
         else:
@@ -67,21 +80,35 @@ class Requester:
     store: Store
     env: Mapping[str, str] = field(default_factory=dict)  # for env: credential references, given by main()
     publisher: Publisher | None = None
+    box: SecretBox | None = None  # seals stored credential values; from config's key when not given
+
+    def secret_box(self) -> SecretBox:
+        """The key for stored values, read on first need (a source with env: references only needs none)."""
+        if self.box is None:
+            self.box = SecretBox.from_config(self.config)
+        return self.box
 
     # ---- sources ----
 
     def create_source(self, *, name: str, harvest_type: str, seeds: list[dict[str, Any]],
                       options: dict[str, Any], credentials: Iterable[str], collection_set_id: str,
-                      collection_id: str | None) -> Source:
+                      collection_id: str | None, secrets: Mapping[str, str] | None = None) -> Source:
+        """`credentials` are NAME=env:VAR / NAME=VALUE pairs; `secrets` are values read elsewhere (a prompt,
+        a file); both kinds of value are sealed into the store, and refused when no key is configured."""
         try:
             platform = lookup_harvest_type(harvest_type).platform
         except LookupError as exc:
             raise RequestError(str(exc), code=codes.UNKNOWN_TYPE) from None
         refs, stored = parse_credentials(credentials)
+        for secret_name, value in (secrets or {}).items():
+            if check_credential_name(secret_name) in refs:
+                raise RequestError(f"credential {secret_name!r} is given twice", code=codes.BAD_REQUEST)
+            refs[secret_name], stored[secret_name] = STORED, value
+        box = self.secret_box() if stored else SecretBox()
         with self.store.session() as s:  # nothing is kept if the source would not make a valid message
             try:
                 source = repo.create_source(s, name=name, harvest_type=harvest_type, platform=platform, seeds=seeds,
-                                            options=options, credentials=refs, secrets=stored,
+                                            options=options, credentials=refs, secrets=stored, box=box,
                                             collection_set_id=collection_set_id, collection_id=collection_id)
             except repo.Conflict as exc:
                 raise RequestError(str(exc), code=codes.BAD_REQUEST) from None
@@ -107,8 +134,13 @@ class Requester:
 
     def harvest_start(self, source: Source, job_id: str) -> dict[str, Any]:
         """The harvest.start body with credentials resolved (never log or print it)."""
-        with self.store.session() as s:
-            stored = repo.secrets_of(s, source.id)
+        stored: dict[str, str] = {}
+        if STORED in source.credentials.values():
+            try:
+                with self.store.session() as s:
+                    stored = repo.secrets_of(s, source, self.secret_box())
+            except CredentialKeyError as exc:  # a RequestError, so a scheduled launch fails its job with the code
+                raise RequestError(exc.message, code=exc.code) from None
         resolved: dict[str, Any] = {}
         for name, ref in source.credentials.items():
             value = stored.get(name) if ref == STORED else self.env.get(ref[len(ENV_PREFIX):])

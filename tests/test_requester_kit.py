@@ -21,8 +21,11 @@ from swath.core.config import Config
 from swath.messages.worker import ServiceSpec, Worker, wait_for
 from swath.store import Store
 from swath.store.models import Base
+from swath.store.secrets import generate_key
 
 PG_ADMIN_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres"
+# the key the CLI of these tests seals stored credential values with: new for each test session
+TEST_SECRET_KEY = generate_key()
 
 
 @pytest.fixture(scope="session")
@@ -70,7 +73,7 @@ def cli_env(config: Config) -> dict[str, str]:
         "SWATH_DEAD_LETTER_EXCHANGE": config.dead_letter_exchange,
         "SWATH_DEAD_LETTER_QUEUE": config.dead_letter_queue, "SWATH_STATUS_QUEUE": config.status_queue,
         "SWATH_QUEUE_PREFIX": config.queue_prefix, "SWATH_DATA_ROOT": str(config.data_root),
-        "SWATH_DB_URL": config.db_url,
+        "SWATH_DB_URL": config.db_url, "SWATH_SECRET_KEY": TEST_SECRET_KEY,
     }
 
 

@@ -21,13 +21,16 @@ from swath.store.models import (
     Job,
     Source,
 )
-from tests.test_requester_kit import db_url, pg_url, store  # noqa: F401  (fixtures)
+from swath.store.secrets import SecretBox
+from tests.test_requester_kit import TEST_SECRET_KEY, db_url, pg_url, store  # noqa: F401  (fixtures)
+
+BOX = SecretBox(keys=(TEST_SECRET_KEY,))
 
 
 def make_source(s, name: str = "blog", **kw) -> Source:
     args = dict(name=name, harvest_type="generic_pages", platform="generic", seeds=[{"id": "s1", "token": "t"}],
                 options={}, credentials={"api_key": "stored"}, secrets={"api_key": "k-123"},
-                collection_set_id="set", collection_id=None)
+                box=BOX, collection_set_id="set", collection_id=None)
     args.update(kw)
     return repo.create_source(s, **args)
 
@@ -73,7 +76,7 @@ def test_sources_by_name_or_id_soft_delete_and_purge(store: Store) -> None:  # n
     with store.session() as s:
         assert repo.find_source(s, "blog").id == src.id == repo.find_source(s, src.id).id
         assert src.collection_id == src.id  # no collection given: the source id
-        assert repo.secrets_of(s, src.id) == {"api_key": "k-123"}
+        assert repo.secrets_of(s, src, BOX) == {"api_key": "k-123"}
         with pytest.raises(repo.Conflict):
             make_source(s, name="blog")
     with store.session() as s:
@@ -86,7 +89,7 @@ def test_sources_by_name_or_id_soft_delete_and_purge(store: Store) -> None:  # n
         assert repo.purge(s) == ["blog"]
     with store.session() as s:
         assert [x.name for x in repo.list_sources(s, deleted=True)] == [other.name]
-        assert repo.secrets_of(s, src.id) == {} and repo.attachments(s, src.id) == {}
+        assert repo.secrets_of(s, src, BOX) == {} and repo.attachments(s, src.id) == {}
         assert s.get(Job, job.id).source_id is None  # history stays
 
 

@@ -14,6 +14,7 @@ import click
 import orjson
 
 from swath.commands.common import JSON_OPTION, emit, handles_errors, job_dict, open_requester, open_store
+from swath.commands.credentials import credential_options, read_credentials
 from swath.messages import codes
 from swath.requester import RequestError, as_utc
 from swath.store import repo
@@ -63,18 +64,20 @@ def extend(cli: click.Group) -> None:
 @click.option("--seed-uid", "seed_uids", multiple=True, help="A seed given by uid instead of token; repeatable.")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
               help="A harvest option; VALUE is read as JSON when it parses, else as a string. Repeatable.")
-@click.option("--credential", "credentials", multiple=True, metavar="NAME=env:VAR|NAME=VALUE",
-              help="NAME=env:VAR reads the variable at launch time; NAME=VALUE keeps the value in the store. "
-                   "Values are never printed.")
+@credential_options
 @click.option("--collection-set", default="default", show_default=True, help="Collection set id.")
 @click.option("--collection", default=None, help="Collection id (default: the source id).")
 @JSON_OPTION
 @click.pass_context
 @handles_errors
 def create(ctx: click.Context, name: str, harvest_type: str, seed_tokens: tuple[str, ...], seed_uids: tuple[str, ...],
-           options: tuple[str, ...], credentials: tuple[str, ...], collection_set: str, collection: str | None,
-           as_json: bool) -> None:
-    """Create the harvest source NAME (pending validation)."""
+           options: tuple[str, ...], credentials: tuple[str, ...], credential_files: tuple[str, ...],
+           collection_set: str, collection: str | None, as_json: bool) -> None:
+    """Create the harvest source NAME (pending validation).
+
+    Credential values are best given by prompt (--credential NAME), file (NAME=@FILE) or environment
+    reference (NAME=env:VAR), never as NAME=VALUE on a shared machine: see --credential below.
+    """
     seeds = [{"id": repo.new_id(), "token": t} for t in seed_tokens]
     seeds += [{"id": repo.new_id(), "uid": u} for u in seed_uids]
     opts = {}
@@ -83,9 +86,12 @@ def create(ctx: click.Context, name: str, harvest_type: str, seed_tokens: tuple[
         if not sep or not key:
             raise RequestError(f"--option {pair!r} is not KEY=VALUE", code=codes.BAD_REQUEST)
         opts[key] = _option_value(value)
-    src = open_requester(ctx).create_source(name=name, harvest_type=harvest_type, seeds=seeds, options=opts,
-                                            credentials=credentials, collection_set_id=collection_set,
-                                            collection_id=collection)
+    requester = open_requester(ctx)
+    refs, values = read_credentials(credentials, credential_files, before_reading=lambda _name: (
+        requester.secret_box().require("the credential values given")))
+    src = requester.create_source(name=name, harvest_type=harvest_type, seeds=seeds, options=opts,
+                                  credentials=refs, secrets=values, collection_set_id=collection_set,
+                                  collection_id=collection)
     emit(source_dict(src), as_json,
          f"created source {src.name} ({src.id}): {src.harvest_type}, {len(seeds)} seed(s), pending validation; "
          f"next: swath harvest validate {src.name}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +17,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -38,23 +41,37 @@ def alembic_config() -> AlembicConfig:
     return cfg
 
 
+def private_sqlite_file(path: Path) -> None:
+    """Create the store's file (and its folder, if missing) for the owner alone: it holds credential
+    references and sealed values. SQLite gives its -wal and -shm files the same mode."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:  # made by an older swath (0644) or by hand
+        log.info("store file %s was mode %04o; setting 0600", path, mode)
+        path.chmod(0o600)
+
+
 def make_engine(url: str) -> Engine:
+    """hide_parameters: a database error or SQL echo never prints a row's values (sealed credentials included)."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database:
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
+            private_sqlite_file(Path(parsed.database))
         # the monitor, scheduler and CLI share one file: wait for the writer instead of failing
-        engine = create_engine(url, connect_args={"timeout": 30})
+        engine = create_engine(url, connect_args={"timeout": 30}, hide_parameters=True)
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA secure_delete=ON")  # a replaced or deleted secret leaves no copy in free space
             cursor.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, hide_parameters=True)
 
 
 def upgrade(engine: Engine) -> None:
@@ -97,6 +114,22 @@ class Store:
         """A session whose work commits when the block ends, or rolls back on an exception."""
         with self._sessions.begin() as session:
             yield session
+
+    def scrub(self) -> None:
+        """Rewrite the store so values replaced earlier leave no old copy on disk (after `secrets migrate`):
+        SQLite is vacuumed and its WAL truncated; PostgreSQL's `secrets` table is rewritten (VACUUM FULL)."""
+        try:
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                if self.dialect == "sqlite":
+                    conn.exec_driver_sql("VACUUM")
+                    conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                else:
+                    conn.exec_driver_sql("VACUUM FULL secrets")
+        except SQLAlchemyError as exc:  # e.g. a PostgreSQL user that does not own the table
+            reason = exc.orig if isinstance(exc, DBAPIError) else exc
+            raise StoreError(f"the values are re-encrypted, but rewriting the store's files failed "
+                             f"({type(exc).__name__}: {reason}); old copies may remain until "
+                             "the table owner runs VACUUM FULL secrets (PostgreSQL) or VACUUM (SQLite)") from None
 
     def close(self) -> None:
         self.engine.dispose()

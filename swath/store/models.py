@@ -62,13 +62,15 @@ class Source(Base):
 
 
 class Secret(Base):
-    """A credential value kept in the store (alternative to an environment variable)."""
+    """A credential value kept in the store (alternative to an environment variable), sealed (store/secrets.py)."""
 
     __tablename__ = "secrets"
 
     source_id: Mapped[str] = mapped_column(ForeignKey("sources.id", ondelete="CASCADE"), primary_key=True)
     name: Mapped[str] = mapped_column(String(100), primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
+    value: Mapped[str] = mapped_column(Text)  # a Fernet token; the value itself only in legacy "plain" rows
+    # "fernet" or "plain" (rows from before encryption; `swath secrets migrate` seals them)
+    scheme: Mapped[str] = mapped_column(String(20), default="fernet", server_default="plain")
 
 
 class Job(Base):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -33,6 +33,7 @@ from swath.store.models import (
     Warc,
     utcnow,
 )
+from swath.store.secrets import SecretBox
 
 # A status never goes back: a late "running" after the final status (redelivery, reordering) is ignored.
 _RANK = {QUEUED: 0, RUNNING: 1, SUCCESS: 2, FAILURE: 2}
@@ -58,17 +59,19 @@ def new_id() -> str:
 
 
 def create_source(s: Session, *, name: str, harvest_type: str, platform: str, seeds: list[dict[str, Any]],
-                  options: dict[str, Any], credentials: dict[str, str], secrets: dict[str, str],
-                  collection_set_id: str, collection_id: str | None) -> Source:
+                  options: dict[str, Any], credentials: dict[str, str], secrets: Mapping[str, str],
+                  box: SecretBox, collection_set_id: str, collection_id: str | None) -> Source:
+    """A new source; its `secrets` (name -> value) are sealed with `box` before they reach the session."""
     if s.scalar(select(Source.id).where(Source.name == name)) is not None:
         raise Conflict(f"a source named {name!r} exists already (deleted ones count until `swath harvest purge`)")
+    sealed = {k: box.seal(v, what=f"credential {k!r} of source {name!r}") for k, v in secrets.items()}
     source_id = new_id()
     source = Source(id=source_id, name=name, harvest_type=harvest_type, platform=platform, seeds=seeds,
                     options=options, credentials=credentials, collection_set_id=collection_set_id,
                     collection_id=collection_id or source_id)
     s.add(source)
     s.flush()
-    s.add_all(Secret(source_id=source_id, name=k, value=v) for k, v in secrets.items())
+    s.add_all(Secret(source_id=source_id, name=k, scheme=scheme, value=text) for k, (scheme, text) in sealed.items())
     return source
 
 
@@ -87,8 +90,24 @@ def list_sources(s: Session, *, deleted: bool = False) -> list[Source]:
     return list(s.scalars(query))
 
 
-def secrets_of(s: Session, source_id: str) -> dict[str, str]:
-    return {row.name: row.value for row in s.scalars(select(Secret).where(Secret.source_id == source_id))}
+def secrets_of(s: Session, source: Source, box: SecretBox) -> dict[str, str]:
+    """The source's stored credential values, opened with `box` (never log or print them)."""
+    rows = s.scalars(select(Secret).where(Secret.source_id == source.id))
+    return {row.name: box.open(row.scheme, row.value, what=f"credential {row.name!r} of source {source.name!r}")
+            for row in rows}
+
+
+def reseal_secrets(s: Session, box: SecretBox) -> dict[str, int]:
+    """Seal every legacy plain value and re-seal values under older keys with the newest; counts by outcome."""
+    counts = {"encrypted": 0, "rekeyed": 0, "unchanged": 0}
+    for row, source_name in s.execute(select(Secret, Source.name).join(Source, Source.id == Secret.source_id)):
+        sealed = box.reseal(row.scheme, row.value, what=f"credential {row.name!r} of source {source_name!r}")
+        if sealed is None:
+            counts["unchanged"] += 1
+            continue
+        counts["encrypted" if row.scheme != sealed[0] else "rekeyed"] += 1
+        row.scheme, row.value = sealed
+    return counts
 
 
 def set_validation(s: Session, source: Source, state: str, comment: str | None) -> None:
