@@ -7,7 +7,9 @@ Mount it on any requests.Session (the harvest's own, twarc's, flickrapi's). It:
   and 5xx (not 501/505) with exponential backoff, waits out 429 using the platform's reset headers and
   503 using Retry-After, and gives up with Unauthorized on 401/403; the adapter does the waiting and
   raises the policy's error (each carries the HTTP status that ended it), and ResponseTooLarge past the limit;
-- redacts the values of Set-Cookie headers in the recorded response (session cookies are credentials);
+- redacts the values of Set-Cookie headers in the recorded response (session cookies are credentials)
+  and adds them to the harvest's secrets; the WARC records themselves are redacted as they are built
+  (harvesters/warc.py `RecordFactory`, docs/harvesting.md "Redaction");
 - for `stream=True` 2xx responses, hands the client a tap that records what it reads in
   segments of complete lines (harvesters/streams.py, docs/harvesting.md).
 """
@@ -27,7 +29,7 @@ import urllib3
 from requests.adapters import HTTPAdapter
 
 from swath.harvesters.errors import HarvestStopped, RateLimited, RemoteError, ResponseTooLarge, Unauthorized
-from swath.harvesters.redaction import Redactor, redact_set_cookie
+from swath.harvesters.redaction import MIN_ANYWHERE, Redactor, redact_set_cookie, set_cookie_value
 from swath.harvesters.retry import MAX_RATE_LIMITS, MAX_RATE_WAIT, Attempt, GiveUp, RetryPolicy, Wait
 from swath.harvesters.retry import rate_limit_wait as rate_limit_wait  # re-exported: its callers import it here
 from swath.harvesters.streams import LineStreamResponse, StreamRecording
@@ -130,6 +132,7 @@ class RecordingAdapter(HTTPAdapter):
         # a snapshot of what the exchange was; the rest of the work is left to the writer
         method, url, request_body = request.method or "GET", request.url or "", request.body
         header_items, response_headers = list(request.headers.items()), list(raw.headers.items())
+        self._learn_cookies(raw)
         status_line, protocol, date = f"{raw.status} {raw.reason or ''}".strip(), _http_version(raw), warc_date()
 
         def build() -> list:
@@ -142,6 +145,13 @@ class RecordingAdapter(HTTPAdapter):
                                      response_body=body, protocol=protocol, extra={"WARC-Date": date})
 
         self.sink.write_records(build)
+
+    def _learn_cookies(self, raw: Any) -> None:
+        """A cookie the server sets is a credential of the harvest from now on: redacted wherever its value
+        shows up again (an echo in a body, an error, a log line). Values under 4 characters are left: they
+        cannot be session secrets, and redacting them as tokens would garble statuses (`consent=1`)."""
+        values = [set_cookie_value(v) for v in raw.headers.getlist("Set-Cookie")]
+        self.redactor.add(*(v for v in values if len(v) >= MIN_ANYWHERE))
 
     def _read_body(self, raw: Any) -> bytes:
         limit = self.limits.max_response_bytes
