@@ -119,6 +119,17 @@ def flatten(value: Any) -> Iterator[str]:
         yield str(value)
 
 
+def _innermost(forms: list[str]) -> list[str]:
+    """The forms that contain no other form (any text holding a form holds one of these)."""
+    if len(forms) > 1000:  # quadratic below; only a harvest that learnt hundreds of cookies gets here
+        return forms
+    kept: list[str] = []
+    for form in sorted(forms, key=len):
+        if not any(other in form for other in kept):
+            kept.append(form)
+    return kept
+
+
 class _Patterns:
     """The compiled alternations of one set of secrets (rebuilt when a secret is added)."""
 
@@ -129,8 +140,9 @@ class _Patterns:
         self.text = re.compile(everything) if everything else None
         self.data = re.compile(everything.encode("utf-8")) if everything else None
         self.mask = re.compile(self._alternation(self.long, []).encode("utf-8")) if self.long else None
-        self.long_bytes = [f.encode("utf-8") for f in self.long]
-        self.all_bytes = self.long_bytes + [f.encode("utf-8") for f in self.short]
+        # the quick `in` scans before a regex runs: a form holding another form needs no scan of its own
+        self.long_bytes = [f.encode("utf-8") for f in _innermost(self.long)]
+        self.all_bytes = self.long_bytes + [f.encode("utf-8") for f in _innermost(self.short)]
 
     @staticmethod
     def _alternation(long: list[str], short: list[str]) -> str:
