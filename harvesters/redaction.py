@@ -44,7 +44,10 @@ SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x
 # response headers that carry URLs a server may have put a credential in
 URL_HEADERS = frozenset({"location", "content-location"})
 
-_NAMES = "|".join(sorted(SECRET_PARAMS, key=len, reverse=True)) + r"|oauth_[a-z_]+"
+# OAuth parameters that say how, not who: kept readable (oauth_problem is the server's diagnosis)
+PUBLIC_OAUTH = frozenset({"oauth_problem", "oauth_signature_method", "oauth_timestamp", "oauth_version"})
+_PUBLIC = "|".join(sorted(name.removeprefix("oauth_") for name in PUBLIC_OAUTH))
+_NAMES = "|".join(sorted(SECRET_PARAMS, key=len, reverse=True)) + rf"|oauth_(?!(?:{_PUBLIC})\b)[a-z_]+"
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)((?:[^\s/?#@\"'<>]*@)+)")
 _QUOTED = r"""(?:b(?=["']))?(?P<q>["'])?"""  # an optional opening quote (b'…': bytes printed by Python)
 _VALUE = r"""(?P<v>(?(q)(?:(?!(?P=q))[^\r\n])*|[^\r\n]+))"""  # up to the closing quote, else the line's end
@@ -207,7 +210,7 @@ class Redactor:
         for part in encoded.split("&"):
             name, sep, _ = part.partition("=")
             plain = unquote_plus(name).lower()
-            if sep and (plain in SECRET_PARAMS or plain.startswith("oauth_")):
+            if sep and (plain in SECRET_PARAMS or (plain.startswith("oauth_") and plain not in PUBLIC_OAUTH)):
                 part = f"{name}={REDACTED}"
             parts.append(part)
         return self.text("&".join(parts))

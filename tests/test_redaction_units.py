@@ -57,6 +57,8 @@ def test_credentials_found_by_name_whatever_their_value():
     base = "POST&u&oauth_consumer_key%3Dck%26oauth_token%3Dtk%26page%3D2"
     assert scrub(base) == f"POST&u&oauth_consumer_key%3D{REDACTED}%26oauth_token%3D{REDACTED}%26page%3D2"
     assert scrub("see https://me:pw@host.example/x and ftp://a@b/c") == "see https://host.example/x and ftp://b/c"
+    diagnosis = "oauth_problem=signature_invalid&oauth_version=1.0"  # says how, not who: kept
+    assert scrub(diagnosis) == diagnosis
 
 
 def test_the_start_message_userinfo_and_basic_pairs_are_secrets():

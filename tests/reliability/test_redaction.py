@@ -23,12 +23,20 @@ from warcio.archiveiterator import ArchiveIterator
 
 from swath.harvesters.base import Harvest
 from swath.harvesters.recorder import Recorder
+from swath.messages.broker import Publisher
 from swath.messages.model import HarvestStart
 from tests.fakes.ckan import CKANPortal
 from tests.fakes.flickr import API_KEY, API_SECRET, FakeFlickr
 from tests.fakes.httpserver import FakeServer, Request, Response
 from tests.fakes.social import run_harvest_job, start_body
-from tests.reliability.kit import everything_written, leaks, warcio_check
+from tests.reliability.kit import (
+    Collector,
+    WorkerProcess,
+    declare_queues,
+    everything_written,
+    leaks,
+    warcio_check,
+)
 from tests.test_backends_support import harvest as backend_harvest
 
 SECRET = "rk-5ecr/t+Key=9Qx2"  # '/', '+' and '=' make its encoded forms differ from it
@@ -251,3 +259,30 @@ def test_flickr_errors_logged_by_flickrapi_carry_no_oauth_values(config, data_ro
     assert out.status["status"] == "completed failure"
     assert leaks(forms(API_KEY, API_SECRET), scanned(data_root, out.sent, caplog.text)) == []
 
+
+
+def test_a_flickr_worker_logging_at_debug_writes_no_oauth_value(config, tmp_path):
+    """The same from outside: `swath --log-level DEBUG worker flickr_harvester`, its log file scanned."""
+    with SignatureRefused() as fake:
+        config = config.with_api_url("flickr", fake.url)
+        logs = tmp_path / "logs"
+        logs.mkdir()
+        declare_queues(config, ["flickr_harvester"])
+        worker = WorkerProcess(config=config, name="flickr_harvester", log_dir=logs, log_level="DEBUG").start()
+        body = start_body("flickr_user", [{"id": "s1", "token": "justin.littman"}], harvest_id="redact:flickr",
+                          credentials={"key": API_KEY, "secret": API_SECRET})
+        try:
+            with Collector(config=config, queue=config.queue_prefix + "requester") as got, \
+                    Publisher(config=config) as requester:
+                requester.publish("harvest.start.flickr.flickr_user", body).result(120)
+                assert got.wait(lambda: "redact:flickr" in got.finals(), 120), worker.log_text()[-3000:]
+                statuses = got.snapshot()
+        finally:
+            assert worker.stop() == 0
+        log = worker.log_text()
+
+    assert [f["status"] for f in got.finals()["redact:flickr"]] == ["completed failure"]
+    assert "ERROR flickrapi.auth.OAuthFlickrInterface:" in log and "oauth_consumer_key" in log
+    assert "oauth_problem=signature_invalid" in log  # the server's diagnosis stays readable
+    assert "DEBUG oauthlib" in log  # the signature base string was logged, redacted
+    assert leaks(forms(API_KEY, API_SECRET), scanned(config.data_root, statuses, log)) == []
