@@ -27,7 +27,7 @@ from swath.messages.broker import Publisher
 from swath.messages.model import HarvestStart
 from tests.fakes.ckan import CKANPortal
 from tests.fakes.flickr import API_KEY, API_SECRET, FakeFlickr
-from tests.fakes.httpserver import FakeServer, Request, Response
+from tests.fakes.httpserver import FakeServer, Request, Response, end_chunks, write_chunk
 from tests.fakes.social import run_harvest_job, start_body
 from tests.reliability.kit import (
     Collector,
@@ -162,6 +162,29 @@ def test_echoed_credentials_are_masked_in_the_warc_and_absent_from_logs_and_stat
     assert warcio_check(files).returncode == 0
     with open(files[0], "rb") as fh:
         assert sum(1 for _ in FastArchiveIterator(fh)) == len(records)
+
+
+def test_a_stream_echoing_the_key_is_masked_segment_by_segment(config, data_root):
+    lines = [json.dumps({"id": i, "echo": SECRET if i % 2 else "nothing"}).encode() + b"\n" for i in range(6)]
+
+    def stream(req: Request) -> Response:
+        def write(wfile) -> None:
+            for line in lines:
+                write_chunk(wfile, line)
+            end_chunks(wfile)
+        return Response(200, write, content_type="application/x-ndjson")
+
+    with FakeServer() as server:
+        server.route("/stream")(stream)
+        body = start_body("generic_stream", [{"id": "s1", "token": server.url + "/stream"}],
+                          credentials={"api_key": SECRET})
+        out = run_harvest_job(config, body)
+
+    assert out.status["status"] == "completed success" and out.count("items") == len(lines)
+    segments = [(payload, warc) for kind, uri, _, payload, warc in responses(data_root) if kind == "response"]
+    assert b"".join(payload for payload, _ in segments) == masked(b"".join(lines), SECRET)
+    assert sum(int(warc.get("WARC-Swath-Redacted", 0)) for _, warc in segments) == sum(1 for i in range(6) if i % 2)
+    assert leaks(forms(SECRET), everything_written(data_root)) == []
 
 
 # --- user:password in a seed URL (CKAN) ---------------------------------------------------------------------
