@@ -128,6 +128,13 @@ class RecordingAdapter(HTTPAdapter):
         body = self.redactor.body(body or b"", content_type)
         return uri, f"{method} {target} HTTP/1.1", self.redactor.headers(headers), body
 
+    def _learn_cookies(self, raw: Any) -> None:
+        """A cookie the server sets is a credential of the harvest from now on: redacted wherever its value
+        shows up again (an echo in a body, an error, a log line). Values under 4 characters are left: they
+        cannot be session secrets, and redacting them as tokens would garble statuses (`consent=1`)."""
+        values = [set_cookie_value(v) for v in raw.headers.getlist("Set-Cookie")]
+        self.redactor.add(*(v for v in values if len(v) >= MIN_ANYWHERE))
+
     def _record(self, request: requests.PreparedRequest, raw: Any, body: bytes) -> None:
         # a snapshot of what the exchange was; the rest of the work is left to the writer
         method, url, request_body = request.method or "GET", request.url or "", request.body
@@ -145,13 +152,6 @@ class RecordingAdapter(HTTPAdapter):
                                      response_body=body, protocol=protocol, extra={"WARC-Date": date})
 
         self.sink.write_records(build)
-
-    def _learn_cookies(self, raw: Any) -> None:
-        """A cookie the server sets is a credential of the harvest from now on: redacted wherever its value
-        shows up again (an echo in a body, an error, a log line). Values under 4 characters are left: they
-        cannot be session secrets, and redacting them as tokens would garble statuses (`consent=1`)."""
-        values = [set_cookie_value(v) for v in raw.headers.getlist("Set-Cookie")]
-        self.redactor.add(*(v for v in values if len(v) >= MIN_ANYWHERE))
 
     def _read_body(self, raw: Any) -> bytes:
         limit = self.limits.max_response_bytes
