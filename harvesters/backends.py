@@ -96,7 +96,7 @@ class Backend:
         raise NotImplementedError
 
     def item_uri(self, item: Item) -> str:
-        return item.uri or f"{self.source.url}#{item.remote_id}"
+        return item.uri or f"{self.source.public_url}#{item.remote_id}"
 
     def commit(self) -> None:
         """Stage backend state (e.g. the next `from` date) after a listing that ended without error."""
@@ -275,9 +275,9 @@ class _Run:
             self.harvest.error(codes.ITEM_FAILED, f"... and {extra} more failed items", backend.source.id)
         if self.dry_run:
             counts = self.outcome.counts
-            self.harvest.info(codes.DRY_RUN, f"dry run of {backend.source.url}: {counts[DONE]} would be harvested, "
-                              f"{counts[DELETED]} deleted, {counts[SKIPPED]} skipped, {counts[FAILED]} failed; "
-                              "nothing written", backend.source.id)
+            self.harvest.info(codes.DRY_RUN, f"dry run of {backend.source.public_url}: {counts[DONE]} would be "
+                              f"harvested, {counts[DELETED]} deleted, {counts[SKIPPED]} skipped, "
+                              f"{counts[FAILED]} failed; nothing written", backend.source.id)
             return
         self.harvest.state.set(backend.state_key("ids"), sorted(current))
         if complete:
@@ -300,13 +300,13 @@ def run_source(harvest: Any, backend: Backend, *, dry_run: bool = False) -> Outc
         pass
     except (MetadataError, HarvestError) as exc:
         run.outcome.listing_error = exc
-        harvest.error(exc.code, f"{backend.source.url}: {exc}", backend.source.id)
+        harvest.error(exc.code, f"{backend.source.public_url}: {exc}", backend.source.id)
     except requests.RequestException as exc:
         run.outcome.listing_error = exc
-        harvest.error(codes.REMOTE_ERROR, f"{backend.source.url}: {type(exc).__name__}", backend.source.id)
+        harvest.error(codes.REMOTE_ERROR, f"{backend.source.public_url}: {type(exc).__name__}", backend.source.id)
     except Exception as exc:  # a backend bug ends this source's listing, not the other seeds
         run.outcome.listing_error = exc
-        harvest.error(codes.UNKNOWN_ERROR, f"{backend.source.url}: listing failed: {type(exc).__name__}: {exc}",
+        harvest.error(codes.UNKNOWN_ERROR, f"{backend.source.public_url}: listing failed: {type(exc).__name__}: {exc}",
                       backend.source.id)
     run.finish(previous)
     return run.outcome

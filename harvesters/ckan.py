@@ -94,7 +94,7 @@ class CKANBackend(Backend):
             skip, cursor = (skip + ties if last == cursor else ties), last
 
     def process(self, item: Item) -> Dataset | None:
-        return map_package(item.data, base=self.source.url.rstrip("/"))
+        return map_package(item.data, base=self.source.public_url.rstrip("/"))
 
     def commit(self) -> None:
         if self._max_modified:

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from swath.core.config import Config
 from swath.core.jobs import JobContext, JobInterrupted, Publish
 from swath.harvesters import registry
+from swath.harvesters.redaction import install_log_filter
 from swath.messages.model import COMPLETED_SUCCESS, decode_body
 from swath.messages.routing import key as routing_key_for
 from swath.messages.validation import InvalidMessage, validate_for_key
@@ -116,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"error [{exc.code}]: {exc}\n")
         return EXIT_INVALID
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    install_log_filter()  # every record reaching stderr is redacted, whichever library logged it
     stop, shutdown = threading.Event(), threading.Event()
     install_signal_handlers(stop, shutdown)
     return run_message(body, config=Config.from_env(), routing_key=args[1] if len(args) > 1 else None,

@@ -7,7 +7,9 @@ Mount it on any requests.Session (the harvest's own, twarc's, flickrapi's). It:
   and 5xx (not 501/505) with exponential backoff, waits out 429 using the platform's reset headers and
   503 using Retry-After, and gives up with Unauthorized on 401/403; the adapter does the waiting and
   raises the policy's error (each carries the HTTP status that ended it), and ResponseTooLarge past the limit;
-- redacts the values of Set-Cookie headers in the recorded response (session cookies are credentials);
+- redacts the values of Set-Cookie headers in the recorded response (session cookies are credentials)
+  and adds them to the harvest's secrets; the WARC records themselves are redacted as they are built
+  (harvesters/warc.py `RecordFactory`, docs/harvesting.md "Redaction");
 - for `stream=True` 2xx responses, hands the client a tap that records what it reads in
   segments of complete lines (harvesters/streams.py, docs/harvesting.md).
 
@@ -41,7 +43,7 @@ from swath.harvesters.errors import (
     Unauthorized,
 )
 from swath.harvesters.guard import OriginGuard
-from swath.harvesters.redaction import Redactor, redact_set_cookie
+from swath.harvesters.redaction import MIN_ANYWHERE, Redactor, redact_set_cookie, set_cookie_value
 from swath.harvesters.retry import MAX_RATE_LIMITS, MAX_RATE_WAIT, Attempt, GiveUp, RetryPolicy, Wait
 from swath.harvesters.retry import rate_limit_wait as rate_limit_wait  # re-exported: its callers import it here
 from swath.harvesters.streams import LineStreamResponse, StreamRecording
@@ -59,6 +61,7 @@ class Gate(Protocol):
 
     def requests_refused(self) -> bool: ...  # True once no new request may start (stop/shutdown)
     def debug(self, text: str) -> None: ...
+    def add_secret(self, value: str) -> None: ...  # redacted from now on, everywhere in the harvest
 
 
 class Sink(Gate, Protocol):
@@ -152,6 +155,7 @@ class GuardedAdapter(HTTPAdapter):
                                         verify=verify, cert=cert, proxies=proxies)
             raw = response.raw
             watch.attach_response(raw)
+            self._learn_cookies(raw)  # every answer, recorded or not, streamed or not
             body = None if stream and 200 <= raw.status < 300 else self._read_body(raw)
         except BaseException:
             if watch.done():
@@ -163,6 +167,14 @@ class GuardedAdapter(HTTPAdapter):
         if body is not None:
             raw.release_conn()
         return response, body
+
+    def _learn_cookies(self, raw: Any) -> None:
+        """A cookie the server sets is a credential of the harvest from now on: redacted wherever its value
+        shows up again (an echo in a body, an error, a log line). Values under 4 characters are left: they
+        cannot be session secrets, and redacting them as tokens would garble statuses (`consent=1`)."""
+        for value in (set_cookie_value(v) for v in raw.headers.getlist("Set-Cookie")):
+            if len(value) >= MIN_ANYWHERE:
+                self.gate.add_secret(value)
 
     def _deadline_error(self, request: requests.PreparedRequest, raw: Any) -> DeadlineExceeded:
         url = self.guard.redactor.url(request.url or "")

@@ -111,8 +111,8 @@ class OAIPMHBackend(Backend):
         if not record.identifier:
             return Item(remote_id=f"(page {page_no}, record {n})", error="record header has no identifier",
                         anonymous=True)
-        uri = f"{self.source.url}?" + urlencode({"verb": "GetRecord", "metadataPrefix": self.prefix,
-                                                 "identifier": record.identifier})
+        uri = f"{self.source.public_url}?" + urlencode({"verb": "GetRecord", "metadataPrefix": self.prefix,
+                                                        "identifier": record.identifier})
         if record.deleted:
             return Item(remote_id=record.identifier, uri=uri, deleted=True)
         if record.metadata is None:

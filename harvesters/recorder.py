@@ -28,7 +28,7 @@ from swath.core.encodings import ACCEPT_ENCODING
 from swath.harvesters.guard import OriginGuard, credential_origins, guard_session
 from swath.harvesters.http import GuardedAdapter, Limits, RecordingAdapter
 from swath.harvesters.ledger import Ledger
-from swath.harvesters.redaction import Redactor, install_log_filter
+from swath.harvesters.redaction import harvest_redactor, install_log_filter
 from swath.harvesters.state import StateStore
 from swath.harvesters.streams import StreamRecording
 from swath.harvesters.warc import (
@@ -58,7 +58,10 @@ class Recorder:
         self.is_stream = stream
         self.log = log
         self.fence = fence  # raises ClaimLost if this process no longer holds the harvest's claim
-        self.redactor = Redactor(start.credentials.values())
+        # one redactor for the whole harvest: the ledger, every adapter, the WARC records and the log filter
+        # share it, so a secret learnt during the harvest (add_secret, a Set-Cookie) is redacted everywhere
+        self.redactor = harvest_redactor(start, max_decoded=config.max_response_bytes)
+        install_log_filter().add(self.redactor)
         self.ledger = Ledger(redactor=self.redactor)
         self.state = StateStore(directory=directory)
         self.resumed = False  # True when this run continues an interrupted harvest of the same id
@@ -69,8 +72,7 @@ class Recorder:
         self._refuse = threading.Event()  # no new requests; sleeps end early
         self._streams: set[StreamRecording] = set()
         self._outbox: queue.SimpleQueue[ClosedWarc] = queue.SimpleQueue()
-        self._factory = RecordFactory()
-        self._redactors: list[Redactor] = []
+        self._factory = RecordFactory(redactor=self.redactor)
         self._period_start = time.monotonic()  # when the current WARC period began (time rotation)
         self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo(),
                                   on_closed=self._closed, before_rename=fence)
@@ -92,10 +94,8 @@ class Recorder:
 
     def recording_adapter(self, secrets: list[str]) -> HTTPAdapter:
         """An adapter recording into this harvest's WARCs; mount it on a client library's Session."""
-        redactor = Redactor([*self.start.credentials.values(), *secrets])
-        self._redactors.append(redactor)
-        install_log_filter().add(redactor)
-        return RecordingAdapter(sink=self, redactor=redactor, limits=self._limits, factory=self._factory,
+        self.redactor.add(*secrets)  # the library's extra secrets are the harvest's: redacted everywhere
+        return RecordingAdapter(sink=self, redactor=self.redactor, limits=self._limits, factory=self._factory,
                                 guard=self.guard)
 
     def unrecorded_session(self) -> requests.Session:
@@ -110,8 +110,6 @@ class Recorder:
 
     def add_secret(self, value: str) -> None:
         self.redactor.add(value)
-        for redactor in self._redactors:
-            redactor.add(value)
 
     def write_record(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
                      headers: dict[str, str] | None = None) -> None:
@@ -245,12 +243,11 @@ class Recorder:
     def close(self) -> None:
         """Release the session and stop redacting this harvest's secrets from library logs."""
         self.http.close()
-        for redactor in self._redactors:
-            install_log_filter().remove(redactor)
+        install_log_filter().remove(self.redactor)
 
     # --- internals ---
     def _holds_secret(self, text: str) -> bool:
-        return any(redactor.text(text) != text for redactor in (self.redactor, *self._redactors))
+        return self.redactor.text(text) != text
 
     @property
     def _journal_key(self) -> str:

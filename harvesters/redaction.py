@@ -1,52 +1,207 @@
-"""Redaction: credentials out of recorded requests, URLs, Set-Cookie values, log lines and messages.
+"""Redaction: credentials out of recorded requests and responses, URLs, log lines and messages.
 
-One `Redactor` per harvest knows its secrets (the start message's credentials and those learnt during it);
-`install_log_filter()` puts the running harvests' redactors in front of the third-party loggers that print
-request URLs, parameters or signatures.
+One `Redactor` per harvest knows every secret it holds: the start message's credentials, the user and
+password of any `user:pass@` in its seed tokens, and those learnt during it (`add`: an obtained token, a
+cookie the server set). Each secret is looked for in every spelling text may carry it in (`forms_of`).
+Free text is also scrubbed by name (`scrub`: `api_key=…`, `"password": "…"`, `Authorization: …`, userinfo
+in URLs), whatever the value. `install_log_filter()` puts the running harvests' redactors on the process's
+log handlers, so every record that reaches output is redacted, whichever logger it came from.
+See docs/harvesting.md "Redaction".
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
+import re
 import threading
-from collections.abc import Iterable
-from typing import Any
-from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
+import weakref
+import zlib
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
+
+import brotli
+
+if TYPE_CHECKING:
+    from swath.messages.model import HarvestStart
 
 REDACTED = "REDACTED"
-# query/form parameters whose value is a credential whatever it is
+MASK = b"*"  # recorded bodies keep their length: a secret becomes as many asterisks
+# Values this long are replaced wherever they occur. Shorter ones only as a whole token (no letter or digit
+# either side), since as substrings they would garble ordinary text; in a header value, parameter value or
+# userinfo they are a whole token anyway, so there they always go.
+MIN_ANYWHERE = 4
+MAX_SECRETS = 512  # a server setting a new cookie on every answer must not make redaction ever slower
+# query/form parameters whose value is a credential whatever it is (and any name starting with oauth_)
 SECRET_PARAMS = frozenset({
-    "access_token", "access_token_secret", "api_key", "api_secret", "api_sig", "apikey", "auth_token",
-    "bearer_token", "client_secret", "consumer_key", "consumer_secret", "key", "password", "secret",
+    "access_token", "access_token_secret", "api_key", "api_secret", "api_sig", "apikey", "app_key", "app_secret",
+    "auth_token", "bearer_token", "client_secret", "consumer_key", "consumer_secret", "id_token", "key",
+    "passwd", "password", "private_token", "refresh_token", "secret", "session_token",
 })
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"})
+# response headers that carry URLs a server may have put a credential in
+URL_HEADERS = frozenset({"location", "content-location"})
+
+# OAuth parameters that say how, not who: kept readable (oauth_problem is the server's diagnosis)
+PUBLIC_OAUTH = frozenset({"oauth_problem", "oauth_signature_method", "oauth_timestamp", "oauth_version"})
+_PUBLIC = "|".join(sorted(name.removeprefix("oauth_") for name in PUBLIC_OAUTH))
+_NAMES = "|".join(sorted(SECRET_PARAMS, key=len, reverse=True)) + rf"|oauth_(?!(?:{_PUBLIC})\b)[a-z_]+"
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)((?:[^\s/?#@\"'<>]*@)+)")
+_QUOTED = r"""(?:b(?=["']))?(?P<q>["'])?"""  # an optional opening quote (b'…': bytes printed by Python)
+_VALUE = r"""(?P<v>(?(q)(?:(?!(?P=q))[^\r\n])*|[^\r\n]+))"""  # up to the closing quote, else the line's end
+_AFTER_ENCODED = r"(?:(?<![\w.-])|(?<=%26)|(?<=%2526))"  # a name starts a parameter, encoded `&` included
+_BY_NAME = [
+    # "access_token": "…" (JSON) and 'password': '…' (a printed dict)
+    re.compile(rf"""(?i)(?P<k>(["'])(?:{_NAMES})\2\s*:\s*(?P<q>["']))(?P<v>(?:\\.|(?!(?P=q))[^\\])*)(?=(?P=q))"""),
+    # Authorization: Bearer …, 'Cookie': '…', X-Api-Key=… (the scheme word is kept)
+    re.compile(rf"""(?i)(?P<k>(?<![\w-])(?:proxy-)?authorization["']?\s*[:=]\s*{_QUOTED}"""
+               rf"""(?:(?:Bearer|Basic|OAuth|Digest|Token)\s+)?){_VALUE}"""),
+    re.compile(rf"""(?i)(?P<k>(?<![\w-])(?:set-cookie|cookie|x-api-key|x-auth-token)["']?\s*[:=]\s*{_QUOTED}){_VALUE}"""),
+    # Bearer/Basic credentials standing alone (not all lower-case: "Basic information" is prose)
+    re.compile(r"(?P<k>(?<![\w-])(?:Bearer|Basic)\s+)(?P<v>(?=[\w.~+/-]*[A-Z0-9.~+/-])[\w.~+/-]{8,}=*)"),
+    # name%3Dvalue inside a URL-encoded string (oauthlib's signature base string), once or twice encoded
+    re.compile(rf"(?i)(?P<k>{_AFTER_ENCODED}(?:{_NAMES})%3D)(?P<v>(?:(?!%26)[^&\s\"',;<>])+)"),
+    re.compile(rf"(?i)(?P<k>{_AFTER_ENCODED}(?:{_NAMES})%253D)(?P<v>(?:(?!%2526)[^&\s\"',;<>])+)"),
+    # name=value and name="value" (query strings, form bodies, OAuth headers, keyword arguments)
+    re.compile(rf"""(?i)(?P<k>(?<![\w.-])(?:{_NAMES})\s*=\s*{_QUOTED})"""
+               rf"""(?P<v>(?(q)(?:(?!(?P=q))[^\r\n])*|[^&\s"',;<>)\]}}]+))"""),
+]
+
+
+def scrub(text: str) -> str:
+    """Credentials found by their name or place rather than their value: userinfo in URLs, secret
+    parameters, JSON keys and headers. Needs no secrets, so it also covers values nobody registered."""
+    text = _USERINFO.sub(r"\1", text)
+    for pattern in _BY_NAME:
+        text = pattern.sub(lambda m: m.group("k") + REDACTED, text)
+    return text
+
+
+def forms_of(value: str) -> set[str]:
+    """The spellings a secret may take in text: as is, JSON-escaped, URL-encoded once (quote, quote_plus)
+    and twice (oauthlib's signature base string), and base64 (standard and URL-safe; for a value of 6+
+    bytes also the part of it that shows inside a longer base64 text at each of the 3 alignments)."""
+    once = {value, quote(value, safe=""), quote(value), quote_plus(value), json.dumps(value)[1:-1],
+            value.replace("/", "\\/")}
+    forms = once | {quote(f, safe="") for f in once} | {quote_plus(f) for f in once}
+    raw = value.encode("utf-8")
+    for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        full = encode(raw).decode("ascii")
+        forms |= {full, full.rstrip("=")}
+        if len(raw) >= 6:
+            for k in range(3):  # the characters that depend on the value's bits only, after k bytes
+                start, end = -(-8 * k // 6), 8 * (k + len(raw)) // 6
+                forms.add(encode(b"\0" * k + raw + b"\0\0").decode("ascii")[start:end])
+    return {f for f in forms if f}
+
+
+def basic_forms(user: str, password: str) -> set[str]:
+    """`Authorization: Basic` carries base64 of `user:password`."""
+    full = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return {full, full.rstrip("=")}
+
+
+def userinfo_in(text: str) -> Iterator[tuple[str, str]]:
+    """(user, password) of every `scheme://user:password@` in a text, decoded."""
+    for match in _USERINFO.finditer(text):
+        user, _, password = match.group(2)[:-1].partition(":")
+        yield unquote(user), unquote(password)
+
+
+def flatten(value: Any) -> Iterator[str]:
+    """The strings and numbers in a credential value (credentials may be nested objects)."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from flatten(item)
+    elif isinstance(value, (list, tuple, set)):
+        for item in value:
+            yield from flatten(item)
+    elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        yield str(value)
+
+
+def _innermost(forms: list[str]) -> list[str]:
+    """The forms that contain no other form (any text holding a form holds one of these)."""
+    if len(forms) > 1000:  # quadratic below; only a harvest that learnt hundreds of cookies gets here
+        return forms
+    kept: list[str] = []
+    for form in sorted(forms, key=len):
+        if not any(other in form for other in kept):
+            kept.append(form)
+    return kept
+
+
+class _Patterns:
+    """The compiled alternations of one set of secrets (rebuilt when a secret is added)."""
+
+    def __init__(self, long: set[str], short: set[str]) -> None:
+        self.long = sorted(long, key=len, reverse=True)
+        self.short = sorted(short - long, key=len, reverse=True)
+        everything = self._alternation(self.long, self.short)
+        self.text = re.compile(everything) if everything else None
+        self.data = re.compile(everything.encode("utf-8")) if everything else None
+        self.mask = re.compile(self._alternation(self.long, []).encode("utf-8")) if self.long else None
+        # the quick `in` scans before a regex runs: a form holding another form needs no scan of its own
+        self.long_bytes = [f.encode("utf-8") for f in _innermost(self.long)]
+        self.all_bytes = self.long_bytes + [f.encode("utf-8") for f in _innermost(self.short)]
+
+    @staticmethod
+    def _alternation(long: list[str], short: list[str]) -> str:
+        parts = [re.escape(f) for f in long]
+        if short:
+            parts.append(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(f) for f in short) + r")(?![A-Za-z0-9])")
+        return "|".join(parts)
 
 
 class Redactor:
-    """Removes credentials from recorded requests, URLs, log lines and messages."""
+    """Removes credentials from recorded requests and responses, URLs, log lines and messages."""
 
-    def __init__(self, secrets: Iterable[Any] = ()) -> None:
+    def __init__(self, secrets: Iterable[Any] = (), *, max_decoded: int = 100 * 1024 * 1024) -> None:
+        self.max_decoded = max_decoded  # a compressed body is looked into only up to this many bytes
         self._values: set[str] = set()
-        self._forms: list[str] = []
-        self._bytes: list[bytes] = []
+        self._long: set[str] = set()
+        self._short: set[str] = set()
+        self._lock = threading.Lock()
+        self._patterns: _Patterns | None = _Patterns(set(), set())
         self.add(*secrets)
 
     def add(self, *secrets: Any) -> None:
         """Redact these values too from now on (e.g. a session token learnt during the harvest)."""
-        values = {str(s) for s in secrets if isinstance(s, (str, int, float)) and not isinstance(s, bool)}
-        values = self._values | {v for v in values if len(v) >= 4}  # shorter values would redact ordinary text
-        forms = set(values) | {quote(v, safe="") for v in values} | {quote_plus(v) for v in values}
-        ordered = sorted(forms, key=len, reverse=True)
-        self._values, self._forms, self._bytes = values, ordered, [f.encode("utf-8") for f in ordered]
+        with self._lock:
+            for value in flatten(list(secrets)):
+                if not value or value in self._values or len(self._values) >= MAX_SECRETS:
+                    continue
+                self._values.add(value)
+                (self._long if len(value) >= MIN_ANYWHERE else self._short).update(forms_of(value))
+            self._patterns = None  # compiled on next use: a burst of adds compiles once
 
+    def add_basic(self, user: str, password: str) -> None:
+        """Also redact the Basic-auth encoding of this pair."""
+        with self._lock:
+            self._long.update(basic_forms(user, password))
+            self._patterns = None
+
+    @property
+    def _compiled(self) -> _Patterns:
+        patterns = self._patterns
+        if patterns is None:
+            with self._lock:
+                patterns = self._patterns = self._patterns or _Patterns(self._long, self._short)
+        return patterns
+
+    # --- free text: REDACTED replaces a secret ---
     def text(self, text: str) -> str:
-        for form in self._forms:
-            text = text.replace(form, REDACTED)
-        return text
+        patterns = self._compiled
+        if patterns.text is not None:
+            text = patterns.text.sub(REDACTED, text)
+        return scrub(text)
 
     def data(self, data: bytes) -> bytes:
-        for form in self._bytes:
-            data = data.replace(form, REDACTED.encode())
+        patterns = self._compiled
+        if patterns.data is not None and any(form in data for form in patterns.all_bytes):
+            data = patterns.data.sub(REDACTED.encode(), data)
         return data
 
     def params(self, encoded: str) -> str:
@@ -55,7 +210,7 @@ class Redactor:
         for part in encoded.split("&"):
             name, sep, _ = part.partition("=")
             plain = unquote_plus(name).lower()
-            if sep and (plain in SECRET_PARAMS or plain.startswith("oauth_")):
+            if sep and (plain in SECRET_PARAMS or (plain.startswith("oauth_") and plain not in PUBLIC_OAUTH)):
                 part = f"{name}={REDACTED}"
             parts.append(part)
         return self.text("&".join(parts))
@@ -68,49 +223,156 @@ class Redactor:
     def headers(self, items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         out = []
         for name, value in items:
-            if name.lower() in SECRET_HEADERS:
-                scheme = value.split(" ", 1)[0] if " " in value and name.lower().endswith("authorization") else ""
+            lower = name.lower()
+            if lower in SECRET_HEADERS:
+                scheme = value.split(" ", 1)[0] if " " in value and lower.endswith("authorization") else ""
                 value = f"{scheme} {REDACTED}".strip()
+            elif lower == "set-cookie":
+                value = redact_set_cookie(value)
             out.append((name, self.text(value)))
         return out
 
     def body(self, body: bytes, content_type: str) -> bytes:
+        """A request body: secret parameters of a form, JSON keys and headers by name, and every secret."""
         if "application/x-www-form-urlencoded" in content_type.lower():
             body = self.params(body.decode("latin-1")).encode("latin-1")
-        return self.data(body)
+        return scrub(self.data(body).decode("latin-1")).encode("latin-1")
+
+    # --- recorded responses: a same-length mask, so offsets and lengths keep their meaning ---
+    def mask(self, data: bytes) -> tuple[bytes, int]:
+        """Every secret of 4+ characters in `data` overwritten with asterisks; returns (data, how many)."""
+        patterns = self._compiled
+        if patterns.mask is None or not any(form in data for form in patterns.long_bytes):
+            return data, 0
+        count = 0
+
+        def overwrite(match: re.Match[bytes]) -> bytes:
+            nonlocal count
+            count += 1
+            return MASK * len(match.group())
+
+        return patterns.mask.sub(overwrite, data), count
+
+    def response_headers(self, items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        """A recorded response's headers: Set-Cookie values, secret parameters in the URLs of Location,
+        Content-Location, Link and Refresh (the URL otherwise intact, for replay) and every secret."""
+        out = []
+        for name, value in items:
+            lower = name.lower()
+            if lower == "set-cookie":
+                value = redact_set_cookie(value)
+            elif lower in URL_HEADERS:
+                value = self.url(value)
+            elif lower == "link":
+                value = re.sub(r"<([^>]*)>", lambda m: f"<{self.url(m.group(1))}>", value)
+            elif lower == "refresh":
+                value = re.sub(r"(?i)(url\s*=\s*['\"]?)([^'\"]*)", lambda m: m.group(1) + self.url(m.group(2)), value)
+            out.append((name, self.text(value)))
+        return out
+
+    def response(self, headers: list[tuple[str, str]],
+                 body: bytes) -> tuple[list[tuple[str, str]], bytes, int]:
+        """(headers, body, secrets masked) of a recorded response. A compressed body holding a secret is
+        stored decoded and masked, its Content-Encoding and Content-Length kept as X-Archive-Orig-*."""
+        headers = self.response_headers(headers)
+        coding = next((v for n, v in headers if n.lower() == "content-encoding"), "identity").strip().lower()
+        if coding in ("", "identity"):
+            body, count = self.mask(body)
+            return headers, body, count
+        decoded = decode_bounded(body, coding, limit=self.max_decoded)
+        if decoded is None:
+            return headers, body, 0  # not decodable within the limit: stored as sent (docs/harvesting.md)
+        masked, count = self.mask(decoded)
+        if not count:
+            return headers, body, 0
+        renamed = {"content-encoding", "content-length", "transfer-encoding"}
+        return [(f"X-Archive-Orig-{n}" if n.lower() in renamed else n, v) for n, v in headers], masked, count
 
 
-# third-party loggers known to print request URLs, params or signatures at DEBUG
-CHATTY_LOGGERS = ("urllib3.connectionpool", "requests_oauthlib.oauth1_auth", "oauthlib.oauth1.rfc5849",
-                  "oauthlib.oauth1.rfc5849.signature", "flickrapi.core", "twarc", "twarc.client2",
-                  "twarc.decorators2")
+def harvest_redactor(start: HarvestStart, *, max_decoded: int) -> Redactor:
+    """The redactor of one harvest: every credential value, the Basic-auth encoding of any two of them, and
+    the user and password of every `user:pass@` in a credential or a seed token (OAI-PMH, CKAN, DCAT URLs)."""
+    values = [value for value in flatten(start.credentials) if value]
+    redactor = Redactor(values, max_decoded=max_decoded)
+    for user in values:
+        for password in values:
+            if user is not password:
+                redactor.add_basic(user, password)
+    for text in [*values, *flatten([seed.token for seed in start.seeds])]:
+        for user, password in userinfo_in(text):
+            redactor.add(user, password)
+            redactor.add_basic(user, password)
+    return redactor
+
+
+def decode_bounded(body: bytes, content_encoding: str, *, limit: int) -> bytes | None:
+    """Undo gzip/deflate/br codings (last applied first) without ever holding more than `limit` decoded
+    bytes: None for an unknown or broken coding, or one that decodes past the limit (a bomb)."""
+    for coding in reversed([c.strip() for c in content_encoding.split(",") if c.strip() not in ("", "identity")]):
+        if coding in ("gzip", "x-gzip", "deflate"):
+            out = _inflate(body, 16 + zlib.MAX_WBITS if coding != "deflate" else zlib.MAX_WBITS, limit)
+        elif coding == "br":
+            try:
+                out = brotli.Decompressor().process(body, output_buffer_limit=limit + 1)
+            except brotli.error:
+                return None
+        else:
+            return None
+        if out is None:
+            return None
+        if len(out) > limit:
+            return None
+        body = out
+    return body
+
+
+def _inflate(body: bytes, wbits: int, limit: int) -> bytes | None:
+    for bits in (wbits, -zlib.MAX_WBITS):  # raw deflate too, as core/encodings.py reads it
+        try:
+            return zlib.decompressobj(bits).decompress(body, limit + 1)
+        except zlib.error:
+            continue
+    return None
 
 
 class SecretLogFilter(logging.Filter):
-    """Redacts the secrets of every running harvest from other libraries' log records."""
+    """Redacts every log record passing a handler: the secrets of every running harvest and, always,
+    credentials found by name. On handlers, since a logger's filter does not see its children's records."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._redactors: list[Redactor] = []
+        self._redactors: weakref.WeakSet[Redactor] = weakref.WeakSet()  # a harvest never closed is not kept
         self._lock = threading.Lock()
 
     def add(self, redactor: Redactor) -> None:
         with self._lock:
-            self._redactors.append(redactor)
+            self._redactors.add(redactor)
 
     def remove(self, redactor: Redactor) -> None:
         with self._lock:
-            if redactor in self._redactors:
-                self._redactors.remove(redactor)
+            self._redactors.discard(redactor)
 
-    def filter(self, record: logging.LogRecord) -> bool:
+    def redact(self, text: str) -> str:
         with self._lock:
             redactors = list(self._redactors)
-        if redactors:
-            text = record.getMessage()
-            for redactor in redactors:
-                text = redactor.text(text)
-            record.msg, record.args = text, None
+        for redactor in redactors:
+            text = redactor.text(text)
+        return scrub(text)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken record is logging's to report, not ours
+            return True
+        redacted = self.redact(message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
         return True
 
 
@@ -119,12 +381,12 @@ _filter_installed = threading.Lock()
 
 
 def install_log_filter() -> SecretLogFilter:
-    """Attach LOG_FILTER to the chatty loggers once (filters do not propagate to child loggers)."""
+    """Attach LOG_FILTER to the root logger's handlers and logging's last resort (the handlers that write
+    what any logger logs); call it again after adding a handler."""
     with _filter_installed:
-        for name in CHATTY_LOGGERS:
-            logger = logging.getLogger(name)
-            if LOG_FILTER not in logger.filters:
-                logger.addFilter(LOG_FILTER)
+        for handler in [*logging.getLogger().handlers, logging.lastResort]:
+            if handler is not None and LOG_FILTER not in handler.filters:
+                handler.addFilter(LOG_FILTER)
     return LOG_FILTER
 
 
@@ -133,3 +395,8 @@ def redact_set_cookie(value: str) -> str:
     pair, sep, attributes = value.partition(";")
     name, eq, cookie = pair.partition("=")
     return f"{name}={REDACTED}{sep}{attributes}" if eq and cookie.strip() else value
+
+
+def set_cookie_value(value: str) -> str:
+    """The value of a Set-Cookie header's cookie (`name=value; attributes`)."""
+    return value.partition(";")[0].partition("=")[2].strip().strip('"')

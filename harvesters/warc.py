@@ -21,13 +21,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from swath.core.paths import make_dirs_inside, safe_id
 from swath.harvesters.state import fsync_dir
+
+if TYPE_CHECKING:
+    from swath.harvesters.redaction import Redactor
 
 SOFTWARE = "swath/0.1 (warcio)"
 OPEN_SUFFIX = ".open"
@@ -241,11 +244,19 @@ def _digests(http_headers: StatusAndHeaders, body: bytes) -> dict[str, str]:
     return {"WARC-Payload-Digest": payload, "WARC-Block-Digest": _sha1(http_headers.headers_buff, body)}
 
 
-class RecordFactory:
-    """Builds WARC records (request/response pairs, resource/metadata) with warcio's builder."""
+REDACTED_HEADER = "WARC-Swath-Redacted"  # on a record whose payload had secrets masked: how many
 
-    def __init__(self) -> None:
+
+class RecordFactory:
+    """Builds WARC records (request/response pairs, resource/metadata) with warcio's builder.
+
+    With a redactor, every record it builds is redacted here, the one place all of them pass: the target
+    URI (userinfo, secret parameters, secrets), response headers, and the secrets in response bodies and
+    resource/metadata payloads overwritten with same-length masks (docs/harvesting.md "Redaction")."""
+
+    def __init__(self, *, redactor: Redactor | None = None) -> None:
         self._builder = WARCWriter(BytesIO(), gzip=True)
+        self.redactor = redactor
 
     def pair(
         self,
@@ -260,6 +271,12 @@ class RecordFactory:
         protocol: str = "HTTP/1.1",
         extra: dict[str, str] | None = None,
     ) -> list:
+        extra = dict(extra or {})
+        if self.redactor is not None:
+            uri = self.redactor.url(uri)
+            response_headers, response_body, masked = self.redactor.response(response_headers, response_body)
+            if masked:
+                extra[REDACTED_HEADER] = str(masked)
         response_http = StatusAndHeaders(status_line, response_headers, protocol=protocol)
         response = self._builder.create_warc_record(
             uri,
@@ -267,7 +284,7 @@ class RecordFactory:
             payload=BytesIO(response_body),
             length=len(response_body),
             http_headers=response_http,
-            warc_headers_dict={**(extra or {}), **_digests(response_http, response_body)},
+            warc_headers_dict={**extra, **_digests(response_http, response_body)},
         )
         request_http = StatusAndHeaders(request_line, request_headers, is_http_request=True)
         request = self._builder.create_warc_record(
@@ -279,7 +296,7 @@ class RecordFactory:
             warc_headers_dict={
                 "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
                 "WARC-Date": response.rec_headers.get_header("WARC-Date"),
-                **(extra or {}),
+                **{k: v for k, v in extra.items() if k != REDACTED_HEADER},
                 **_digests(request_http, request_body),
             },
         )
@@ -287,13 +304,19 @@ class RecordFactory:
 
     def plain(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
               headers: dict[str, str] | None = None):
+        headers = dict(headers or {})
+        if self.redactor is not None:
+            uri = self.redactor.url(uri)
+            payload, masked = self.redactor.mask(payload)
+            if masked:
+                headers[REDACTED_HEADER] = str(masked)
         return self._builder.create_warc_record(
             uri,
             record_type,
             payload=BytesIO(payload),
             length=len(payload),
             warc_content_type=content_type,
-            warc_headers_dict=dict(headers or {}),
+            warc_headers_dict=headers,
         )
 
 

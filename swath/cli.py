@@ -51,6 +51,9 @@ def cli(ctx: click.Context, data_root: Path | None, log_level: str) -> None:
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("pika").setLevel(max(logging.WARNING, logging.getLogger().level))  # chatty at INFO
+    from swath.harvesters.redaction import install_log_filter  # here: `swath --help` stays light
+
+    install_log_filter()  # every record reaching stderr is redacted, whichever library logged it
     config = Config.from_env()
     if data_root is not None:
         config = dataclasses.replace(config, data_root=data_root.absolute())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
@@ -30,6 +30,12 @@ class Source:
     def domain(self) -> str:
         return urlsplit(self.url).hostname or ""
 
+    @property
+    def public_url(self) -> str:
+        """The URL without `user:password@` (requests sends those as Basic auth): the one to store or show."""
+        split = urlsplit(self.url)
+        return urlunsplit(split._replace(netloc=split.netloc.rpartition("@")[2])) if "@" in split.netloc else self.url
+
 
 def harvest_metadata(source: Source, backend: str, remote_id: str) -> dict[str, str]:
     """udata's HarvestDatasetMetadata: harvest:domain, harvest:remote_id, harvest:source_id, harvest:last_update."""
@@ -39,7 +45,7 @@ def harvest_metadata(source: Source, backend: str, remote_id: str) -> dict[str, 
         "source_id": source.id,
         "last_update": dt.datetime.now(dt.UTC).isoformat(),
         "backend": backend,
-        "source_url": source.url,
+        "source_url": source.public_url,
     }
 
 

@@ -1,0 +1,125 @@
+"""The redactor on its own: which spellings of a secret it finds, what it finds by name, short values,
+same-length masks of recorded responses and the log filter on handlers (harvesters/redaction.py)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import logging
+from urllib.parse import quote, quote_plus
+
+from swath.harvesters.redaction import (
+    REDACTED,
+    Redactor,
+    SecretLogFilter,
+    decode_bounded,
+    harvest_redactor,
+    scrub,
+)
+from swath.messages.model import HarvestStart
+
+SECRET = "Zk9/q+w=Rt5u"
+
+
+def test_every_spelling_of_a_secret_is_redacted():
+    redactor = Redactor([SECRET])
+    twice = quote(quote(SECRET, safe=""), safe="")  # oauthlib's base string: %253D
+    b64 = base64.b64encode(SECRET.encode()).decode()
+    inside = base64.b64encode(f"someone:{SECRET}".encode()).decode()  # Basic auth of an unknown user
+    spellings = [SECRET, quote(SECRET, safe=""), quote_plus(SECRET), twice, b64, b64.rstrip("="),
+                 base64.urlsafe_b64encode(SECRET.encode()).decode(), SECRET.replace("/", "\\/")]
+    text = redactor.text(" | ".join([*spellings, inside]))
+    assert all(s not in text for s in spellings), text
+    assert inside not in text and text.count(REDACTED) == len(spellings) + 1
+    assert "%253D" in twice and twice not in redactor.text(f"sbs=key%3D{twice}%26x")
+
+
+def test_short_values_go_as_whole_tokens_only():
+    redactor = Redactor(["ab", "7"])
+    assert redactor.text("ab tab abc (ab) a-ab-b 7 17 7th") == f"{REDACTED} tab abc ({REDACTED}) a-{REDACTED}-b " \
+                                                                f"{REDACTED} 17 7th"
+    assert redactor.url("https://h/?page=7&sort=ab") == f"https://h/?page={REDACTED}&sort={REDACTED}"
+    assert redactor.headers([("X-Id", "ab")]) == [("X-Id", REDACTED)]
+    assert redactor.mask(b'{"n": 7, "s": "ab"}') == (b'{"n": 7, "s": "ab"}', 0)  # bodies: 4+ characters only
+
+
+def test_credentials_found_by_name_whatever_their_value():
+    nested = "ConnectionError: HTTPSConnectionPool(host='x'): Max retries with url: /v1?q=1&api_key=unknownvalue"
+    assert scrub(nested).endswith(f"api_key={REDACTED}")
+    assert scrub('{"access_token": "abc\\"def", "id": 1}') == f'{{"access_token": "{REDACTED}", "id": 1}}'
+    assert scrub("{'password': 'hunter2'}") == f"{{'password': '{REDACTED}'}}"
+    assert scrub("Authorization: Bearer AAAA1234zzzz") == f"Authorization: Bearer {REDACTED}"
+    assert scrub("sent Basic dXNlcjpwYXNz to it") == f"sent Basic {REDACTED} to it"
+    assert scrub("Basic information") == "Basic information"
+    assert scrub('OAuth oauth_consumer_key="ck", oauth_signature="s%3D"') == \
+        f'OAuth oauth_consumer_key="{REDACTED}", oauth_signature="{REDACTED}"'
+    base = "POST&u&oauth_consumer_key%3Dck%26oauth_token%3Dtk%26page%3D2"
+    assert scrub(base) == f"POST&u&oauth_consumer_key%3D{REDACTED}%26oauth_token%3D{REDACTED}%26page%3D2"
+    assert scrub("see https://me:pw@host.example/x and ftp://a@b/c") == "see https://host.example/x and ftp://b/c"
+    diagnosis = "oauth_problem=signature_invalid&oauth_version=1.0"  # says how, not who: kept
+    assert scrub(diagnosis) == diagnosis
+
+
+def test_the_start_message_userinfo_and_basic_pairs_are_secrets():
+    start = HarvestStart.from_dict({
+        "id": "h1", "type": "ckan", "path": "p", "options": {}, "collection_set": {"id": "a"},
+        "collection": {"id": "b"}, "credentials": {"username": "archivist", "password": "pa55word"},
+        "seeds": [{"id": "s1", "token": "https://reader:s%2Fecret@portal.example/api"}]})
+    redactor = harvest_redactor(start, max_decoded=1 << 20)
+    for secret in ("reader", "s/ecret", base64.b64encode(b"reader:s/ecret").decode(),
+                   base64.b64encode(b"archivist:pa55word").decode(), "pa55word"):
+        assert secret not in redactor.text(f"x {secret} y"), secret
+
+
+def test_recorded_response_keeps_its_length_and_its_urls():
+    redactor = Redactor([SECRET])
+    body = f'{{"echo": "{SECRET}", "again": "{quote(SECRET, safe="")}"}}'.encode()
+    headers, stored, count = redactor.response(
+        [("Location", f"/next?api_key={SECRET}&page=2"), ("Link", '<https://h/p?key=zz&p=3>; rel="next"'),
+         ("Refresh", "5; url=https://h/?access_token=t0k"), ("Set-Cookie", "sid=abc123; Path=/")], body)
+    assert dict(headers) == {"Location": f"/next?api_key={REDACTED}&page=2",
+                             "Link": f'<https://h/p?key={REDACTED}&p=3>; rel="next"',
+                             "Refresh": f"5; url=https://h/?access_token={REDACTED}",
+                             "Set-Cookie": f"sid={REDACTED}; Path=/"}
+    assert count == 2 and len(stored) == len(body) and SECRET.encode() not in stored
+    assert stored.replace(b"*", b"") == body.replace(SECRET.encode(), b"").replace(quote(SECRET, safe="").encode(), b"")
+
+
+def test_a_compressed_body_holding_a_secret_is_stored_decoded_and_a_bomb_is_not_opened():
+    redactor = Redactor([SECRET], max_decoded=1 << 20)
+    plain = f"echo {SECRET}".encode()
+    headers, stored, count = redactor.response([("Content-Encoding", "gzip"), ("Content-Length", "40")],
+                                               gzip.compress(plain))
+    assert (stored, count) == (b"echo " + b"*" * len(SECRET), 1)
+    assert dict(headers) == {"X-Archive-Orig-Content-Encoding": "gzip", "X-Archive-Orig-Content-Length": "40"}
+    clean = gzip.compress(b"nothing to hide")
+    assert redactor.response([("Content-Encoding", "gzip")], clean) == ([("Content-Encoding", "gzip")], clean, 0)
+    bomb = gzip.compress(b"\0" * (4 << 20) + SECRET.encode())  # 4 MiB decoded, over the limit
+    assert decode_bounded(bomb, "gzip", limit=1 << 20) is None
+    assert redactor.response([("Content-Encoding", "gzip")], bomb)[1] == bomb
+
+
+def test_the_log_filter_on_a_handler_covers_child_loggers_and_tracebacks():
+    redactor, log_filter, out = Redactor([SECRET]), SecretLogFilter(), io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.addFilter(log_filter)
+    log_filter.add(redactor)
+    logger = logging.getLogger("flickrapi.auth.OAuthFlickrInterface")  # a child of a library's logger
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.error("    %s", f"oauth_consumer_key={SECRET}&other=1")
+        try:
+            raise RuntimeError(f"failed with key {SECRET}")
+        except RuntimeError:
+            logger.exception("request failed")
+        log_filter.remove(redactor)
+        logger.error("api_key=%s", SECRET)  # no harvest running: still redacted by name
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = True
+    text = out.getvalue()
+    assert SECRET not in text and quote(SECRET, safe="") not in text
+    assert "oauth_consumer_key=REDACTED" in text and "failed with key REDACTED" in text
+    assert "Traceback" in text
