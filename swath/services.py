@@ -61,7 +61,12 @@ def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str,
         names = frozenset(t.name for t in types)
 
         def accepts(body: dict[str, Any], names: frozenset[str] = names, platform: str = platform) -> str | None:
-            if body.get("type") in names:
+            kind = body.get("type")
+            if kind is None:
+                return f"'type' is required: the {noun} type to run, e.g. {min(names)!r}"
+            if not isinstance(kind, str):  # a list or object would not even hash; never quote the value
+                return f"'type' must be a string naming a {noun} type, not a JSON {type(kind).__name__}"
+            if kind in names:
                 return None
             return (f"the {platform} {role} does not handle {noun} type {body.get('type')!r}; "
                     f"it handles {', '.join(sorted(names))}")

@@ -114,7 +114,8 @@ def expected_refusal(kind: str, raw: bytes) -> str | None:
     if not isinstance(body, dict):
         return codes.SCHEMA_INVALID
     handled = {"harvest_start": {"generic_pages", "generic_stream"}, "export_start": {"tumblr_blog_posts"}}
-    if kind in handled and body.get("type") not in handled[kind]:
+    kind_named = body.get("type")
+    if kind in handled and (not isinstance(kind_named, str) or kind_named not in handled[kind]):
         return codes.UNKNOWN_TYPE
     try:
         validate(kind, body)

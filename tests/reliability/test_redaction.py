@@ -212,9 +212,10 @@ def test_userinfo_in_a_seed_url_reaches_no_uri_payload_status_or_log(config, dat
 # --- a secret learnt during the harvest, cookies reflected into notes and logs ------------------------------
 
 @contextlib.contextmanager
-def recording(config, data_root: Path) -> Iterator[Recorder]:
+def recording(config, data_root: Path, seed: str = "unused") -> Iterator[Recorder]:
+    """`seed` is the seed's token: a URL there is an origin the harvest's credentials may go to."""
     config = dataclasses.replace(config, http_retries=1, http_backoff=0.01)
-    start = HarvestStart.from_dict(start_body("generic_pages", [{"id": "seed-1", "token": "unused"}],
+    start = HarvestStart.from_dict(start_body("generic_pages", [{"id": "seed-1", "token": seed}],
                                               credentials={"api_key": SECRET}))
     recorder = Recorder(start=start, config=config, directory=data_root / "coll")
     try:
@@ -234,7 +235,7 @@ def test_a_secret_added_later_and_a_cookie_set_reach_every_redactor_of_the_harve
         server.route("/echo")(lambda req: Response(
             400, json.dumps({"detail": f"bad token {req.headers.get('Authorization')}",
                              "cookie": req.headers.get("Cookie", "")}).encode()))
-        with recording(config, data_root) as recorder:
+        with recording(config, data_root, seed=server.url + "/login") as recorder:
             harvest = Harvest(recorder=recorder)
             client = requests.Session()  # a client library's own session, its adapter made before the token
             adapter = harvest.recording_adapter([])
