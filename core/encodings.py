@@ -16,30 +16,36 @@ import brotli
 _CHUNK = 1 << 16  # brotli input per step, so a corrupt tail keeps what decoded before it
 
 
-def _zlib(data: bytes, wbits: int) -> bytes | None:
-    """A zlib-family stream; a truncated one keeps what decodes, and raw deflate (sent by some servers
-    for both names, and accepted by browsers and urllib3) is tried when the header does not match."""
+def _zlib(data: bytes, wbits: int, limit: int) -> bytes | None:
+    """A zlib-family stream, at most `limit` + 1 bytes of it (0: no limit); a truncated one keeps what
+    decodes, and raw deflate (sent by some servers for both names, and accepted by browsers and urllib3)
+    is tried when the header does not match."""
     for bits in (wbits, -zlib.MAX_WBITS):
         try:
-            return zlib.decompressobj(bits).decompress(data)
+            return zlib.decompressobj(bits).decompress(data, limit + 1 if limit else 0)
         except zlib.error:
             continue
     return None
 
 
-def _gzip(data: bytes) -> bytes | None:
-    return _zlib(data, 16 + zlib.MAX_WBITS)
+def _gzip(data: bytes, limit: int = 0) -> bytes | None:
+    return _zlib(data, 16 + zlib.MAX_WBITS, limit)
 
 
-def _deflate(data: bytes) -> bytes | None:
-    return _zlib(data, zlib.MAX_WBITS)
+def _deflate(data: bytes, limit: int = 0) -> bytes | None:
+    return _zlib(data, zlib.MAX_WBITS, limit)
 
 
-def _brotli(data: bytes) -> bytes | None:
-    decoder, out = brotli.Decompressor(), []
+def _brotli(data: bytes, limit: int = 0) -> bytes | None:
+    decoder, out, size = brotli.Decompressor(), [], 0
     try:
         for start in range(0, len(data), _CHUNK):
-            out.append(decoder.process(data[start:start + _CHUNK]))
+            piece = data[start:start + _CHUNK]
+            # a limit stops one call's output at limit + 1 bytes: only ever cut from a body past the limit
+            out.append(decoder.process(piece, output_buffer_limit=limit + 1) if limit else decoder.process(piece))
+            size += len(out[-1])
+            if limit and size > limit:
+                break
     except brotli.error:
         pass  # keep what decoded before the damage, as zlib does for a cut stream
     decoded = b"".join(out)
@@ -47,7 +53,8 @@ def _brotli(data: bytes) -> bytes | None:
 
 
 # Content-Encoding value -> decoder (None: not that coding after all)
-DECODERS: dict[str, Callable[[bytes], bytes | None]] = {
+# (body, limit: at most limit + 1 bytes are decoded, 0 for no limit)
+DECODERS: dict[str, Callable[[bytes, int], bytes | None]] = {
     "gzip": _gzip,
     "x-gzip": _gzip,  # the old name of gzip (RFC 9110 8.4.1.3)
     "deflate": _deflate,
@@ -65,8 +72,21 @@ def decode(body: bytes, content_encoding: str) -> bytes:
     codings = [c.strip().lower() for c in content_encoding.split(",")]
     for coding in reversed([c for c in codings if c and c != "identity"]):
         decoder = DECODERS.get(coding)
-        decoded = decoder(body) if decoder is not None else None
+        decoded = decoder(body, 0) if decoder is not None else None
         if decoded is None:
             return body
+        body = decoded
+    return body
+
+
+def decode_bounded(body: bytes, content_encoding: str, *, limit: int) -> bytes | None:
+    """Like decode(), but never holding more than `limit` decoded bytes: None for a coding not in DECODERS,
+    one that does not decode, or one that decodes past the limit (a bomb)."""
+    codings = [c.strip().lower() for c in content_encoding.split(",")]
+    for coding in reversed([c for c in codings if c and c != "identity"]):
+        decoder = DECODERS.get(coding)
+        decoded = decoder(body, limit) if decoder is not None else None
+        if decoded is None or len(decoded) > limit:
+            return None
         body = decoded
     return body

@@ -17,12 +17,11 @@ import logging
 import re
 import threading
 import weakref
-import zlib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
-import brotli
+from swath.core.encodings import decode_bounded
 
 if TYPE_CHECKING:
     from swath.messages.model import HarvestStart
@@ -303,36 +302,6 @@ def harvest_redactor(start: HarvestStart, *, max_decoded: int) -> Redactor:
             redactor.add(user, password)
             redactor.add_basic(user, password)
     return redactor
-
-
-def decode_bounded(body: bytes, content_encoding: str, *, limit: int) -> bytes | None:
-    """Undo gzip/deflate/br codings (last applied first) without ever holding more than `limit` decoded
-    bytes: None for an unknown or broken coding, or one that decodes past the limit (a bomb)."""
-    for coding in reversed([c.strip() for c in content_encoding.split(",") if c.strip() not in ("", "identity")]):
-        if coding in ("gzip", "x-gzip", "deflate"):
-            out = _inflate(body, 16 + zlib.MAX_WBITS if coding != "deflate" else zlib.MAX_WBITS, limit)
-        elif coding == "br":
-            try:
-                out = brotli.Decompressor().process(body, output_buffer_limit=limit + 1)
-            except brotli.error:
-                return None
-        else:
-            return None
-        if out is None:
-            return None
-        if len(out) > limit:
-            return None
-        body = out
-    return body
-
-
-def _inflate(body: bytes, wbits: int, limit: int) -> bytes | None:
-    for bits in (wbits, -zlib.MAX_WBITS):  # raw deflate too, as core/encodings.py reads it
-        try:
-            return zlib.decompressobj(bits).decompress(body, limit + 1)
-        except zlib.error:
-            continue
-    return None
 
 
 class SecretLogFilter(logging.Filter):

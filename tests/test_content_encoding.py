@@ -119,6 +119,14 @@ def test_decode_undoes_each_coding_and_a_stack_of_them(coding):
     assert encodings.decode(stacked, f"{coding}, br") == body
 
 
+@pytest.mark.parametrize("coding", sorted(COMPRESS))
+def test_decode_bounded_stops_at_the_limit(coding):
+    body = json.dumps({"data": [{"id": str(i), "text": "caf\u00e9 " * i} for i in range(200)]}).encode()
+    assert encodings.decode_bounded(COMPRESS[coding](body), coding, limit=len(body)) == body
+    assert encodings.decode_bounded(COMPRESS[coding](body), coding, limit=len(body) - 1) is None
+    assert encodings.decode_bounded(COMPRESS[coding](body), "compress", limit=len(body)) is None  # not ours
+
+
 def test_decode_keeps_what_a_cut_stream_holds_and_leaves_unknown_codings_alone():
     body = bytes(range(256)) * 4096  # 1 MiB that brotli cannot shrink to nothing
     packed = brotli.compress(body, quality=1)

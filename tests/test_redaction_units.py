@@ -9,11 +9,11 @@ import io
 import logging
 from urllib.parse import quote, quote_plus
 
+from swath.core.encodings import decode_bounded
 from swath.harvesters.redaction import (
     REDACTED,
     Redactor,
     SecretLogFilter,
-    decode_bounded,
     harvest_redactor,
     scrub,
 )
