@@ -73,6 +73,7 @@ class Watch:
         """The exchange is over: no shutdown after this returns. True if the deadline had passed."""
         with self._lock:
             self._done = True
+            self._shutters.clear()  # the watchdog keeps the watch until it expires: not its connections
             return self.fired
 
 
