@@ -9,7 +9,7 @@ import rdflib
 
 from swath.core.platforms import ExportKind, HarvestKind, Platform, options
 from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
-from swath.harvesters.mapping import dcat, rdf
+from swath.harvesters.mapping import dcat, lang, rdf
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.pages import PageGuard
@@ -29,13 +29,21 @@ PLATFORM = Platform(
     harvest_types=(HarvestKind(name="dcat", method="harvest_sources"),),
     export_types=(ExportKind(name="dcat", sources=("swath.exporters.datasets:DcatDatasets",), current_state=True),),
     backend="swath.harvesters.dcat:DCATBackend",
-    options=options(dryrun=DRYRUN_OPTION),
+    options=options(
+        dryrun=DRYRUN_OPTION,
+        language={"type": "string", "default": "en",
+                  "description": "the language a multilingual title/description/keyword is taken in"},
+    ),
 )
 
 
 class DCATBackend(Backend):
     name = PLATFORM.name
     display_name = PLATFORM.title
+
+    @property
+    def language(self) -> str:
+        return str(self.source.options.get("language") or lang.DEFAULT_LANGUAGE)
 
     def fetch_context(self, url: str) -> bytes:
         """Remote JSON-LD contexts go through the harvest's recorded, size-limited session."""
@@ -62,7 +70,7 @@ class DCATBackend(Backend):
                     yield Item(remote_id=f"({page_url}, dataset {n})", error=str(exc), anonymous=True)
                     continue
                 try:
-                    dataset = dcat.map_dataset(graph, node)  # mapped now: the page's graph is dropped after it
+                    dataset = dcat.map_dataset(graph, node, language=self.language)  # mapped now: the page's graph is dropped after it
                 except Exception as exc:  # a mapping bug fails this dataset only
                     yield Item(remote_id=remote_id, error=f"{type(exc).__name__}: {exc}")
                     continue
