@@ -88,6 +88,30 @@ def test_pyoai_listrecords_by_mapping(config, fixtures_dir):
     assert set(result.by_status("deleted")) == deleted and deleted
     assert result.by_status("done")[first_id]["dataset"]["title"] == first_title
     assert result.final["status"] == "completed success" and result.final["errors"] == []
+    # dc:identifier: the first http(s) one is the record's url (some records put a citation first)
+    dc = "{http://purl.org/dc/elements/1.1/}"
+    for record in page.iterfind(".//o:record", NS):
+        rid = record.findtext("o:header/o:identifier", namespaces=NS)
+        if rid in deleted:
+            continue
+        urls = [i.text.strip() for i in record.iter(f"{dc}identifier") if i.text.strip().startswith("http")]
+        assert result.by_status("done")[rid]["dataset"]["extras"].get("uri") == (urls[0] if urls else None), rid
+    assert any(r["dataset"]["extras"].get("uri") for r in result.by_status("done").values())
+
+
+@pytest.mark.parametrize("rights,licence", [
+    (["Copyright 2001, the authors"], None),  # free text naming no licence: none guessed (kept in extras.dc)
+    (["Copyright the authors", "https://creativecommons.org/licenses/by/4.0/"], "cc-by"),
+    (["Licence Ouverte Version 2.0"], "lov2"),
+])
+def test_dc_rights_is_the_licence(rights, licence):
+    dc = "".join(f"<dc:rights>{r}</dc:rights>" for r in rights)
+    xml = (f'<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" '
+           f'xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>T</dc:title>{dc}</oai_dc:dc>').encode()
+    record = oai.OAIRecord(identifier="oai:x:1", datestamp="2024-01-01", deleted=False, metadata=etree.fromstring(xml))
+    dataset = oai.map_record(record, "oai_dc")
+    assert dataset.license == licence
+    assert dataset.extras["dc"]["rights"] == rights
 
 
 def test_fixtures_claiming_validity_validate_and_parse(fixtures_dir):
