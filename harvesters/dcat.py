@@ -8,7 +8,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import rdflib
 
 from swath.core.platforms import ExportKind, HarvestKind, Platform, options
-from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
+from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
 from swath.harvesters.mapping import dcat, lang, rdf
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError
@@ -49,33 +49,36 @@ class DCATBackend(Backend):
         """Remote JSON-LD contexts go through the harvest's recorded, size-limited session."""
         return self.fetch(url, accept="application/ld+json, application/json").content
 
-    def pages(self) -> Iterator[tuple[str, rdflib.Graph]]:
-        url: str | None = self.source.url
+    def pages(self) -> Iterator[tuple[str, rdflib.Graph, str | None]]:
+        """(page URL, graph, next page URL); an interrupted harvest starts at the page it had reached."""
+        url: str | None = self.resume if isinstance(self.resume, str) else self.source.url
         guard = PageGuard(what="the catalog's pages", seed_id=self.source.id)
         while url:
             guard.cursor(_normalise(url))  # a `next` back to a page harvested already, or too many pages
             fetched = self.fetch(url, accept=ACCEPT)
             fmt = rdf.detect_format(fetched.content, content_type=fetched.content_type, url=fetched.url)
             graph = rdf.load_graph(fetched.content, fmt=fmt, base=fetched.url, fetch_context=self.fetch_context)
-            yield fetched.url, graph
             following = dcat.next_page(graph)
             url = urljoin(fetched.url, following) if following else None
+            yield fetched.url, graph, url
 
-    def list_items(self) -> Iterator[Item]:
-        for page_url, graph in self.pages():
+    def list_items(self) -> Iterator[Item | Page]:
+        for page_url, graph, following in self.pages():
             for n, node in enumerate(dcat.dataset_nodes(graph), 1):
                 try:
                     remote_id = dcat.remote_id(graph, node)
                 except MetadataError as exc:
                     yield Item(remote_id=f"({page_url}, dataset {n})", error=str(exc), anonymous=True)
                     continue
-                try:
-                    dataset = dcat.map_dataset(graph, node, language=self.language)  # mapped now: the page's graph is dropped after it
+                try:  # mapped now: the page's graph is dropped after it
+                    dataset = dcat.map_dataset(graph, node, language=self.language)
                 except Exception as exc:  # a mapping bug fails this dataset only
                     yield Item(remote_id=remote_id, error=f"{type(exc).__name__}: {exc}")
                     continue
                 uri = str(node) if dataset.extras.get("uri") else f"{page_url}#{remote_id}"
                 yield Item(remote_id=remote_id, uri=uri, data=dataset)
+            if following:
+                yield Page(following)
 
     def process(self, item: Item) -> Dataset | None:
         return item.data
