@@ -62,6 +62,14 @@ class Item:
     anonymous: bool = False  # remote_id is only a placeholder (the source gave none): not tracked
 
 
+@dataclass(frozen=True)
+class Page:
+    """Yielded by list_items between items: everything listed so far is done, and `cursor` (JSON) is where
+    a resumed listing starts (handed back as `Backend.resume`). Counts are checkpointed with it."""
+
+    cursor: Any
+
+
 @dataclass(kw_only=True)
 class Fetched:
     url: str
@@ -71,14 +79,17 @@ class Fetched:
 
 
 class Backend:
-    """Base class: override `list_items` and `process`; set `full_listing` when the listing was complete."""
+    """Base class: override `list_items` (yield Items, and a Page after each remote page so an interrupted
+    harvest resumes there) and `process`; set `full_listing` False when the listing is partial."""
 
     name: ClassVar[str] = ""
     display_name: ClassVar[str] = ""
 
     def __init__(self, *, source: Source, http: requests.Session, max_bytes: int,
-                 state: Any, stopping: Callable[[], bool] = lambda: False, timeout: float = 60.0) -> None:
+                 state: Any, stopping: Callable[[], bool] = lambda: False, timeout: float = 60.0,
+                 resume: Any = None) -> None:
         self.source = source
+        self.resume = resume  # the cursor of the interrupted run's last Page, or None: list from the start
         self.http = http
         self.max_bytes = max_bytes
         self.state = state
@@ -86,9 +97,14 @@ class Backend:
         self.timeout = timeout
         # True when list_items walked the whole source (not incremental): absent items are then deletions
         self.full_listing = True
+        self.notes: list[tuple[str, str, str]] = []  # (info|warning, code, message) for the status
+
+    def note(self, kind: str, code: str, message: str) -> None:
+        """An info or warning about this source, put in the status once its listing has ended."""
+        self.notes.append((kind, code, message))
 
     # --- hooks ---
-    def list_items(self) -> Iterator[Item]:
+    def list_items(self) -> Iterator[Item | Page]:
         raise NotImplementedError
 
     def process(self, item: Item) -> Dataset | None:
@@ -209,6 +225,7 @@ class _Run:
     def __init__(self, harvest: Any, backend: Backend, *, dry_run: bool) -> None:
         self.harvest, self.backend, self.dry_run = harvest, backend, dry_run
         self.outcome = Outcome()
+        self.pending: dict[str, int] = {}  # counted since the last Page: checkpointed with the next one
         self.present: set[str] = set()  # listed and not deleted
         self.gone: set[str] = set()  # marked deleted by the source
 
@@ -259,21 +276,32 @@ class _Run:
 
     def _count(self, status: str) -> None:
         self.outcome.counts[status] += 1
-        self.harvest.count(status)
+        self.pending[status] = self.pending.get(status, 0) + 1
+
+    def checkpoint(self, cursor: Any) -> None:
+        """The items so far are recorded: counts and cursor in one step, so a resumed run (which starts at
+        the cursor with these counts) counts each item once. {"done": true} once the source is finished."""
+        self.harvest.checkpoint(checkpoint_key(self.backend), cursor, **self.pending)
+        self.pending = {}
 
     def finish(self, previous: set[str]) -> None:
         backend, complete = self.backend, self.outcome.listing_error is None and not self.harvest.stopping
-        if complete and backend.full_listing:
+        # a resumed listing saw only its second part: absent ids there are no evidence of deletion
+        if complete and backend.full_listing and backend.resume is None:
             for rid in sorted(previous - self.present - self.gone):  # disappeared from the source
                 self.gone.add(rid)
                 self._emit(Item(remote_id=rid), None, DELETED, reason="disappeared")
             current = set(self.present)
         else:
             current = (previous | self.present) - self.gone
+        for kind, code, message in backend.notes:
+            report = self.harvest.warning if kind == "warning" else self.harvest.info
+            report(code, f"{backend.source.public_url}: {message}", backend.source.id)
         extra = len(self.outcome.errors) - MAX_ITEM_ERRORS
         if extra > 0:
             self.harvest.error(codes.ITEM_FAILED, f"... and {extra} more failed items", backend.source.id)
         if self.dry_run:
+            self.checkpoint(DONE_CURSOR)
             counts = self.outcome.counts
             self.harvest.info(codes.DRY_RUN, f"dry run of {backend.source.public_url}: {counts[DONE]} would be "
                               f"harvested, {counts[DELETED]} deleted, {counts[SKIPPED]} skipped, "
@@ -282,9 +310,16 @@ class _Run:
         self.harvest.state.set(backend.state_key("ids"), sorted(current))
         if complete:
             backend.commit()
+        if not self.harvest.stopping:  # a shutdown keeps the last Page: the resumed run redoes the rest
+            self.checkpoint(DONE_CURSOR)
 
 
 MAX_ITEM_ERRORS = 100  # per source; the rest are summed up in one line
+DONE_CURSOR = {"done": True}  # a source's checkpoint once it is finished: a resumed harvest skips it
+
+
+def checkpoint_key(backend: Backend) -> str:
+    return f"source:{backend.name}:{backend.source.id}"
 
 
 def run_source(harvest: Any, backend: Backend, *, dry_run: bool = False) -> Outcome:
@@ -295,7 +330,10 @@ def run_source(harvest: Any, backend: Backend, *, dry_run: bool = False) -> Outc
         for item in backend.list_items():
             if harvest.stopping:
                 break
-            run.item(item)
+            if isinstance(item, Page):
+                run.checkpoint(item.cursor)
+            else:
+                run.item(item)
     except HarvestStopped:
         pass
     except (MetadataError, HarvestError) as exc:
@@ -335,6 +373,9 @@ class BackendHarvester(Harvester):
                     max_bytes=config.max_response_bytes, state=self.harvest.state,
                     stopping=lambda: self.harvest.stopping, timeout=config.http_timeout,
                 )
+                backend.resume = self.harvest.resume_point(checkpoint_key(backend))
+                if backend.resume == DONE_CURSOR:
+                    continue  # finished (and counted) before the interruption
                 run_source(self.harvest, backend, dry_run=dry_run)
         finally:
             if dry_run:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
+import requests
+
 from swath.core.platforms import ExportKind, HarvestKind, Platform, options
-from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
+from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
 from swath.harvesters.mapping import temporal
 from swath.harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, guess_checksum_type, title_from
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.mapping.markdown import html_to_markdown
 from swath.harvesters.mapping.vocab import guess_frequency, guess_license
+from swath.messages import codes
 
 PAGE_SIZE = 1000  # CKAN's default ckan.search.rows_max; a server may return fewer, we page by what came
 SORT = "metadata_modified asc,id asc"  # stable while we page: ties broken by id
@@ -61,17 +65,45 @@ class CKANBackend(Backend):
             filters.append(f"metadata_modified:[{_solr_date(last)} TO *]")
         return filters
 
-    def list_items(self) -> Iterator[Item]:
+    def include_deleted(self) -> bool | None:
+        """Whether package_search takes include_deleted (CKAN >= 2.9, by status_show); None: it does not say."""
+        try:
+            body = self.fetch_json(self.api + "status_show")
+        except (MetadataError, requests.RequestException):
+            return None
+        result = body.get("result") if isinstance(body, dict) else None
+        found = re.match(r"(\d+)\.(\d+)", str(result.get("ckan_version") or "")) if isinstance(result, dict) else None
+        return (int(found[1]), int(found[2])) >= (2, 9) if found else None
+
+    def _search_page(self, params: dict[str, Any], deleted: bool | None) -> tuple[dict[str, Any], bool]:
+        """One package_search, asking for deleted packages when the server may have them; a server that
+        refuses the parameter is asked again without it (and said so)."""
+        if deleted is False:
+            return self.search(**params), False
+        try:
+            return self.search(**params, include_deleted="true"), True
+        except MetadataError:
+            if deleted:
+                raise
+        return self.search(**params), False
+
+    def list_items(self) -> Iterator[Item | Page]:
         """Keyset paging on (metadata_modified, id): a dataset modified while we page moves forward, never
-        out of reach, and a server capping `rows` (1000 by default) silently costs nothing."""
+        out of reach, and a server capping `rows` (1000 by default) silently costs nothing. Deleted packages
+        are asked for (CKAN >= 2.9) and come back with `state: deleted`: deletions, never datasets."""
         rows = int(self.source.options.get("rows") or PAGE_SIZE)
         base, cursor, skip, seen = self._filters(), None, 0, set()
+        if isinstance(self.resume, dict):  # an interrupted harvest: on from its last complete page
+            cursor, skip, self._max_modified = self.resume["cursor"], self.resume["skip"], self.resume["max_modified"]
+            deleted: bool | None = self.resume["deleted"]
+        else:
+            deleted = self.include_deleted()
         while True:
             filters = base + ([f"metadata_modified:[{_solr_date(cursor)} TO *]"] if cursor else [])
-            params = {"q": "*:*", "rows": rows, "start": skip, "sort": SORT}
+            params: dict[str, Any] = {"q": "*:*", "rows": rows, "start": skip, "sort": SORT}
             if filters:
                 params["fq"] = " AND ".join(filters)
-            result = self.search(**params)
+            result, deleted = self._search_page(params, deleted)
             packages = [p for p in result.get("results") or [] if isinstance(p, dict)]
             for n, package in enumerate(packages):
                 if not package.get("id") or not package.get("metadata_modified"):
@@ -83,15 +115,23 @@ class CKANBackend(Backend):
                 seen.add(package["id"])
                 self._max_modified = max(self._max_modified or "", package["metadata_modified"])
                 yield Item(remote_id=package["id"], uri=f"{self.api}package_show?id={quote(package['id'])}",
-                           data=package)
+                           data=package, deleted=package.get("state") == "deleted")
             count = result["count"] if isinstance(result.get("count"), int) else 0
             if not packages or count <= skip + len(packages):
+                self._note_deletions(deleted)
                 return
             last = packages[-1].get("metadata_modified")
             if not last:
                 raise MetadataError("package_search page ends with a package lacking metadata_modified")
             ties = sum(1 for p in packages if p.get("metadata_modified") == last)
             skip, cursor = (skip + ties if last == cursor else ties), last
+            yield Page({"cursor": cursor, "skip": skip, "max_modified": self._max_modified, "deleted": deleted})
+
+    def _note_deletions(self, deleted: bool) -> None:
+        if not deleted and not self.full_listing:
+            self.note("info", codes.DELETIONS_UNSEEN, "this CKAN does not list deleted datasets (package_search "
+                      "include_deleted needs CKAN 2.9 or later): an incremental harvest cannot see deletions; "
+                      "harvest with incremental: false to find them")
 
     def process(self, item: Item) -> Dataset | None:
         return map_package(item.data, base=self.source.public_url.rstrip("/"))

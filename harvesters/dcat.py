@@ -8,8 +8,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import rdflib
 
 from swath.core.platforms import ExportKind, HarvestKind, Platform, options
-from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
-from swath.harvesters.mapping import dcat, rdf
+from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
+from swath.harvesters.mapping import dcat, lang, rdf
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.pages import PageGuard
@@ -29,7 +29,11 @@ PLATFORM = Platform(
     harvest_types=(HarvestKind(name="dcat", method="harvest_sources"),),
     export_types=(ExportKind(name="dcat", sources=("swath.exporters.datasets:DcatDatasets",), current_state=True),),
     backend="swath.harvesters.dcat:DCATBackend",
-    options=options(dryrun=DRYRUN_OPTION),
+    options=options(
+        dryrun=DRYRUN_OPTION,
+        language={"type": "string", "default": "en",
+                  "description": "the language a multilingual title/description/keyword is taken in"},
+    ),
 )
 
 
@@ -37,37 +41,44 @@ class DCATBackend(Backend):
     name = PLATFORM.name
     display_name = PLATFORM.title
 
+    @property
+    def language(self) -> str:
+        return str(self.source.options.get("language") or lang.DEFAULT_LANGUAGE)
+
     def fetch_context(self, url: str) -> bytes:
         """Remote JSON-LD contexts go through the harvest's recorded, size-limited session."""
         return self.fetch(url, accept="application/ld+json, application/json").content
 
-    def pages(self) -> Iterator[tuple[str, rdflib.Graph]]:
-        url: str | None = self.source.url
+    def pages(self) -> Iterator[tuple[str, rdflib.Graph, str | None]]:
+        """(page URL, graph, next page URL); an interrupted harvest starts at the page it had reached."""
+        url: str | None = self.resume if isinstance(self.resume, str) else self.source.url
         guard = PageGuard(what="the catalog's pages", seed_id=self.source.id)
         while url:
             guard.cursor(_normalise(url))  # a `next` back to a page harvested already, or too many pages
             fetched = self.fetch(url, accept=ACCEPT)
             fmt = rdf.detect_format(fetched.content, content_type=fetched.content_type, url=fetched.url)
             graph = rdf.load_graph(fetched.content, fmt=fmt, base=fetched.url, fetch_context=self.fetch_context)
-            yield fetched.url, graph
             following = dcat.next_page(graph)
             url = urljoin(fetched.url, following) if following else None
+            yield fetched.url, graph, url
 
-    def list_items(self) -> Iterator[Item]:
-        for page_url, graph in self.pages():
+    def list_items(self) -> Iterator[Item | Page]:
+        for page_url, graph, following in self.pages():
             for n, node in enumerate(dcat.dataset_nodes(graph), 1):
                 try:
                     remote_id = dcat.remote_id(graph, node)
                 except MetadataError as exc:
                     yield Item(remote_id=f"({page_url}, dataset {n})", error=str(exc), anonymous=True)
                     continue
-                try:
-                    dataset = dcat.map_dataset(graph, node)  # mapped now: the page's graph is dropped after it
+                try:  # mapped now: the page's graph is dropped after it
+                    dataset = dcat.map_dataset(graph, node, language=self.language)
                 except Exception as exc:  # a mapping bug fails this dataset only
                     yield Item(remote_id=remote_id, error=f"{type(exc).__name__}: {exc}")
                     continue
                 uri = str(node) if dataset.extras.get("uri") else f"{page_url}#{remote_id}"
                 yield Item(remote_id=remote_id, uri=uri, data=dataset)
+            if following:
+                yield Page(following)
 
     def process(self, item: Item) -> Dataset | None:
         return item.data

@@ -8,10 +8,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from swath.core.platforms import ExportKind, HarvestKind, Platform, options
-from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
+from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
 from swath.harvesters.mapping import oai
 from swath.harvesters.mapping.dataset import Dataset
+from swath.harvesters.mapping.errors import OAIError
 from swath.harvesters.pages import PageGuard
+from swath.messages import codes
 
 DAY, SECONDS = "YYYY-MM-DD", "YYYY-MM-DDThh:mm:ssZ"
 
@@ -83,20 +85,18 @@ class OAIPMHBackend(Backend):
             return format_datestamp(last, granularity)
         return None
 
-    def list_items(self) -> Iterator[Item]:
+    def list_items(self) -> Iterator[Item | Page]:
         self.identify = oai.parse_identify(self.request("Identify"))
         granularity = self.identify.get("granularity") or DAY
-        params = {"metadataPrefix": self.prefix}
-        if self.set_spec:
-            params["set"] = str(self.set_spec)
-        since = self._from_date(granularity)
-        if since:
-            params["from"] = since
+        params, page_no = self._first_params(granularity), 0
+        if isinstance(self.resume, dict):  # an interrupted harvest: on from its last complete page
+            params, page_no = dict(self.resume["params"]), self.resume["page"]
+            self._next_from = self.resume["next_from"]
+        self._note_deletions()
         guard = PageGuard(what="ListRecords", seed_id=self.source.id)
-        page_no = 0
         while True:
             page_no += 1
-            page = oai.parse_list_records(self.request("ListRecords", **params))
+            page = self._list_records(params)
             if page_no == 1:
                 # Next harvest starts where this one's first answer was dated (the server's clock).
                 self._next_from = page.response_date or self.identify.get("responseDate")
@@ -106,6 +106,37 @@ class OAIPMHBackend(Backend):
                 return
             guard.cursor(page.token)  # a resumptionToken repeated would list for ever
             params = {"resumptionToken": page.token}
+            yield Page({"params": params, "page": page_no, "next_from": self._next_from})
+
+    def _first_params(self, granularity: str) -> dict[str, str]:
+        params = {"metadataPrefix": self.prefix}
+        if self.set_spec:
+            params["set"] = str(self.set_spec)
+        since = self._from_date(granularity)
+        if since:
+            params["from"] = since
+        return params
+
+    def _list_records(self, params: dict[str, str]) -> oai.Page:
+        try:
+            return oai.parse_list_records(self.request("ListRecords", **params))
+        except OAIError as exc:
+            if exc.oai_code != "badResumptionToken" or not isinstance(self.resume, dict) or \
+                    params != self.resume["params"]:
+                raise
+        # the interrupted run's token expired: list again from the start (its items may be counted twice)
+        self.resume = None
+        self.note("warning", codes.LISTING_RESTARTED, "the interrupted listing's resumptionToken has expired: "
+                  "listed again from the start (items listed before the interruption are counted twice)")
+        return oai.parse_list_records(self.request("ListRecords", **self._first_params(
+            self.identify.get("granularity") or DAY)))
+
+    def _note_deletions(self) -> None:
+        """OAI-PMH reports deletions only where Identify's deletedRecord is persistent or transient."""
+        policy = (self.identify.get("deletedRecord") or "").lower()
+        if not self.full_listing and policy == "no":
+            self.note("info", codes.DELETIONS_UNSEEN, "the repository keeps no deleted records (deletedRecord=no): "
+                      "an incremental harvest cannot see deletions; harvest with incremental: false to find them")
 
     def _item(self, record: oai.OAIRecord, page_no: int, n: int) -> Item:
         if not record.identifier:

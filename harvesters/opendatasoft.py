@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from swath.core.platforms import ExportKind, HarvestKind, Platform, options
-from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item
+from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
 from swath.harvesters.mapping.dataset import Dataset, Resource, add_tags
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.mapping.markdown import html_to_markdown
@@ -46,8 +46,9 @@ class OpenDataSoftBackend(Backend):
         super().__init__(**kwargs)
         self.root = self.source.url.rstrip("/")
 
-    def list_items(self) -> Iterator[Item]:
-        offset, total = 0, None
+    def list_items(self) -> Iterator[Item | Page]:
+        # an interrupted harvest goes on at the offset it had reached (the order is dataset_id's)
+        offset, total = (self.resume if isinstance(self.resume, int) else 0), None
         where = self.source.options.get("where")
         while total is None or offset < total:
             if offset + PAGE_SIZE > self.max_window:
@@ -65,8 +66,9 @@ class OpenDataSoftBackend(Backend):
             for entry in body["results"]:
                 yield self._item(entry, offset)
                 offset += 1
+            yield Page(offset)
 
-    def _from_export(self, *, skip: int) -> Iterator[Item]:
+    def _from_export(self, *, skip: int) -> Iterator[Item | Page]:
         """The whole catalog as one JSON array, past the paging window (same dataset_id order)."""
         params = {"order_by": "dataset_id"}
         if self.source.options.get("where"):
@@ -76,6 +78,8 @@ class OpenDataSoftBackend(Backend):
             raise MetadataError("catalog/exports/json is not a JSON array")
         for n, entry in enumerate(entries[skip:], skip):
             yield self._item(entry, n)
+            if (n + 1) % PAGE_SIZE == 0:
+                yield Page(n + 1)
 
     def _item(self, entry: Any, n: int) -> Item:
         if not isinstance(entry, dict) or not entry.get("dataset_id"):

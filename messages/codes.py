@@ -35,6 +35,10 @@ LOCAL_FAULT = "local_fault"  # swath's own side failed (writing a WARC); a start
 UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what
 # a request carrying credentials to an origin other than the harvest's API root and seed URLs; not sent
 CREDENTIAL_ORIGIN_REFUSED = "credential_origin_refused"
+# (info) the remote cannot report deletions to this (incremental) harvest; the message says how to find them
+DELETIONS_UNSEEN = "deletions_unseen"
+# an interrupted listing could not go on where it stopped (e.g. an expired resumptionToken) and started again
+LISTING_RESTARTED = "listing_restarted"
 
 # --- exporting ---
 UNSUPPORTED_EXPORT_FORMAT = "unsupported_export_format"  # export format not known

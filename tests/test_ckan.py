@@ -61,3 +61,44 @@ def test_a_broken_package_fails_alone(config):
     assert len(result.by_status("done")) == len(portal.packages) - 1
     assert [e["code"] for e in result.final["errors"]] == ["item_failed"]
     assert result.final["errors"][0]["message"].startswith(broken)
+
+
+def test_an_incremental_harvest_reports_deleted_packages_as_deletions(config):
+    """CKAN >= 2.9: include_deleted lists the deleted packages, whose `state: deleted` makes them deletions."""
+    portal = CKANPortal(count=250, max_rows=100)
+    with portal.server as server:
+        first = harvest(config, "ckan", server.url)
+        newest = max(p["metadata_modified"] for p in portal.packages)
+        for index in range(0, 80, 2):  # 40 deleted
+            portal.delete(index)
+        for index in range(101, 121, 2):  # 10 modified
+            portal.touch(index)
+        second = harvest(config, "ckan", server.url)  # incremental by default
+        searches = server.requests_to("/api/3/action/package_search")
+    assert len(first.by_status("done")) == 250 and first.by_status("deleted") == {}
+    deleted = {p["id"] for p in portal.packages if p["state"] == "deleted"}
+    changed = {p["id"] for p in portal.packages if p["metadata_modified"] >= newest and p["state"] == "active"}
+    assert len(deleted) == 40 and len(changed) >= 10
+    assert set(second.by_status("deleted")) == deleted
+    assert {r["deletion_reason"] for r in second.by_status("deleted").values()} == {"marked"}
+    assert all(r["dataset"] is None for r in second.by_status("deleted").values())
+    assert set(second.by_status("done")) == changed  # no deleted package exported as a dataset
+    assert (second.totals()["done"], second.totals()["deleted"]) == (len(changed), 40)
+    assert all(r.arg("include_deleted") == "true" for r in searches)
+    assert second.final["status"] == "completed success" and "deletions_unseen" not in second.codes("infos")
+
+
+def test_a_ckan_before_2_9_says_an_incremental_harvest_cannot_see_deletions(config):
+    portal = CKANPortal(count=30, version="2.8.12")
+    with portal.server as server:
+        harvest(config, "ckan", server.url)
+        portal.delete(3)
+        portal.touch(5)
+        second = harvest(config, "ckan", server.url)
+        full = harvest(config, "ckan", server.url, options={"incremental": False})
+        searches = server.requests_to("/api/3/action/package_search")
+    assert second.by_status("deleted") == {} and portal.packages[5]["id"] in second.by_status("done")
+    assert "deletions_unseen" in second.codes("infos")
+    assert all(r.arg("include_deleted") is None for r in searches)  # not asked of a server that lacks it
+    assert set(full.by_status("deleted")) == {portal.packages[3]["id"]}  # a full listing finds it
+    assert full.by_status("deleted")[portal.packages[3]["id"]]["deletion_reason"] == "disappeared"

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 import pytest
 from lxml import etree
 
+from swath.core.jobs import JobInterrupted
 from swath.harvesters.mapping import oai
 from swath.harvesters.mapping.errors import BadDocument, OAIError
+from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from tests.fakes.httpserver import FakeServer, Response
-from tests.fakes.oai import XML, PyoaiEndpoint, SickleEndpoint
-from tests.test_backends_support import harvest
+from tests.fakes.oai import XML, GeneratedRepository, PyoaiEndpoint, SickleEndpoint
+from tests.test_backends_support import Result, harvest
+from tests.test_engine_support import context, wait_for
 
 NS = {"o": oai.OAI}
 
@@ -88,6 +92,30 @@ def test_pyoai_listrecords_by_mapping(config, fixtures_dir):
     assert set(result.by_status("deleted")) == deleted and deleted
     assert result.by_status("done")[first_id]["dataset"]["title"] == first_title
     assert result.final["status"] == "completed success" and result.final["errors"] == []
+    # dc:identifier: the first http(s) one is the record's url (some records put a citation first)
+    dc = "{http://purl.org/dc/elements/1.1/}"
+    for record in page.iterfind(".//o:record", NS):
+        rid = record.findtext("o:header/o:identifier", namespaces=NS)
+        if rid in deleted:
+            continue
+        urls = [i.text.strip() for i in record.iter(f"{dc}identifier") if i.text.strip().startswith("http")]
+        assert result.by_status("done")[rid]["dataset"]["extras"].get("uri") == (urls[0] if urls else None), rid
+    assert any(r["dataset"]["extras"].get("uri") for r in result.by_status("done").values())
+
+
+@pytest.mark.parametrize("rights,licence", [
+    (["Copyright 2001, the authors"], None),  # free text naming no licence: none guessed (kept in extras.dc)
+    (["Copyright the authors", "https://creativecommons.org/licenses/by/4.0/"], "cc-by"),
+    (["Licence Ouverte Version 2.0"], "lov2"),
+])
+def test_dc_rights_is_the_licence(rights, licence):
+    dc = "".join(f"<dc:rights>{r}</dc:rights>" for r in rights)
+    xml = (f'<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" '
+           f'xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>T</dc:title>{dc}</oai_dc:dc>').encode()
+    record = oai.OAIRecord(identifier="oai:x:1", datestamp="2024-01-01", deleted=False, metadata=etree.fromstring(xml))
+    dataset = oai.map_record(record, "oai_dc")
+    assert dataset.license == licence
+    assert dataset.extras["dc"]["rights"] == rights
 
 
 def test_fixtures_claiming_validity_validate_and_parse(fixtures_dir):
@@ -230,3 +258,65 @@ def test_list_sets_and_metadata_formats(fixtures_dir):
         backend = OAIPMHBackend(source=Source(id="s", url=f"{server.url}/oai"), http=http, max_bytes=1 << 20, state={})
         assert [s["setSpec"] for s in backend.list_sets()] == [s.text for s in sets]
         assert [f["metadataPrefix"] for f in backend.list_metadata_formats()] == [p.text for p in prefixes]
+
+
+def _start(url: str, harvest_id: str, options: dict | None = None) -> dict:
+    return {"id": harvest_id, "type": "oai_pmh", "path": "collection", "seeds": [{"id": "seed-1", "token": url}],
+            "options": options or {}, "collection_set": {"id": "cs-1"}, "collection": {"id": "c-1"}}
+
+
+def test_an_interrupted_harvest_resumes_where_it_stopped_and_counts_each_record_once(config):
+    """issue #18 item 6: a shutdown mid-listing, then the redelivered start: the final counts are the
+    repository's, and the resumed run goes on with a resumptionToken instead of listing from the start."""
+    config = dataclasses.replace(config, warc_max_bytes=6000)  # several WARCs: checkpoints commit on the way
+    repo = GeneratedRepository(count=600, per_page=25, deleted_every=20, gate_after=10)
+    deleted = sum(1 for n in range(1, repo.count + 1) if repo.is_deleted(n))
+    with repo.server as server:
+        message = _start(f"{server.url}/oai", "oai:resume:1")
+        ctx, first = context(config)
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                run_harvest(message, routing_key="harvest.start.oai_pmh.oai_pmh", ctx=ctx)
+            except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+                errors.append(exc)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        try:
+            wait_for(repo.waiting.is_set, what="the harvest held at page 11")
+        finally:
+            ctx.shutdown.set()
+            ctx.stop.set()
+            repo.gate.set()
+        thread.join(120)
+        assert not thread.is_alive()
+        assert len(errors) == 1 and isinstance(errors[0], JobInterrupted)
+        assert all(s["status"] == "running" for s in first.statuses)
+        served_before = len(repo.pages_served)
+        assert max(repo.pages_served) < repo.count // repo.per_page  # really cut short
+
+        ctx, second = context(config)
+        run_harvest(message, routing_key="harvest.start.oai_pmh.oai_pmh", ctx=ctx)
+        resumed = [r for r in server.requests_to("/oai") if r.arg("verb") == "ListRecords"][served_before:]
+    final = second.statuses[-1]
+    assert final["status"] == "completed success"
+    assert codes.HARVEST_RESUMED in [w["code"] for w in final["warnings"]]
+    totals: dict[str, int] = {}
+    for day in final["stats"].values():
+        for label, n in day.items():
+            totals[label] = totals.get(label, 0) + n
+    assert totals == {"done": repo.count - deleted, "deleted": deleted}  # each record once
+    assert resumed[0].arg("resumptionToken") not in (None, "page-1")  # went on, not from the start
+    recorded = Result([("warc_created", w) for w in second.warcs] + [("harvest.status.x", final)])
+    assert {r["id"] for r in recorded.records} == {repo.identifier(n) for n in range(1, repo.count + 1)}
+
+
+def test_an_incremental_harvest_of_a_repository_without_deletions_says_it_cannot_see_them(config):
+    repo = GeneratedRepository(count=30, per_page=10, deleted_policy="no")
+    with repo.server as server:
+        first = harvest(config, "oai_pmh", f"{server.url}/oai")
+        second = harvest(config, "oai_pmh", f"{server.url}/oai")
+    assert codes.DELETIONS_UNSEEN not in first.codes("infos")  # a full listing infers deletions itself
+    assert codes.DELETIONS_UNSEEN in second.codes("infos")

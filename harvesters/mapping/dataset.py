@@ -23,6 +23,8 @@ class Resource:
     mime: str | None = None
     filesize: int | None = None
     checksum: Checksum | None = None
+    type: str = "main"  # udata's resource type: main, api (a dcat:accessService), other (a dct:hasPart)
+    extras: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)

@@ -7,11 +7,18 @@ from collections.abc import Iterator
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import FOAF, RDF, RDFS, SKOS, Namespace
 
-from swath.harvesters.mapping import temporal
+from swath.harvesters.mapping import lang, temporal
 from swath.harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, title_from
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.mapping.markdown import html_to_markdown
-from swath.harvesters.mapping.vocab import guess_frequency, guess_license
+from swath.harvesters.mapping.vocab import (
+    HVD_CATEGORIES,
+    HVD_TAG,
+    guess_frequency,
+    guess_license,
+    inspire_restricted,
+    slug_tag,
+)
 
 # Open namespaces: rdflib's closed DCTERMS/DCAT refuse the misspellings real catalogs use.
 DCTERMS = Namespace("http://purl.org/dc/terms/")
@@ -24,32 +31,64 @@ IANA_MEDIA = ("https://www.iana.org/assignments/media-types/", "http://www.iana.
 DISTRIBUTIONS = (DCAT.distribution, DCTERMS.distribution, DCTERMS.distributions)  # the last one is a common bug
 
 
-def _text(graph: Graph, node, *predicates) -> str | None:
+def _values(graph: Graph, node, *predicates, want: str = lang.DEFAULT_LANGUAGE) -> list[lang.Tagged]:
+    """(language, text) of the first predicate that has any: literals as they are, resources by label."""
     for predicate in predicates:
+        found: list[lang.Tagged] = []
         for value in graph.objects(node, predicate):
-            text = _label(graph, value)
-            if text:
-                return text
-    return None
+            if isinstance(value, Literal):
+                if str(value).strip():
+                    found.append((value.language.lower() if value.language else None, str(value).strip()))
+            else:
+                label = _label(graph, value, want)
+                if label:
+                    found.append((None, label))
+        if found:
+            return found
+    return []
 
 
-def _label(graph: Graph, value) -> str | None:
+def _text(graph: Graph, node, *predicates, want: str = lang.DEFAULT_LANGUAGE) -> str | None:
+    """One value, by the language preference of harvesters/mapping/lang.py."""
+    return lang.choose(_values(graph, node, *predicates, want=want), want)
+
+
+def _label(graph: Graph, value, want: str = lang.DEFAULT_LANGUAGE) -> str | None:
     """A literal's text; a resource's label (skos/rdfs/dct:title/rdf:value) or, for an IRI, the IRI."""
     if isinstance(value, Literal):
         return str(value).strip() or None
     for predicate in (SKOS.prefLabel, RDFS.label, DCTERMS.title, RDF.value):
-        label = graph.value(value, predicate)
-        if isinstance(label, Literal) and str(label).strip():
-            return str(label).strip()
+        labels = [(v.language.lower() if v.language else None, str(v).strip())
+                  for v in graph.objects(value, predicate) if isinstance(v, Literal) and str(v).strip()]
+        if labels:
+            return lang.choose(labels, want)
     return str(value) if isinstance(value, URIRef) else None
 
 
-def _theme(graph: Graph, value) -> str:
-    """A theme's label, else the last segment of its IRI (EU data-theme IRIs end with e.g. ENVI)."""
-    label = _label(graph, value)
+def _unwrapped(graph: Graph, node, *predicates, want: str = lang.DEFAULT_LANGUAGE) -> list[str]:
+    """udata's rdf_unique_values: every value, a statement node by its rdfs:label or dct:description."""
+    out: list[str] = []
+    for predicate in predicates:
+        for value in graph.objects(node, predicate):
+            if isinstance(value, Literal):
+                text = str(value).strip()
+            else:
+                text = _text(graph, value, RDFS.label, DCTERMS.description, want=want) or (
+                    str(value) if isinstance(value, URIRef) else "")
+            if text and text not in out:
+                out.append(text)
+    return out
+
+
+def _theme_tags(graph: Graph, value, want: str) -> list[str]:
+    """A theme's label, else the last segment of its IRI (EU data-theme IRIs end with e.g. ENVI); an EU
+    high-value-dataset category gives udata's `hvd` tag and its derived theme (udata's slug of the label)."""
+    if isinstance(value, URIRef) and str(value) in HVD_CATEGORIES:
+        return [HVD_TAG, slug_tag(HVD_CATEGORIES[str(value)])]
+    label = _label(graph, value, want)
     if label and label == str(value) and isinstance(value, URIRef):
-        return label.rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
-    return label or ""
+        return [label.rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1]]
+    return [label] if label else []
 
 
 def next_page(graph: Graph) -> str | None:
@@ -133,12 +172,39 @@ def _size(graph: Graph, node) -> int | None:
         return None
 
 
-def map_resource(graph: Graph, node) -> Resource:
-    url = _text(graph, node, DCAT.downloadURL, DCAT.accessURL)
+def _dcat_extras(graph: Graph, node, want: str, *names: str) -> dict[str, list[str]]:
+    """udata's extras["dcat"]: the raw rights, access rights, licences, provenance (kept whatever is guessed)."""
+    predicates = {"accessRights": (DCTERMS.accessRights, DCAT.accessRights),  # dcat: is a common misspelling
+                  "rights": (DCTERMS.rights,), "license": (DCTERMS.license,), "provenance": (DCTERMS.provenance,)}
+    found = {name: _unwrapped(graph, node, *predicates[name], want=want) for name in names}
+    return {name: values for name, values in found.items() if values}
+
+
+def _translated(graph: Graph, node, fields: dict[str, tuple], want: str) -> dict[str, dict[str, str]]:
+    """field -> {language: text} for the fields given in two languages or more (the others are kept here)."""
+    out = {}
+    for name, predicates in fields.items():
+        translations = lang.translations(_values(graph, node, *predicates, want=want))
+        if translations:
+            out[name] = translations
+    return out
+
+
+def map_resource(graph: Graph, node, *, want: str = lang.DEFAULT_LANGUAGE, part: bool = False) -> Resource | None:
+    """A distribution; `part`: a dct:hasPart document (udata's type `other`, its IRI is the URL)."""
+    if part:
+        url = str(node) if isinstance(node, URIRef) else None
+    else:
+        url = _text(graph, node, DCAT.downloadURL, DCAT.accessURL)
+    if not url:
+        return None  # udata creates no resource without a URL
     fmt = _format(graph, node)
-    description = _text(graph, node, DCTERMS.description)
+    description = _text(graph, node, DCTERMS.description, want=want)
+    extras: dict = dict(translations=_translated(graph, node, {"title": (DCTERMS.title,),
+                                                               "description": (DCTERMS.description,)}, want),
+                        dcat=_dcat_extras(graph, node, want, "accessRights", "license", "rights"))
     return Resource(
-        title=_text(graph, node, DCTERMS.title) or title_from(url, fmt),
+        title=_text(graph, node, DCTERMS.title, want=want) or title_from(url, fmt),
         description=html_to_markdown(description) if description else None,
         url=url,
         published=_text(graph, node, DCTERMS.issued),
@@ -147,30 +213,43 @@ def map_resource(graph: Graph, node) -> Resource:
         mime=_mime(graph, node),
         filesize=_size(graph, node),
         checksum=_checksum(graph, node),
+        type="other" if part else "api" if graph.value(node, DCAT.accessService) is not None else "main",
+        extras={key: value for key, value in extras.items() if value},
     )
 
 
-def _license(graph: Graph, node, distributions: list) -> str | None:
+def _license(graph: Graph, node, distributions: list, want: str) -> str | None:
+    """udata's order: the dataset's dct:license, its dct:rights, then the distributions' dct:license/rights."""
     candidates = []
-    for subject in [node, *distributions]:
-        for predicate in (DCTERMS.license, DCTERMS.rights):
-            for value in graph.objects(subject, predicate):
-                candidates.append(str(value))
-                label = _label(graph, value)
-                if label and label != str(value):
-                    candidates.append(label)
+    pairs = [(node, DCTERMS.license), (node, DCTERMS.rights), *((d, DCTERMS.license) for d in distributions)]
+    for subject, predicate in pairs:
+        for value in graph.objects(subject, predicate):
+            candidates.append(str(value))
+            label = _label(graph, value, want)
+            if label and label != str(value):
+                candidates.append(label)
     return guess_license(candidates)
 
 
-def map_dataset(graph: Graph, node) -> Dataset:
+def _keywords(graph: Graph, node, want: str) -> tuple[list[str], dict[str, list[str]]]:
+    values = [(k.language.lower() if isinstance(k, Literal) and k.language else None, str(k))
+              for p in (DCAT.keyword, DCTERMS.keyword)  # dct:keyword is seen in the wild; udata's table says dcat
+              for k in graph.objects(node, p) if isinstance(k, Literal)]
+    return lang.choose_all(values, want), lang.translations_all(values)
+
+
+def map_dataset(graph: Graph, node, *, language: str = lang.DEFAULT_LANGUAGE) -> Dataset:
     """udata's dcat:Dataset -> Dataset mapping (see docs/metadata-harvesting.md for the table)."""
+    want = language
     distributions = sorted({d for p in DISTRIBUTIONS for d in graph.objects(node, p)}, key=str)
-    description = _text(graph, node, DCTERMS.description)
+    # udata: dct:abstract when there is no dct:description
+    description = _text(graph, node, DCTERMS.description, want=want) or _text(graph, node, DCTERMS.abstract, want=want)
+    keywords, keyword_translations = _keywords(graph, node, want)
     tags: list[str] = []
-    add_tags(tags, [str(k) for k in graph.objects(node, DCAT.keyword)])
-    add_tags(tags, [str(k) for k in graph.objects(node, DCTERMS.keyword)])  # seen in the wild; udata's table says dct
-    add_tags(tags, [_theme(graph, t) for p in (DCAT.theme, DCTERMS.theme) for t in graph.objects(node, p)])
-    extras = {}
+    add_tags(tags, keywords)
+    for theme in (t for p in (DCAT.theme, DCTERMS.theme) for t in graph.objects(node, p)):
+        add_tags(tags, _theme_tags(graph, theme, want))
+    extras: dict = {}
     identifier = _text(graph, node, DCTERMS.identifier)
     if identifier:
         extras["dct:identifier"] = identifier
@@ -179,16 +258,35 @@ def map_dataset(graph: Graph, node) -> Dataset:
     landing = _text(graph, node, DCAT.landingPage, FOAF.homepage)
     if landing:
         extras["remote_url"] = landing
+    issued = _text(graph, node, DCTERMS.issued)
+    if issued:
+        extras["dct:issued"] = issued
+    translations: dict = _translated(graph, node, {"title": (DCTERMS.title,),
+                                                   "description": (DCTERMS.description, DCTERMS.abstract)}, want)
+    if keyword_translations:
+        translations["tags"] = keyword_translations
+    if translations:
+        extras["translations"] = translations
+    dcat_extras = _dcat_extras(graph, node, want, "accessRights", "rights", "license", "provenance")
+    if dcat_extras:
+        extras["dcat"] = dcat_extras
+    licence = _license(graph, node, distributions, want)
+    if inspire_restricted(dcat_extras.get("accessRights", []) + dcat_extras.get("rights", [])):
+        extras["access_type"] = "restricted"
+        licence = None  # udata: a dataset that is not open has no licence (the raw one stays in extras.dcat)
+    resources = [map_resource(graph, d, want=want) for d in distributions if not isinstance(d, Literal)]
+    resources += [map_resource(graph, d, want=want, part=True)
+                  for d in sorted(graph.objects(node, DCTERMS.hasPart), key=str)]
     return Dataset(
         remote_id=remote_id(graph, node),
-        title=_text(graph, node, DCTERMS.title),
+        title=_text(graph, node, DCTERMS.title, want=want),
         description=html_to_markdown(description) if description else None,
         tags=tags,
         frequency=guess_frequency(_text(graph, node, DCTERMS.accrualPeriodicity)),
         temporal_coverage=_temporal(graph, node),
-        license=_license(graph, node, distributions),
-        created_at=_text(graph, node, DCTERMS.issued),
+        license=licence,
+        created_at=_text(graph, node, DCTERMS.created) or issued,
         last_modified=_text(graph, node, DCTERMS.modified),
-        resources=[map_resource(graph, d) for d in distributions if not isinstance(d, Literal)],
+        resources=[r for r in resources if r is not None],
         extras=extras,
     )

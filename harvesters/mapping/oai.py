@@ -9,6 +9,7 @@ from lxml import etree
 from swath.harvesters.mapping.dataset import Dataset, add_tags
 from swath.harvesters.mapping.errors import BadDocument, OAIError
 from swath.harvesters.mapping.safexml import parse_xml
+from swath.harvesters.mapping.vocab import guess_license
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
 DC = "http://purl.org/dc/elements/1.1/"
@@ -126,5 +127,9 @@ def map_record(record: OAIRecord, prefix: str) -> Dataset:
     dataset.title = titles[0] if titles else None
     dataset.description = "\n\n".join(dict.fromkeys(values.get("description", []))) or None
     add_tags(dataset.tags, values.get("subject", []))
+    dataset.license = guess_license(values.get("rights", []))  # the first dc:rights naming a known licence
+    url = next((v for v in values.get("identifier", []) if v.lower().startswith(("http://", "https://"))), None)
+    if url:
+        dataset.extras["uri"] = url  # the record's landing page: the export's `url` column
     dataset.extras["dc"] = {name: list(dict.fromkeys(items)) for name, items in values.items()}
     return dataset
