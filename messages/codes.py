@@ -35,6 +35,8 @@ LOCAL_FAULT = "local_fault"  # swath's own side failed (writing a WARC); a start
 UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what
 # a request carrying credentials to an origin other than the harvest's API root and seed URLs; not sent
 CREDENTIAL_ORIGIN_REFUSED = "credential_origin_refused"
+# a start for a harvest id that already has a final status: nothing harvested (use a new id to harvest again)
+ALREADY_FINISHED = "already_finished"
 
 # --- exporting ---
 UNSUPPORTED_EXPORT_FORMAT = "unsupported_export_format"  # export format not known
