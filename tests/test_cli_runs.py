@@ -69,6 +69,9 @@ def test_running_a_finished_message_again_says_so_with_its_own_exit_code(data_ro
     (line,) = json_lines(as_json.stdout)
     assert line["error"]["code"] == "already_finished" and "twice" in line["error"]["message"]
     assert line["status"] == final  # the status the first run published, as recorded
+    # as docs/requester.md says: a message run here publishes to stdout only, so no job is recorded
+    jobs = swath("harvest", "jobs", "--json", data_root=data_root)
+    assert jobs.returncode == 0 and json.loads(jobs.stdout) == []
 
 
 def test_first_ctrl_c_interrupts_a_rest_harvest_says_what_is_kept_and_it_resumes(data_root, tmp_path):
