@@ -23,12 +23,14 @@ def test_launch_without_consumer_warns_and_cancel_takes_the_start_back(config: C
     queue = config.queue_prefix + "generic_harvester"
     create(config, "pages")
     create(config, "other")
+    create(config, "third")
     first = swath(config, "harvest", "launch", "pages", "--json", env=KEY)
     assert first["status"] == "queued" and first["queue"] == {"name": queue, "consumers": 0, "messages": 1}
     assert "swath worker generic_harvester" in first["warning"] and "swath harvest cancel pages" in first["warning"]
     human = swath(config, "harvest", "launch", "other", env=KEY).output
     assert "warning: no worker consumes queue" in human
     other = swath(config, "harvest", "jobs", "other", "--json")[0]
+    third = swath(config, "harvest", "launch", "third", "--json", env=KEY)
 
     busy = swath(config, "harvest", "launch", "pages", "--json", env=KEY, expect=1)
     assert busy["error"]["code"] == "source_busy"
@@ -38,10 +40,10 @@ def test_launch_without_consumer_warns_and_cancel_takes_the_start_back(config: C
     assert "taken out of queue" in cancelled["cancelled"]
     again = swath(config, "harvest", "launch", "pages", "--json", env=KEY)  # the source is free again
 
-    stopped = swath(config, "harvest", "stop", "other", "--json")  # a stop of a queued job cancels it
-    assert stopped["id"] == other["id"] and stopped["status"] == "cancelled"
+    stopped = swath(config, "harvest", "stop", "third", "--json")  # a stop of a queued job cancels it
+    assert stopped["id"] == third["id"] and stopped["status"] == "cancelled"
     waiting = [body["id"] for _key, body in broker.drain(queue)]
-    assert waiting == [again["id"]]  # both cancelled starts gone, the other one still in the queue
+    assert waiting == [other["id"], again["id"]]  # both cancelled starts gone, the others in their order
     assert [j["status"] for j in swath(config, "harvest", "jobs", "pages", "--json")] == ["queued", "cancelled"]
     refused = swath(config, "harvest", "cancel", first["id"], "--json", expect=1)
     assert refused["error"]["code"] == "bad_request" and "cancelled" in refused["error"]["message"]
