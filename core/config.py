@@ -16,6 +16,20 @@ DEFAULT_EXCHANGE = "sfm_exchange"
 _API_URL_ENV = re.compile(r"^SWATH_([A-Z][A-Z0-9_]*)_API_URL$")
 
 
+def default_data_root(env: Mapping[str, str]) -> Path:
+    """Where data lives when SWATH_DATA_ROOT is unset: the user's XDG data directory, never the current
+    directory (a second archive would appear wherever a command was run)."""
+    xdg = env.get("XDG_DATA_HOME") or ""
+    base = Path(xdg) if Path(xdg).is_absolute() else Path(env.get("HOME") or Path.home()) / ".local" / "share"
+    return base / "swath"
+
+
+def data_root_from(env: Mapping[str, str]) -> Path:
+    """SWATH_DATA_ROOT (a relative one taken against the current directory, once, here) or the default."""
+    raw = env.get("SWATH_DATA_ROOT")
+    return Path(raw).absolute() if raw else default_data_root(env)
+
+
 def api_url_env(platform: str) -> str:
     """The variable that moves a platform's API root: SWATH_TWITTER_API_URL for `twitter`."""
     return f"SWATH_{platform.upper()}_API_URL"
@@ -61,7 +75,7 @@ class Config:
     # empty to leave status routing to your own requester (e.g. an SFM UI queue).
     status_queue: str = "swath_monitor"
     queue_prefix: str = ""
-    data_root: Path = field(default_factory=lambda: Path.cwd() / "swath-data")
+    data_root: Path = field(default_factory=lambda: default_data_root(os.environ))
     confirm_window: int = 256
     heartbeat: int = 60
     reconnect_max_delay: float = 30.0
@@ -91,7 +105,7 @@ class Config:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
         env = os.environ if env is None else env
-        data_root = Path(env.get("SWATH_DATA_ROOT") or (Path.cwd() / "swath-data")).absolute()
+        data_root = data_root_from(env)
         return cls(
             amqp_url=env.get("SWATH_AMQP_URL") or DEFAULT_AMQP_URL,
             exchange=env.get("SWATH_EXCHANGE") or DEFAULT_EXCHANGE,

@@ -2,13 +2,16 @@
 
 Publishing prints one JSON line per message, `{"routing_key": ..., "message": ...}`, on stdout;
 progress goes to stderr when it is a terminal. First Ctrl-C stops a stream harvest (final WARC
-and status follow); a second one shuts down, leaving the harvest resumable.
+and status follow) or interrupts any other harvest (resumable) and says which; a second one shuts a
+stream down too, leaving it resumable. A message whose harvest already finished harvests nothing and
+exits EXIT_ALREADY_FINISHED with a line saying so.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -18,13 +21,21 @@ from typing import Any, TextIO
 
 from swath.core.config import Config
 from swath.core.jobs import JobContext, JobInterrupted, Publish
+from swath.core.paths import resolve_inside
 from swath.harvesters import registry
+from swath.harvesters.outcome import FinalOutcome
 from swath.harvesters.redaction import install_log_filter
-from swath.messages.model import COMPLETED_SUCCESS, decode_body
+from swath.messages import codes
+from swath.messages.model import COMPLETED_SUCCESS, HarvestStart, decode_body
 from swath.messages.routing import key as routing_key_for
 from swath.messages.validation import InvalidMessage, validate_for_key
 
-EXIT_SUCCESS, EXIT_FAILURE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 3
+EXIT_SUCCESS, EXIT_FAILURE, EXIT_INVALID, EXIT_INTERRUPTED, EXIT_ALREADY_FINISHED = 0, 1, 2, 3, 4
+# what the first Ctrl-C does, said at once (the harvest may take a while to get there)
+STOPPING_STREAM = ("stopping: the stream is closed, its last WARC written and the final status published; "
+                   "everything received so far is kept. Ctrl-C again to interrupt at once (resumable).")
+INTERRUPTING = ("interrupting: the WARCs written so far and the one in progress are closed and kept, with no "
+                "final status; run the same message again to resume from there.")
 
 
 def print_publish(out: TextIO, sent: list[dict[str, Any]] | None = None) -> Publish:
@@ -62,17 +73,39 @@ def default_routing_key(body: dict[str, Any]) -> str:
     return routing_key_for("harvest_start", htype.platform, htype.name)
 
 
+def is_stream_message(body: dict[str, Any]) -> bool:
+    """Whether this start runs until stopped (so a first Ctrl-C ends it cleanly rather than interrupting)."""
+    try:
+        return registry.lookup(str(body.get("type", ""))).load().is_stream(HarvestStart.from_dict(body))
+    except Exception:  # a faulty message: run_harvest reports it, with its code
+        return False
+
+
+def earlier_final_status(body: dict[str, Any], config: Config) -> dict[str, Any] | None:
+    """The final status a run of this very harvest id recorded (run_harvest then publishes nothing)."""
+    start = HarvestStart.from_dict(body)
+    record = FinalOutcome(directory=resolve_inside(config.data_root, start.path), harvest_id=start.id).read()
+    return record["status"] if record else None
+
+
 def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None = None,
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr, stop: threading.Event | None = None,
-                shutdown: threading.Event | None = None) -> int:
-    """Run one harvest start message in this process; returns an exit code (EXIT_*)."""
+                shutdown: threading.Event | None = None, as_json: bool = False) -> int:
+    """Run one harvest start message in this process; returns an exit code (EXIT_*). With `as_json` a
+    refusal is also a JSON line `{"error": {"code", "message"}}` on `out`."""
     from swath.harvesters.run import run_harvest
+
+    def refuse(code: str, message: str, **extra: Any) -> None:
+        err.write(f"error [{code}]: {message}\n")
+        if as_json:
+            out.write(json.dumps({"error": {"code": code, "message": message}, **extra}, ensure_ascii=False) + "\n")
+            out.flush()
 
     sent: list[dict[str, Any]] = []
     try:
         routing_key = routing_key or default_routing_key(body)
     except registry.UnknownHarvestType as exc:
-        err.write(f"error [{exc.code}]: {exc.message}\n")
+        refuse(exc.code or codes.UNKNOWN_TYPE, exc.message)
         return EXIT_INVALID
     ctx = JobContext(config=config, publish=print_publish(out, sent), service="swath harvest run",
                      stop=stop or threading.Event(), shutdown=shutdown or threading.Event(),
@@ -80,7 +113,7 @@ def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None
     try:
         run_harvest(body, routing_key=routing_key, ctx=ctx)
     except InvalidMessage as exc:
-        err.write(f"error [{exc.code}]: {exc}\n")
+        refuse(exc.code or codes.SCHEMA_INVALID, str(exc))
         return EXIT_INVALID
     except JobInterrupted as exc:
         err.write(f"\n{exc}; run the same message again to resume\n")
@@ -89,17 +122,33 @@ def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None
         if hasattr(err, "isatty") and err.isatty():
             err.write("\n")
     statuses = [m["message"] for m in sent if m["routing_key"].startswith("harvest.status.")]
+    earlier = None if statuses else earlier_final_status(body, config)
+    if earlier is not None:  # a cron job re-running its message must tell this from a failure
+        refuse(codes.ALREADY_FINISHED, f"harvest {earlier['id']} already finished ({earlier['status']}, ended "
+               f"{earlier.get('date_ended') or '-'}); nothing harvested. Use a new id to harvest again.",
+               status=earlier)
+        return EXIT_ALREADY_FINISHED
     ok = bool(statuses) and statuses[-1].get("status") == COMPLETED_SUCCESS
     return EXIT_SUCCESS if ok else EXIT_FAILURE
 
 
-def install_signal_handlers(stop: threading.Event, shutdown: threading.Event) -> None:
-    """First SIGINT/SIGTERM: stop (streams end cleanly); second: shutdown (resumable)."""
+def stderr_notice(text: str) -> None:
+    """A line on stderr from a signal handler: a raw write, never re-entering a buffered stream mid-write."""
+    os.write(sys.stderr.fileno(), f"\n{text}\n".encode())
+
+
+def install_signal_handlers(stop: threading.Event, shutdown: threading.Event, *, stream: bool = True,
+                            notify: Callable[[str], None] | None = None) -> None:
+    """First SIGINT/SIGTERM: stop (a stream ends cleanly; with `stream=False` it is a shutdown at once, since
+    a REST harvest ignores stop); second: shutdown (resumable). `notify` is told what the first one does."""
 
     def handle(signum: int, frame: Any) -> None:
-        if stop.is_set():
+        first = not stop.is_set()
+        if not (first and stream):
             shutdown.set()
         stop.set()
+        if first and notify is not None:
+            notify(STOPPING_STREAM if stream else INTERRUPTING)
 
     signal.signal(signal.SIGINT, handle)
     signal.signal(signal.SIGTERM, handle)
@@ -119,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     install_log_filter()  # every record reaching stderr is redacted, whichever library logged it
     stop, shutdown = threading.Event(), threading.Event()
-    install_signal_handlers(stop, shutdown)
+    install_signal_handlers(stop, shutdown, stream=is_stream_message(body), notify=stderr_notice)
     return run_message(body, config=Config.from_env(), routing_key=args[1] if len(args) > 1 else None,
                        stop=stop, shutdown=shutdown)
 

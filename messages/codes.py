@@ -39,6 +39,8 @@ CREDENTIAL_ORIGIN_REFUSED = "credential_origin_refused"
 DELETIONS_UNSEEN = "deletions_unseen"
 # an interrupted listing could not go on where it stopped (e.g. an expired resumptionToken) and started again
 LISTING_RESTARTED = "listing_restarted"
+# a start for a harvest id that already has a final status: nothing harvested (use a new id to harvest again)
+ALREADY_FINISHED = "already_finished"
 
 # --- exporting ---
 UNSUPPORTED_EXPORT_FORMAT = "unsupported_export_format"  # export format not known

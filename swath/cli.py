@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import logging
+import os
 import pkgutil
 import sys
 from pathlib import Path
@@ -35,7 +35,8 @@ def read_message(source: str) -> dict[str, Any]:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), envvar="SWATH_DATA_ROOT",
-              help="Where WARCs, state and exports live (SWATH_DATA_ROOT; default ./swath-data).")
+              help="Where WARCs, state and exports live (SWATH_DATA_ROOT; default $XDG_DATA_HOME/swath, "
+                   "else ~/.local/share/swath). `swath config` prints it.")
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
               help="Log verbosity; logs go to stderr.")
@@ -54,9 +55,12 @@ def cli(ctx: click.Context, data_root: Path | None, log_level: str) -> None:
     from swath.harvesters.redaction import install_log_filter  # here: `swath --help` stays light
 
     install_log_filter()  # every record reaching stderr is redacted, whichever library logged it
-    config = Config.from_env()
+    # --data-root acts as SWATH_DATA_ROOT, so the default store (SWATH_DB_URL unset) moves with it
+    config = Config.from_env({**os.environ, "SWATH_DATA_ROOT": str(data_root.absolute())} if data_root else None)
     if data_root is not None:
-        config = dataclasses.replace(config, data_root=data_root.absolute())
+        if not data_root.is_absolute():  # resolved once, here: say where, so a second archive is noticed
+            click.echo(f"swath: data root {config.data_root} ({str(data_root)!r} is relative to the current "
+                       "directory)", err=True)
     ctx.obj = config
 
 
@@ -70,8 +74,10 @@ def harvest() -> None:
 
 @harvest.command("run")
 @click.argument("message")
+@click.option("--json", "as_json", is_flag=True,
+              help='Also print a refusal (invalid message, already finished) as {"error": ...} on stdout.')
 @click.pass_context
-def harvest_run(ctx: click.Context, message: str) -> None:
+def harvest_run(ctx: click.Context, message: str, as_json: bool) -> None:
     """Run the harvest.start MESSAGE (a JSON file, or - for stdin) in this process, no broker.
 
     MESSAGE may also name a validated harvest source (as udata's `harvest run SOURCE` does): that is
@@ -79,24 +85,26 @@ def harvest_run(ctx: click.Context, message: str) -> None:
 
     Prints every message a worker would publish (statuses, warc_created) as JSON lines on stdout:
     {"routing_key": ..., "message": ...}. Exits 0 on `completed success`, 1 on `completed failure`,
-    2 on an invalid message, 3 when interrupted (run it again to resume). Ctrl-C stops a stream
-    harvest cleanly; a second Ctrl-C leaves it resumable.
+    2 on an invalid message, 3 when interrupted (run it again to resume), 4 when this harvest id
+    already finished (nothing harvested; use a new id). The first Ctrl-C stops a stream harvest
+    cleanly (everything kept, final status) and interrupts any other harvest (resumable); it says
+    which. A second Ctrl-C interrupts a stream too.
     """
     import threading
 
-    from swath.harvesters.embedded import install_signal_handlers, run_message
+    from swath.harvesters.embedded import install_signal_handlers, is_stream_message, run_message, stderr_notice
 
     if message != "-" and not Path(message).exists() and not message.endswith(".json"):
         from swath.commands.sources import launch
 
-        ctx.invoke(launch, source=message, sync=True, as_json=False)
+        ctx.invoke(launch, source=message, sync=True, as_json=as_json)
         return
     config = config_of(ctx)
     config.data_root.mkdir(parents=True, exist_ok=True)
     body = read_message(message)
     stop, shutdown = threading.Event(), threading.Event()
-    install_signal_handlers(stop, shutdown)
-    ctx.exit(run_message(body, config=config, stop=stop, shutdown=shutdown))
+    install_signal_handlers(stop, shutdown, stream=is_stream_message(body), notify=stderr_notice)
+    ctx.exit(run_message(body, config=config, stop=stop, shutdown=shutdown, as_json=as_json))
 
 
 @harvest.command("types")

@@ -1,4 +1,4 @@
-"""`swath harvest create|sources|backends|validate|launch|schedule|unschedule|stop|attach|delete|purge`.
+"""`swath harvest create|sources|backends|validate|launch|schedule|unschedule|stop|cancel|attach|delete|purge`.
 
 udata's harvest namespace over swath's store and broker. The lead's `swath harvest` group gets these
 through `extend`; `swath harvest jobs` and `swath export start|status|list` live in swath/commands/jobs.py.
@@ -18,7 +18,7 @@ from swath.commands.credentials import credential_options, read_credentials
 from swath.messages import codes
 from swath.requester import RequestError, as_utc
 from swath.store import repo
-from swath.store.models import ACCEPTED, REFUSED, Source
+from swath.store.models import ACCEPTED, CANCELLED, REFUSED, Source
 
 
 def source_dict(src: Source) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def extend(cli: click.Group) -> None:
     """Add the source commands to the lead's `swath harvest` group."""
     harvest = cli.commands["harvest"]
     assert isinstance(harvest, click.Group)
-    for cmd in (create, sources, backends, validate, launch, schedule, unschedule, stop, attach, delete, purge):
+    for cmd in (create, sources, backends, validate, launch, schedule, unschedule, stop, cancel, attach, delete, purge):
         harvest.add_command(cmd)
 
 
@@ -154,7 +154,15 @@ def launch(ctx: click.Context, source: str, sync: bool, as_json: bool) -> None:
     else:
         job = requester.launch(source)
     data = job_dict(job, [])
-    emit(data, as_json, f"job {job.id}: {job.status}" + ("" if sync else f" (published {job.routing_key})"))
+    text = f"job {job.id}: {job.status}" + ("" if sync else f" (published {job.routing_key})")
+    state = None if sync else requester.worker_queue(job)
+    if state is not None:
+        data["queue"] = {"name": state.queue, "consumers": state.consumers, "messages": state.messages}
+        if state.consumers == 0:  # published fine, but nothing will take it until a worker starts
+            data["warning"] = (f"no worker consumes queue {state.queue}: the job waits there until "
+                               f"`swath worker {state.service}` runs, or `swath harvest cancel {source}`")
+            text += f"\nwarning: {data['warning']}"
+    emit(data, as_json, text)
     if sync and job.status != "completed success":
         ctx.exit(1)
 
@@ -209,9 +217,27 @@ def unschedule(ctx: click.Context, source: str, as_json: bool) -> None:
 @click.pass_context
 @handles_errors
 def stop(ctx: click.Context, target: str, as_json: bool) -> None:
-    """Publish harvest.stop for a running stream (by source, or job id); whichever replica runs it stops."""
+    """Publish harvest.stop for a running stream (by source, or job id); whichever replica runs it stops.
+
+    A job still queued is cancelled instead, as `swath harvest cancel` does."""
     job = open_requester(ctx).stop(target)
-    emit(job_dict(job, []), as_json, f"stop requested for job {job.id}; its final status follows")
+    text = (f"job {job.id} was queued: cancelled" if job.status == CANCELLED else
+            f"stop requested for job {job.id}; its final status follows")
+    emit(job_dict(job, []), as_json, text)
+
+
+@click.command()
+@click.argument("target", metavar="SOURCE|JOB")
+@JSON_OPTION
+@click.pass_context
+@handles_errors
+def cancel(ctx: click.Context, target: str, as_json: bool) -> None:
+    """Cancel the queued job of SOURCE (or a job id), so the source may launch again.
+
+    A start not yet taken by a worker is removed from its queue; one a worker holds is told to stop.
+    A running job whose worker is gone can be cancelled the same way."""
+    done = open_requester(ctx).cancel(target)
+    emit({**job_dict(done.job, []), "cancelled": done.how}, as_json, f"job {done.job.id} cancelled: {done.how}")
 
 
 @click.command()

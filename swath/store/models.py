@@ -25,6 +25,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 PENDING, ACCEPTED, REFUSED = "pending", "accepted", "refused"  # validation states (udata's)
 QUEUED, RUNNING = "queued", "running"  # job states before the harvester's final status
 SUCCESS, FAILURE = "completed success", "completed failure"
+CANCELLED = "cancelled"  # by `swath harvest cancel` (or a stop of a queued job); final, the source is free
 ACTIVE_STATES = (QUEUED, RUNNING)
 
 
@@ -85,7 +86,7 @@ class Job(Base):
     routing_key: Mapped[str] = mapped_column(String(300))
     trigger: Mapped[str] = mapped_column(String(20), default="manual")  # manual | schedule | external | sync
     scheduled_for: Mapped[dt.datetime | None] = mapped_column(DateTime)  # the schedule slot it fills
-    status: Mapped[str] = mapped_column(String(30), default=QUEUED, index=True)
+    status: Mapped[str] = mapped_column(String(30), default=QUEUED, index=True)  # also CANCELLED
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     published_at: Mapped[dt.datetime | None] = mapped_column(DateTime)  # NULL: still in the outbox
     stop_requested_at: Mapped[dt.datetime | None] = mapped_column(DateTime)

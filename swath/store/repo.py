@@ -20,6 +20,7 @@ from swath.messages.routing import parse as parse_key
 from swath.store.models import (
     ACCEPTED,
     ACTIVE_STATES,
+    CANCELLED,
     FAILURE,
     QUEUED,
     RUNNING,
@@ -36,7 +37,8 @@ from swath.store.models import (
 from swath.store.secrets import SecretBox
 
 # A status never goes back: a late "running" after the final status (redelivery, reordering) is ignored.
-_RANK = {QUEUED: 0, RUNNING: 1, SUCCESS: 2, FAILURE: 2}
+# A cancelled job stays cancelled; what its worker still reports (it had started it) is recorded beside.
+_RANK = {QUEUED: 0, RUNNING: 1, SUCCESS: 2, FAILURE: 2, CANCELLED: 3}
 
 
 class NotFound(SwathError, LookupError):
@@ -196,6 +198,12 @@ def fail_job(s: Session, job: Job, code: str, message: str) -> None:
     job.updated_at = utcnow()
 
 
+def cancel_job(s: Session, job: Job) -> None:
+    job.status = CANCELLED
+    job.date_ended = job.date_ended or utcnow().isoformat() + "+00:00"
+    job.updated_at = utcnow()
+
+
 def list_jobs(s: Session, *, source_id: str | None = None, status: str | None = None,
               limit: int = 50) -> list[Job]:
     query = select(Job).order_by(Job.created_at.desc(), Job.id).limit(limit)
@@ -240,9 +248,11 @@ def record_harvest_status(s: Session, body: dict[str, Any], *, routing_key: str)
             trigger="external", status=QUEUED, published_at=utcnow()))
     if job.published_at is None:  # the start went out but its confirm was never recorded: not in the outbox
         job.published_at = utcnow()
-    if _RANK.get(body["status"], 1) < _RANK.get(job.status, 0):
+    cancelled = job.status == CANCELLED
+    if not cancelled and _RANK.get(body["status"], 1) < _RANK.get(job.status, 0):
         return job
-    job.status = body["status"]
+    if not cancelled:
+        job.status = body["status"]
     job.date_started = body.get("date_started") or job.date_started
     job.date_ended = body.get("date_ended") or job.date_ended
     for name in ("stats", "infos", "warnings", "errors", "token_updates", "uids"):
