@@ -61,12 +61,18 @@ ACCEPT_ENCODING = ", ".join(ADVERTISED)
 
 def decode(body: bytes, content_encoding: str) -> bytes:
     """Undo a Content-Encoding header's codings (last applied first). A coding that does not decode, or one
-    not in DECODERS, leaves the body as it is from there on: the reader then reports it unreadable."""
+    not in DECODERS, leaves the body as it is from there on (decode_checked says which)."""
+    return decode_checked(body, content_encoding)[0]
+
+
+def decode_checked(body: bytes, content_encoding: str) -> tuple[bytes, str | None]:
+    """As decode, with the coding that did not decode (None when every one did): the exporters count
+    such a body as unreadable instead of guessing at its bytes."""
     codings = [c.strip().lower() for c in content_encoding.split(",")]
     for coding in reversed([c for c in codings if c and c != "identity"]):
         decoder = DECODERS.get(coding)
         decoded = decoder(body) if decoder is not None else None
         if decoded is None:
-            return body
+            return body, coding
         body = decoded
-    return body
+    return body, None
