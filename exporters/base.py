@@ -4,12 +4,14 @@ run_export is the list of steps; as in Scrapy's feed exports, which items (recor
 which format (writers.py) and where (output.py) stay apart:
 
     accept, resolve          the message: type, format, folder inside the data root
-    records.select_warcs     1. the WARCs of the collection (or all, for seeds) on disk
+    records.select_warcs     1. the WARCs of the collection (or all, for seeds) on disk; none: no_warcs
     records.plan_reads       2. their records (scans.py), harvest dates, order, facts -> a Plan
     reader.Readers.batches   3. records -> Batches of encoded items (records.RecordReader; in reader
                                 processes when the input is big)
     write_rows, rows         4. Batches -> deduped rows, one output.Outputs segment series per table
-    Outputs.commit           5. final file names, then Report's notes and last export.status
+    Report.unreadable        5. unreadable bodies fail the export unless skip_unreadable; no item:
+    empty.why_empty             a failure, or a warning for an asked date range (export_empty)
+    Outputs.commit           6. final file names, then Report's notes and last export.status
 """
 
 from __future__ import annotations
