@@ -68,25 +68,25 @@ ACCEPT_ENCODING = ", ".join(ADVERTISED)
 
 def decode(body: bytes, content_encoding: str) -> bytes:
     """Undo a Content-Encoding header's codings (last applied first). A coding that does not decode, or one
-    not in DECODERS, leaves the body as it is from there on: the reader then reports it unreadable."""
-    codings = [c.strip().lower() for c in content_encoding.split(",")]
-    for coding in reversed([c for c in codings if c and c != "identity"]):
-        decoder = DECODERS.get(coding)
-        decoded = decoder(body, 0) if decoder is not None else None
-        if decoded is None:
-            return body
-        body = decoded
-    return body
+    not in DECODERS, leaves the body as it is from there on (decode_checked says which)."""
+    return decode_checked(body, content_encoding)[0]
 
 
-def decode_bounded(body: bytes, content_encoding: str, *, limit: int) -> bytes | None:
-    """Like decode(), but never holding more than `limit` decoded bytes: None for a coding not in DECODERS,
-    one that does not decode, or one that decodes past the limit (a bomb)."""
+def decode_checked(body: bytes, content_encoding: str, *, limit: int = 0) -> tuple[bytes, str | None]:
+    """As decode, with the coding that did not decode (None when every one did): the exporters count
+    such a body as unreadable instead of guessing at its bytes. With a `limit`, a coding that decodes past
+    `limit` bytes did not decode either (a bomb), and no more than limit + 1 bytes are ever decoded."""
     codings = [c.strip().lower() for c in content_encoding.split(",")]
     for coding in reversed([c for c in codings if c and c != "identity"]):
         decoder = DECODERS.get(coding)
         decoded = decoder(body, limit) if decoder is not None else None
-        if decoded is None or len(decoded) > limit:
-            return None
+        if decoded is None or (limit and len(decoded) > limit):
+            return body, coding
         body = decoded
-    return body
+    return body, None
+
+
+def decode_bounded(body: bytes, content_encoding: str, *, limit: int) -> bytes | None:
+    """The body decoded within `limit` bytes, or None (a coding not in DECODERS, broken, or past the limit)."""
+    decoded, failed = decode_checked(body, content_encoding, limit=limit)
+    return None if failed else decoded

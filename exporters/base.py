@@ -4,19 +4,21 @@ run_export is the list of steps; as in Scrapy's feed exports, which items (recor
 which format (writers.py) and where (output.py) stay apart:
 
     accept, resolve          the message: type, format, folder inside the data root
-    records.select_warcs     1. the WARCs of the collection (or all, for seeds) on disk
+    records.select_warcs     1. the WARCs of the collection (or all, for seeds) on disk; none: no_warcs
     records.plan_reads       2. their records (scans.py), harvest dates, order, facts -> a Plan
     reader.Readers.batches   3. records -> Batches of encoded items (records.RecordReader; in reader
                                 processes when the input is big)
     write_rows, rows         4. Batches -> deduped rows, one output.Outputs segment series per table
-    Outputs.commit           5. final file names, then Report's notes and last export.status
+    Report.unreadable        5. unreadable bodies fail the export unless skip_unreadable; no item:
+    empty.why_empty             a failure, or a warning for an asked date range (export_empty)
+    Outputs.commit           6. final file names, then Report's notes and last export.status
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,9 +27,10 @@ from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.paths import PathOutsideDataRoot, resolve_inside
 from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds
+from swath.exporters.empty import no_warcs, why_empty
 from swath.exporters.output import Outputs, Written
 from swath.exporters.reader import Readers, processes_for
-from swath.exporters.records import Batch, Payload, plan_reads, select_warcs
+from swath.exporters.records import Batch, Payload, Tally, Unreadable, plan_reads, select_warcs
 from swath.exporters.warc_index import ScanIndex, WarcIndex
 from swath.exporters.writers import FORMATS, Writer
 from swath.messages import codes
@@ -60,7 +63,10 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
     try:
         report.running()
         request = resolve(start, data_root=data_root)
-        warcs = select_warcs(start, index=index or ScanIndex(data_root=data_root), report=report)
+        index = index or ScanIndex(data_root=data_root)
+        warcs = select_warcs(start, index=index, report=report)
+        if not warcs:
+            raise ExportFailed(no_warcs(start, index=index, data_root=data_root), code=codes.NO_WARCS)
         report.warcs_total = len(warcs)
         with Readers(processes_for(warcs, asked=workers, config=ctx.config)) as readers:
             reads = plan_reads(start, warcs, dedupe=request.dedupe, scanner=readers, report=report,
@@ -68,10 +74,16 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
             outputs = Outputs(directory=request.directory, export_id=start.id, writer_cls=request.writer_cls,
                               segment_size=start.segment_size, tables=reads.tables,
                               primary=request.export_type.primary_table)
-            bad_lines = write_rows(readers.batches(reads.plan, reads.refs), outputs=outputs, dedupe=request.dedupe,
-                                   spill_dir=request.directory, report=report, warc_ends=reads.warc_ends)
-        report.unreadable(bad_lines)
+            read = write_rows(readers.batches(reads.plan, reads.refs), outputs=outputs, dedupe=request.dedupe,
+                              spill_dir=request.directory, report=report, warc_ends=reads.warc_ends)
+        report.unreadable(read.unreadable, skip=start.skip_unreadable)
         report.duplicates_noted()
+        if not report.items:
+            empty = why_empty(start, read.tally, warcs=len(warcs), reads=reads,
+                              skipped=sum(u.items for u in read.unreadable.values()))
+            if empty.fail:
+                raise ExportFailed(empty.message, code=codes.EXPORT_EMPTY)
+            report.warn(codes.EXPORT_EMPTY, empty.message)
         files = report.tables_written(outputs.commit(), primary=outputs.primary)
     except ExportFailed as exc:
         _abort(outputs)
@@ -135,20 +147,29 @@ def resolve(start: ExportStart, *, data_root: Path) -> Request:
 
 
 # --- batches to rows ---
+@dataclass
+class Read:
+    """What the batches met besides their rows: the unreadable bodies per WARC, and the Tally."""
+
+    unreadable: dict[str, Unreadable] = field(default_factory=dict)
+    tally: Tally = field(default_factory=Tally)
+
+
 def write_rows(batches: Iterable[Batch], *, outputs: Outputs, dedupe: bool, spill_dir: Path, report: Report,
-               warc_ends: list[int]) -> dict[str, int]:
-    """Write every batch's rows; returns per WARC the lines that were not JSON. `warc_ends`: where each
-    WARC's records end (records.Reads), for the progress count."""
+               warc_ends: list[int]) -> Read:
+    """Write every batch's rows; returns what could not be read and what reading met. `warc_ends`: where
+    each WARC's records end (records.Reads), for the progress count."""
     seen = SeenIds(spill_dir=spill_dir) if dedupe else None
-    bad_lines: dict[str, int] = {}
+    read = Read()
     records = 0
     try:
         for batch in batches:
             for table, payloads in rows(batch, seen):
                 outputs.write(table, payloads)
                 report.items += len(payloads)
-            for warc, n in batch.bad_lines.items():
-                bad_lines[warc] = bad_lines.get(warc, 0) + n
+            for warc, found in batch.unreadable.items():
+                read.unreadable.setdefault(warc, Unreadable()).add(found)
+            read.tally.add(batch.tally)
             report.count_duplicates(batch.duplicate_keys)
             records += batch.records
             report.warcs_done = sum(1 for end in warc_ends if end <= records)
@@ -156,7 +177,7 @@ def write_rows(batches: Iterable[Batch], *, outputs: Outputs, dedupe: bool, spil
     finally:
         if seen is not None:
             seen.close()
-    return bad_lines
+    return read
 
 
 def rows(batch: Batch, seen: SeenIds | None) -> Iterator[tuple[str, list[Payload]]]:
@@ -268,10 +289,28 @@ class Report:
         self._publish(COMPLETED_FAILURE)
 
     # --- the summary at the end ---
-    def unreadable(self, bad_lines: dict[str, int]) -> None:
-        for warc, n in bad_lines.items():
-            self.warn(codes.ITEM_UNREADABLE, f"{warc}: {n} stream line(s) or bodies were not JSON (e.g. a stream "
-                      "cut mid-line); skipped")
+    def unreadable(self, found: dict[str, Unreadable], *, skip: bool) -> None:
+        """A note per WARC for bodies and lines that could not be read; ExportFailed unless asked to skip them.
+        A stream's last line cut mid-item is only a warning: that item was never received whole."""
+        bodies = warcs = 0
+        for warc, what in found.items():
+            if what.cut:
+                self.warn(codes.STREAM_LINE_CUT, f"{warc}: {what.cut} stream segment(s) ended in a line cut "
+                          "mid-item (the connection or the harvest ended there); skipped")
+            if not what.items:
+                continue
+            bodies += what.items
+            warcs += 1
+            note = f"{warc}: {what.items} response body(ies) or stream line(s) could not be read; first: {what.first}"
+            if skip:
+                self.warn(codes.ITEM_UNREADABLE, f"{note}; skipped as asked (skip_unreadable)")
+            else:
+                self.errors.append(Note(codes.ITEM_UNREADABLE, note))
+        if bodies and not skip:
+            raise ExportFailed(f"{bodies} response body(ies) or stream line(s) in {warcs} WARC(s) could "
+                               "not be read, so the export would be incomplete; no files kept. To export the rest, "
+                               "set options.skip_unreadable (swath export run --skip-unreadable)",
+                               code=codes.ITEM_UNREADABLE)
 
     def count_duplicates(self, per_warc: dict[str, int]) -> None:
         for warc, n in per_warc.items():

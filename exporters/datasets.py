@@ -79,7 +79,8 @@ class Datasets(Source):
     backend: ClassVar[str]
 
     def reads(self, resp: Response) -> bool:
-        return resp.item_type == "dataset"
+        # by the record's header where it has one: another backend's records are none of this type's
+        return resp.item_type == "dataset" and resp.backend in (None, self.backend)
 
     def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
         record = doc.value

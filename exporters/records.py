@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+import orjson
+
 from swath.exporters import registry
 from swath.exporters.dedupe import dedupe_key
 from swath.exporters.items import Item, Source
 from swath.exporters.scans import Scan
 from swath.exporters.table import Table
 from swath.exporters.warc_index import WarcIndex
-from swath.exporters.warc_reader import IsFact, RecordRef, read_at
+from swath.exporters.warc_reader import IsFact, RecordRef, Response, read_at
 from swath.exporters.writers import FORMATS
 from swath.messages import codes
 from swath.messages.model import ExportStart
@@ -61,6 +63,40 @@ class Plan:
 
 
 @dataclass
+class Unreadable:
+    """One WARC's bodies and stream lines that could not be read: how many, and where the first one is."""
+
+    items: int = 0  # bodies (a content coding that does not decode, not JSON) and stream lines (not JSON)
+    first: str = ""  # the first one's record offset, URL and reason
+    cut: int = 0  # streams' last lines cut short (the connection or harvest ended mid-item): a warning only
+
+    def add(self, other: Unreadable) -> None:
+        self.items += other.items
+        self.cut += other.cut
+        self.first = self.first or other.first
+
+
+@dataclass
+class Tally:
+    """What reading met besides the rows, so an export that wrote nothing can say why (base.Report)."""
+
+    matched: int = 0  # records one of the type's sources reads (2xx responses and resource records)
+    seen: int = 0  # items in them, before the filters (tombstones included)
+    by_uid: int = 0  # left out: not by one of the seeds' uids
+    by_date: int = 0  # left out: outside the item dates, or no date while a date filter is set
+    tombstones: int = 0  # deletions (current-state types)
+    errors: int = 0  # HTTP answers of the type's URLs with a status other than 2xx: read for no items
+
+    def add(self, other: Tally) -> None:
+        self.matched += other.matched
+        self.seen += other.seen
+        self.by_uid += other.by_uid
+        self.by_date += other.by_date
+        self.tombstones += other.tombstones
+        self.errors += other.errors
+
+
+@dataclass
 class Batch:
     """What a chunk of records gave, in export order: per item its table, dedupe key (when deduping) and
     encoded payload (None: a tombstone), and unreadable lines. Kept as columns so a batch crosses
@@ -70,15 +106,49 @@ class Batch:
     keys: list[int] = field(default_factory=list)
     payloads: list[Payload | None] = field(default_factory=list)
     tombstones: int = 0
-    bad_lines: dict[str, int] = field(default_factory=dict)
+    unreadable: dict[str, Unreadable] = field(default_factory=dict)  # per WARC
     duplicate_keys: dict[str, int] = field(default_factory=dict)  # per WARC: responses that repeated a JSON key
     records: int = 0
+    tally: Tally = field(default_factory=Tally)
 
     @property
     def table(self) -> str | None:
         """The table of every item, if they share one (the usual case)."""
         tables = self.tables
         return tables[0] if tables and tables.count(tables[0]) == len(tables) else None
+
+
+def _unreadable(batch: Batch, warc: str, *, items: int = 0, cut: int = 0, where: str = "") -> None:
+    batch.unreadable.setdefault(warc, Unreadable()).add(Unreadable(items=items, first=where if items else "", cut=cut))
+
+
+def _note_bad(batch: Batch, ref: RecordRef, resp: Response, *, bad: int, items: int) -> None:
+    """Count a body's unreadable lines: one for a body whose coding did not decode (its bytes are no lines),
+    a stream's cut last line apart."""
+    where = f"record at offset {ref.offset} ({resp.url})"
+    if resp.unreadable is not None:  # a body stored decoded under a stale header still reads: only now is it bad
+        _unreadable(batch, ref.warc, items=1, where=f"{where}: {resp.unreadable}")
+        return
+    cut = 1 if _cut_tail(resp) else 0
+    why = f"{bad - cut} line(s) of its body are not JSON" if items or cut else "its body is not JSON"
+    _unreadable(batch, ref.warc, items=bad - cut, cut=cut, where=f"{where}: {why}")
+
+
+def _cut_tail(resp: Response) -> bool:
+    """Whether a body's unreadable last line is an item cut short (a stream that ended mid-line, or a line
+    the harvester kept only part of) rather than an unreadable item: it ends the body without a line end,
+    after other lines or in a record marked WARC-Truncated."""
+    body = resp.body
+    if body.endswith((b"\n", b"\r")):
+        return False
+    head, _, last = body.rpartition(b"\n")
+    if not last.strip() or not (resp.truncated or head.strip()):
+        return False
+    try:
+        orjson.loads(last)
+    except orjson.JSONDecodeError:
+        return True
+    return False
 
 
 def sources_for(export_type: str, facts: dict[str, Any]) -> list[Source]:
@@ -137,6 +207,7 @@ class RecordReader:
         tables, keys, payloads = batch.tables, batch.keys, batch.payloads
         dedupe = plan.newest_first
         by_type = self._by_type
+        tally = batch.tally
         for ref in refs:
             resp = read_at(self._open(ref.warc), ref, on_truncated=_ignore_cut)
             batch.records += 1
@@ -144,28 +215,40 @@ class RecordReader:
                 continue
             source = next((s for s in self.sources if s.reads(resp)), None)
             if source is None:
+                continue  # another type's record
+            if resp.status is not None and not 200 <= resp.status < 300:
+                tally.errors += 1  # an API error answer (the harvest reported it): no items
                 continue
+            tally.matched += 1
+            bad = 0
 
-            def on_bad(n: int, warc: str = ref.warc) -> None:
-                batch.bad_lines[warc] = batch.bad_lines.get(warc, 0) + n
+            def on_bad(n: int) -> None:
+                nonlocal bad
+                bad += n
 
             items = list(source.items(resp, want_raw=self.want_raw, on_bad=on_bad))
+            if bad:
+                _note_bad(batch, ref, resp, bad=bad, items=len(items))
             if source.duplicate_keys:
                 batch.duplicate_keys[ref.warc] = batch.duplicate_keys.get(ref.warc, 0) + source.duplicate_keys
                 source.duplicate_keys = 0
             if dedupe:
                 items.reverse()  # the first copy dedupe meets is then the latest harvested one
+            tally.seen += len(items)
             for item in items:
                 payload: Payload | None
                 if item.deleted:  # tombstones skip the filters: they must reach dedupe whatever they say
                     payload = None
                     batch.tombstones += 1
+                    tally.tombstones += 1
                 else:
                     if uids is not None and item.uid not in uids:
+                        tally.by_uid += 1
                         continue
                     if start is not None or end is not None:
                         date = item.date
                         if date is None or (start is not None and date < start) or (end is not None and date > end):
+                            tally.by_date += 1
                             continue
                     encode, row = by_type[item.type]
                     payload = encode(item, row(item) if row is not None else None)
@@ -197,6 +280,7 @@ class Reads:
     refs: list[RecordRef]  # the item records, in export order
     warc_ends: list[int]  # per WARC (file order), the item records up to its end: progress counts WARCs by it
     tables: dict[str, Table]  # by name, as the facts configured them: the outputs' headers
+    outside_dates: int = 0  # records left out by the harvest date filter
 
 
 def select_warcs(start: ExportStart, *, index: WarcIndex, report: Notes) -> list[Path]:
@@ -214,7 +298,7 @@ def select_warcs(start: ExportStart, *, index: WarcIndex, report: Notes) -> list
 def plan_reads(start: ExportStart, warcs: list[Path], *, dedupe: bool, scanner: Scanner, report: Notes,
                cache_root: Path) -> Reads:
     """The records to read and the Plan to read them by; dedupe reads the newest first."""
-    refs, fact_refs, warc_ends = _refs(start, warcs, scanner=scanner, report=report, cache_root=cache_root,
+    refs, fact_refs, warc_ends, outside = _refs(start, warcs, scanner=scanner, report=report, cache_root=cache_root,
                                        newest_first=dedupe)
     facts = _facts(start.type, fact_refs, report)
     tables: dict[str, Table] = {}
@@ -226,7 +310,7 @@ def plan_reads(start: ExportStart, warcs: list[Path], *, dedupe: bool, scanner: 
         item_date_start=start.item_date_start, item_date_end=start.item_date_end, newest_first=dedupe,
         facts=facts,
     )
-    return Reads(plan=plan, refs=refs, warc_ends=warc_ends, tables=tables)
+    return Reads(plan=plan, refs=refs, warc_ends=warc_ends, tables=tables, outside_dates=outside)
 
 
 def _harvest_date_ok(start: ExportStart, date: dt.datetime) -> bool:
@@ -235,11 +319,13 @@ def _harvest_date_ok(start: ExportStart, date: dt.datetime) -> bool:
 
 
 def _refs(start: ExportStart, warcs: list[Path], *, scanner: Scanner, report: Notes, cache_root: Path,
-          newest_first: bool) -> tuple[list[RecordRef], list[RecordRef], list[int]]:
+          newest_first: bool) -> tuple[list[RecordRef], list[RecordRef], list[int], int]:
     """The records to read, in export order: file order, or (dedupe) newest harvest first, so dedupe
     keeps the first copy it meets, which is the latest, remembering nothing but ids. Then the fact
-    records, oldest first, and where each WARC's item records end (file order)."""
+    records, oldest first, where each WARC's item records end (file order), and how many records the
+    harvest dates left out."""
     refs: list[RecordRef] = []
+    outside = 0
     facts: list[RecordRef] = []
     ends = []
     for scan in scanner.scans([str(w) for w in warcs], start.type, cache_root=cache_root):
@@ -247,6 +333,7 @@ def _refs(start: ExportStart, warcs: list[Path], *, scanner: Scanner, report: No
             report.warn(codes.WARC_TRUNCATED, message)
         for r in scan.refs:
             if not _harvest_date_ok(start, r.date):
+                outside += r.item  # fact-only metadata records are no items
                 continue
             if r.item:
                 refs.append(r)
@@ -262,7 +349,7 @@ def _refs(start: ExportStart, warcs: list[Path], *, scanner: Scanner, report: No
     if newest_first:
         refs.sort(key=order, reverse=True)
     facts.sort(key=order)
-    return refs, facts, ends
+    return refs, facts, ends, outside
 
 
 def _facts(export_type: str, refs: list[RecordRef], report: Notes) -> dict[str, Any]:

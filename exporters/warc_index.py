@@ -29,6 +29,9 @@ class WarcIndex(Protocol):
     def add(self, collection_id: str, path: Path) -> None:
         """Record a WARC announced by a warc_created message."""
 
+    def collection_dirs(self, collection_id: str) -> list[Path]:
+        """The directories named by the collection id (with or without WARCs): says why an export found none."""
+
 
 def is_warc(name: str) -> bool:
     return name.endswith(WARC_SUFFIXES) and not name.startswith(".")
@@ -103,6 +106,9 @@ class ScanIndex:
         found = {p for parts, p in self._iter() if collection_id in parts}
         found.update(Path(p) for p in self._added.get(collection_id, ()))
         return sorted(found, key=str)
+
+    def collection_dirs(self, collection_id: str) -> list[Path]:
+        return sorted(self.root / rel for rel in self._dirs if rel.split("/")[-1] == collection_id)
 
     def all_warcs(self) -> list[Path]:
         found = {p for _, p in self._iter()}

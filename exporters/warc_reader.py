@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from swath.core.encodings import decode
+from swath.core.encodings import DECODERS, decode_checked
 
 _WANTED = WarcRecordType.response | WarcRecordType.resource
 _READABLE = _WANTED | WarcRecordType.metadata  # metadata records are read only as facts (see scan_refs)
@@ -31,6 +31,10 @@ class Response:
     offset: int
     content_type: str = ""  # the WARC Content-Type of a resource/metadata record ("" for HTTP responses)
     item_type: str | None = None  # WARC-Swath-Item-Type of swath's item records ("dataset")
+    backend: str | None = None  # WARC-Swath-Backend of swath's dataset records ("oai_pmh", "ckan"...)
+    status: int | None = None  # the HTTP status (None for resource/metadata records)
+    unreadable: str | None = None  # why the body could not be decoded (a content coding), else None
+    truncated: bool = False  # WARC-Truncated: the harvester kept only part of the body (a stream line too long)
 
 
 @dataclass(slots=True)
@@ -74,17 +78,23 @@ def dechunk(data: bytes) -> bytes:
     return b"".join(out)
 
 
-def _payload(record) -> bytes:
+def _payload(record) -> tuple[bytes, str | None]:
+    """The record's body with transfer and content codings undone, and why it could not be (or None)."""
     body = record.reader.read()
-    if record.is_http:
-        headers = record.http_headers
-        te = headers.get("Transfer-Encoding") or headers.get("transfer-encoding")
-        if te and "chunked" in te.lower():
-            body = dechunk(body)
-        ce = headers.get("Content-Encoding") or headers.get("content-encoding")
-        if ce:
-            body = decode(body, ce)  # every coding the harvesters advertise (core/encodings.py)
-    return body
+    if not record.is_http:
+        return body, None
+    headers = record.http_headers
+    te = headers.get("Transfer-Encoding") or headers.get("transfer-encoding")
+    if te and "chunked" in te.lower():
+        body = dechunk(body)
+    ce = headers.get("Content-Encoding") or headers.get("content-encoding")
+    if not ce:
+        return body, None
+    body, failed = decode_checked(body, ce)  # every coding the harvesters advertise (core/encodings.py)
+    if failed is None:
+        return body, None
+    known = "does not decode" if failed in DECODERS else "is not one swath decodes"
+    return body, f"its content coding {failed!r} {known} (Content-Encoding: {ce})"
 
 
 def _complete(record) -> bool:
@@ -94,10 +104,11 @@ def _complete(record) -> bool:
 
 
 def _response(path: str, record, on_truncated: OnTruncated) -> Response | None:
-    url = record.headers.get("WARC-Target-URI") or ""
+    headers = record.headers
+    url = headers.get("WARC-Target-URI") or ""
     expected = record.content_length
     offset = record.stream_pos
-    body = _payload(record) if expected else b""
+    body, unreadable = _payload(record) if expected else (b"", None)
     # A truncated gzip WARC ends in a record whose payload is shorter than its Content-Length
     # (FastWARC even yields it empty); its bytes are not the API's answer, so drop it.
     if record.is_http and expected and record.reader.tell() < expected:
@@ -106,11 +117,13 @@ def _response(path: str, record, on_truncated: OnTruncated) -> Response | None:
     if not record.is_http and len(body) < expected:
         on_truncated(path, _CUT.format(path=path, offset=offset))
         return None
+    truncated = bool(headers.get("WARC-Truncated"))
     if record.is_http:
-        return Response(url=url, date=record.record_date, body=body, warc=path, offset=offset)
-    headers = record.headers
+        return Response(url=url, date=record.record_date, body=body, warc=path, offset=offset,
+                        status=record.http_headers.status_code, unreadable=unreadable, truncated=truncated)
     return Response(url=url, date=record.record_date, body=body, warc=path, offset=offset,
-                    content_type=headers.get("Content-Type") or "", item_type=headers.get("WARC-Swath-Item-Type"))
+                    content_type=headers.get("Content-Type") or "", item_type=headers.get("WARC-Swath-Item-Type"),
+                    backend=headers.get("WARC-Swath-Backend"), truncated=truncated)
 
 
 def iter_responses(path: str | Path, *, on_truncated: OnTruncated) -> Iterator[Response]:

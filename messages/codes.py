@@ -47,6 +47,10 @@ UNSUPPORTED_EXPORT_FORMAT = "unsupported_export_format"  # export format not kno
 WARC_MISSING = "warc_missing"  # an indexed WARC file is no longer on disk
 WARC_TRUNCATED = "warc_truncated"  # a WARC ends mid-record; the good records were exported
 DUPLICATE_JSON_KEYS = "duplicate_json_keys"  # a response repeated a JSON key; exported with each key's last value
+NO_WARCS = "no_warcs"  # no WARC of the collection (or none at all, for seeds) under the data root: nothing to export
+# the export read its WARCs but wrote no item (none of its type, none by the seeds' uids, none in the asked dates)
+EXPORT_EMPTY = "export_empty"
+STREAM_LINE_CUT = "stream_line_cut"  # a stream's last line was cut mid-item (connection or harvest ended); skipped
 
 # --- META-SHARE harvesting protocol ---
 SYNC_PROTOCOL_UNSUPPORTED = "sync_protocol_unsupported"  # the node answered 501 or without "Sync-Protocol: 1.0"
@@ -59,7 +63,7 @@ ZIP_UNSAFE_NAME = "zip_unsafe_name"  # a ZIP entry name is absolute or climbs wi
 ZIP_TOO_LARGE = "zip_too_large"  # a ZIP inflates past the size limit (ZIP bomb); refused
 ZIP_UNEXPECTED_ENTRIES = "zip_unexpected_entries"  # a ZIP lacks a required entry, has extra ones or the wrong order
 EXPORT_TABLES = "export_tables"  # which table(s) and files an export wrote, with item counts
-ITEM_UNREADABLE = "item_unreadable"  # a response body or stream line was not JSON; skipped, the export went on
+ITEM_UNREADABLE = "item_unreadable"  # a body did not decode or was not JSON: fails the export unless skip_unreadable
 
 # --- requester (sources, launches, schedules) ---
 SOURCE_NOT_VALIDATED = "source_not_validated"  # a harvest source runs only after `swath harvest validate` accepted it

@@ -228,6 +228,7 @@ class ExportStart:
     item_date_end: dt.datetime | None = None
     harvest_date_start: dt.datetime | None = None
     harvest_date_end: dt.datetime | None = None
+    skip_unreadable: bool = False  # options.skip_unreadable: unreadable bodies are a warning, not a failure
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -246,6 +247,7 @@ class ExportStart:
             item_date_end=parse_datetime(body.get("item_date_end"), field_name="item_date_end"),
             harvest_date_start=parse_datetime(body.get("harvest_date_start"), field_name="harvest_date_start"),
             harvest_date_end=parse_datetime(body.get("harvest_date_end"), field_name="harvest_date_end"),
+            skip_unreadable=bool((body.get("options") or {}).get("skip_unreadable", False)),
             raw=body,
         )
 

@@ -128,12 +128,17 @@ def export() -> None:
 
 @export.command("run")
 @click.argument("message")
+@click.option("--skip-unreadable", is_flag=True,
+              help="Export the rest when a body or line cannot be read (a warning) instead of failing; "
+                   "sets the message's options.skip_unreadable.")
 @click.pass_context
-def export_run(ctx: click.Context, message: str) -> None:
+def export_run(ctx: click.Context, message: str, skip_unreadable: bool) -> None:
     """Run the export.start MESSAGE (a JSON file, or - for stdin) in this process, no broker.
 
-    Prints the export.status messages as JSON lines on stdout; exits 0 on `completed success`, 1 on
-    `completed failure`, 3 when interrupted (Ctrl-C or SIGTERM: the export stops within a batch of
+    Prints the export.status messages as JSON lines on stdout; exits 0 on `completed success` (an empty
+    date range the message asked for is a success with an `export_empty` warning), 1 on `completed
+    failure` (including an export with nothing to export: `no_warcs`, `export_empty`, and unreadable bodies:
+    `item_unreadable`), 3 when interrupted (Ctrl-C or SIGTERM: the export stops within a batch of
     records and removes its unfinished files).
     """
     from swath.core.jobs import JobContext, JobInterrupted
@@ -144,6 +149,9 @@ def export_run(ctx: click.Context, message: str) -> None:
 
     config = config_of(ctx)
     body = read_message(message)
+    options = body.setdefault("options", {}) if skip_unreadable else None
+    if isinstance(options, dict):  # any other value is the schema's to refuse
+        options["skip_unreadable"] = True
     try:
         export_type = lookup(str(body.get("type")))
     except LookupError as exc:

@@ -250,8 +250,7 @@ CASES = [
     ("flickr_user", "1", "flickr_photo", "photo_id"),
     ("tumblr_blog_posts", "tumblr", "tumblr_post", "tumblr_id"),
     ("weibo_timeline", "2", "weibo_post", "weibo_id"),
-    ("weibo_search", "3", "weibo_post", "weibo_id"),
-]
+]  # SFM's weibo_search fixture holds only a 400 answer: test_export_empty.py exports it
 
 
 @pytest.mark.parametrize("type_,collection,kind,id_col", CASES)
