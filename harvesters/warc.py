@@ -8,6 +8,7 @@ is written, so a killed process leaves whole gzip members followed by at most on
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import hashlib
 import os
@@ -48,6 +49,72 @@ def warc_date() -> str:
     if _last_date[0] != second:  # WARC/1.0 dates are whole seconds: format once per second
         _last_date = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
     return _last_date[1]
+
+
+def _date_second(date: str) -> int:
+    """Epoch second of a WARC/1.0 date (`%Y-%m-%dT%H:%M:%SZ`)."""
+    return calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def _format_date(second: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+
+
+class CaptureClock:
+    """Distinct capture times for distinct captures of one URI within a harvest.
+
+    Replay tools (pywb, cdxj-indexer, ReplayWeb.page) find a capture by URI and 14-digit timestamp, so two
+    captures of one URI in the same second hide one another. A capture whose second an earlier capture of
+    the same URI already holds is dated at the next free second (docs/harvesting.md "WARC files")."""
+
+    PRUNE_AT = 4096  # URIs remembered before the old ones are dropped
+    KEEP_SECONDS = 120  # a URI last captured this long before the newest capture cannot collide again
+
+    def __init__(self) -> None:
+        self._last: dict[str, int] = {}
+        self._newest = 0
+        self._lock = threading.Lock()
+
+    def date(self, uri: str, date: str | None = None) -> str:
+        """The WARC-Date for a capture of `uri` that happened at `date` (now if None)."""
+        second = _date_second(date) if date else int(time.time())
+        with self._lock:
+            taken = self._last.get(uri)
+            if taken is not None and second <= taken:
+                second = taken + 1
+            self._last[uri] = second
+            self._newest = max(self._newest, second)
+            if len(self._last) > self.PRUNE_AT:
+                horizon = self._newest - self.KEEP_SECONDS
+                self._last = {u: s for u, s in self._last.items() if s >= horizon}
+        return date if date and _date_second(date) == second else _format_date(second)
+
+
+# RFC 3986: unreserved, reserved (gen-delims and sub-delims) and the percent sign of an escape
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=")
+_HEX_BYTES = frozenset(bytes([h]) for h in b"0123456789ABCDEFabcdef")
+
+
+def safe_uri(uri: str) -> str:
+    """`uri` with every character RFC 3986 forbids percent-encoded (UTF-8); a valid URI is returned as is.
+
+    A space, a non-ASCII letter (an IRI) or a `%` not starting an escape would make WARC-Target-URI
+    invalid; replay tools then index a URI no browser asks for."""
+    data = uri.encode("utf-8")
+    if all(b in _URI_SAFE for b in data) and b"%" not in data:
+        return uri
+    out = []
+    for i, b in enumerate(data):
+        if b in _URI_SAFE or (b == 0x25 and data[i + 1 : i + 2] in _HEX_BYTES and data[i + 2 : i + 3] in _HEX_BYTES):
+            out.append(chr(b))
+        else:
+            out.append(f"%{b:02X}")
+    return "".join(out)
+
+
+def new_record_id() -> str:
+    """A WARC-Record-ID, made before the record when another record must name it first."""
+    return f"<urn:uuid:{uuid.uuid4()}>"
 
 
 def file_sha1(path: Path) -> str:
@@ -247,16 +314,48 @@ def _digests(http_headers: StatusAndHeaders, body: bytes) -> dict[str, str]:
 REDACTED_HEADER = "WARC-Swath-Redacted"  # on a record whose payload had secrets masked: how many
 
 
+# The value of a WARC-Refers-To header given to `RecordFactory.plain` that stands for the last 2xx response
+# recorded before the record: the answer a derived record (a mapped dataset) was read from.
+LAST_RESPONSE = "<swath:last-response>"
+
+
 class RecordFactory:
-    """Builds WARC records (request/response pairs, resource/metadata) with warcio's builder.
+    """Builds WARC records (request/response pairs, stream segments, resource/metadata) with warcio's builder.
 
     With a redactor, every record it builds is redacted here, the one place all of them pass: the target
     URI (userinfo, secret parameters, secrets), response headers, and the secrets in response bodies and
-    resource/metadata payloads overwritten with same-length masks (docs/harvesting.md "Redaction")."""
+    resource/metadata payloads overwritten with same-length masks (docs/harvesting.md "Redaction").
+    Every target URI is made valid (`safe_uri`) and every capture of a URI gets its own second
+    (`CaptureClock`), so replay tools reach each one. Records are built in file order on the writer thread,
+    which is what lets `LAST_RESPONSE` name the response written just before."""
 
     def __init__(self, *, redactor: Redactor | None = None) -> None:
         self._builder = WARCWriter(BytesIO(), gzip=True)
         self.redactor = redactor
+        self.clock = CaptureClock()
+        self.last_response: str | None = None  # WARC-Record-ID of the last 2xx response built
+
+    def _uri(self, uri: str) -> str:
+        return safe_uri(self.redactor.url(uri) if self.redactor is not None else uri)
+
+    def _response(self, *, uri: str, status_line: str, response_headers: list[tuple[str, str]],
+                  response_body: bytes, protocol: str, extra: dict[str, str]):
+        if self.redactor is not None:
+            response_headers, response_body, masked = self.redactor.response(response_headers, response_body)
+            if masked:
+                extra[REDACTED_HEADER] = str(masked)
+        response_http = StatusAndHeaders(status_line, response_headers, protocol=protocol)
+        response = self._builder.create_warc_record(
+            uri,
+            "response",
+            payload=BytesIO(response_body),
+            length=len(response_body),
+            http_headers=response_http,
+            warc_headers_dict={**extra, **_digests(response_http, response_body)},
+        )
+        if status_line[:1] == "2":
+            self.last_response = response.rec_headers.get_header("WARC-Record-ID")
+        return response
 
     def pair(
         self,
@@ -270,22 +369,14 @@ class RecordFactory:
         response_body: bytes,
         protocol: str = "HTTP/1.1",
         extra: dict[str, str] | None = None,
+        request_id: str | None = None,
     ) -> list:
+        """A request and its response; `request_id` (from `new_record_id`) when later records name it."""
         extra = dict(extra or {})
-        if self.redactor is not None:
-            uri = self.redactor.url(uri)
-            response_headers, response_body, masked = self.redactor.response(response_headers, response_body)
-            if masked:
-                extra[REDACTED_HEADER] = str(masked)
-        response_http = StatusAndHeaders(status_line, response_headers, protocol=protocol)
-        response = self._builder.create_warc_record(
-            uri,
-            "response",
-            payload=BytesIO(response_body),
-            length=len(response_body),
-            http_headers=response_http,
-            warc_headers_dict={**extra, **_digests(response_http, response_body)},
-        )
+        uri = self._uri(uri)
+        extra["WARC-Date"] = self.clock.date(uri, extra.get("WARC-Date"))
+        response = self._response(uri=uri, status_line=status_line, response_headers=response_headers,
+                                  response_body=response_body, protocol=protocol, extra=extra)
         request_http = StatusAndHeaders(request_line, request_headers, is_http_request=True)
         request = self._builder.create_warc_record(
             uri,
@@ -294,22 +385,43 @@ class RecordFactory:
             length=len(request_body),
             http_headers=request_http,
             warc_headers_dict={
+                **({"WARC-Record-ID": request_id} if request_id else {}),
                 "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
                 "WARC-Date": response.rec_headers.get_header("WARC-Date"),
-                **{k: v for k, v in extra.items() if k != REDACTED_HEADER},
+                **{k: v for k, v in extra.items() if k not in (REDACTED_HEADER, "WARC-Date")},
                 **_digests(request_http, request_body),
             },
         )
         return [request, response]
 
+    def segment(self, *, uri: str, request_id: str, status_line: str, response_headers: list[tuple[str, str]],
+                response_body: bytes, protocol: str = "HTTP/1.1", extra: dict[str, str] | None = None,
+                **_request: Any) -> list:
+        """A later segment of a streamed response: the response record alone, `WARC-Concurrent-To` the
+        connection's one request record (written with the first segment by `pair`)."""
+        extra = dict(extra or {})
+        uri = self._uri(uri)
+        extra["WARC-Date"] = self.clock.date(uri, extra.get("WARC-Date"))
+        extra["WARC-Concurrent-To"] = request_id
+        return [self._response(uri=uri, status_line=status_line, response_headers=response_headers,
+                               response_body=response_body, protocol=protocol, extra=extra)]
+
     def plain(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
               headers: dict[str, str] | None = None):
+        """A resource or metadata record; a `WARC-Refers-To: LAST_RESPONSE` header becomes the id of the
+        last 2xx response built (dropped if there was none)."""
         headers = dict(headers or {})
+        uri = self._uri(uri)
         if self.redactor is not None:
-            uri = self.redactor.url(uri)
             payload, masked = self.redactor.mask(payload)
             if masked:
                 headers[REDACTED_HEADER] = str(masked)
+        if headers.get("WARC-Refers-To") == LAST_RESPONSE:
+            if self.last_response:
+                headers["WARC-Refers-To"] = self.last_response
+            else:
+                del headers["WARC-Refers-To"]
+        headers["WARC-Date"] = self.clock.date(uri, headers.get("WARC-Date"))
         return self._builder.create_warc_record(
             uri,
             record_type,
