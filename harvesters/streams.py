@@ -2,10 +2,10 @@
 time linear in the bytes received, however long a line is.
 
 The tap (`StreamRecording`) writes what the client read as response records, each holding the
-original headers and the complete lines of one segment; the request is recorded once, with the
-first segment. It keeps at most one unfinished line: a line
-longer than `max_line_bytes` ends the stream with `StreamLineTooLong` after recording the lines before
-it and the line's received bytes (a record marked `WARC-Truncated: length`). See docs/harvesting.md.
+original headers and the complete lines of one segment; the request is recorded once, with the first
+segment, and later segments name it. It keeps at most one unfinished line: a line longer than
+`max_line_bytes` ends the stream with `StreamLineTooLong` after recording the lines before it and the
+line's received bytes (a record marked `WARC-Truncated: length`). See docs/harvesting.md.
 """
 
 from __future__ import annotations
