@@ -51,9 +51,15 @@ def warc_date() -> str:
     return _last_date[1]
 
 
+_parsed: tuple[str, int] = ("", 0)
+
+
 def _date_second(date: str) -> int:
-    """Epoch second of a WARC/1.0 date (`%Y-%m-%dT%H:%M:%SZ`)."""
-    return calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%SZ"))
+    """Epoch second of a WARC/1.0 date (`%Y-%m-%dT%H:%M:%SZ`); dates come a second at a time: parse once."""
+    global _parsed
+    if _parsed[0] != date:
+        _parsed = (date, calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%SZ")))
+    return _parsed[1]
 
 
 def _format_date(second: int) -> str:
@@ -93,6 +99,7 @@ class CaptureClock:
 # RFC 3986: unreserved, reserved (gen-delims and sub-delims) and the percent sign of an escape
 _URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=")
 _HEX_BYTES = frozenset(bytes([h]) for h in b"0123456789ABCDEFabcdef")
+_VALID_URI = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*")
 
 
 def safe_uri(uri: str) -> str:
@@ -100,9 +107,9 @@ def safe_uri(uri: str) -> str:
 
     A space, a non-ASCII letter (an IRI) or a `%` not starting an escape would make WARC-Target-URI
     invalid; replay tools then index a URI no browser asks for."""
-    data = uri.encode("utf-8")
-    if all(b in _URI_SAFE for b in data) and b"%" not in data:
+    if _VALID_URI.fullmatch(uri):
         return uri
+    data = uri.encode("utf-8")
     out = []
     for i, b in enumerate(data):
         if b in _URI_SAFE or (b == 0x25 and data[i + 1 : i + 2] in _HEX_BYTES and data[i + 2 : i + 3] in _HEX_BYTES):
