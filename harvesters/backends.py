@@ -22,6 +22,7 @@ import requests
 
 from swath.core import discovery
 from swath.harvesters.base import Harvester
+from swath.harvesters.capture import safe_uri
 from swath.harvesters.errors import HarvestError, HarvestStopped
 from swath.harvesters.http import RecordingAdapter, read_limited
 from swath.harvesters.mapping.dataset import Dataset
@@ -37,7 +38,7 @@ from swath.harvesters.mapping.record import (
     record_payload,
 )
 from swath.harvesters.retry import Attempt, RetryPolicy, Wait
-from swath.harvesters.warc import LAST_RESPONSE, safe_uri
+from swath.harvesters.warc import LAST_RESPONSE
 from swath.messages import codes
 
 # third-party backends without a platform declaration; a platform's own backend is in its declaration

@@ -19,8 +19,8 @@ from typing import Any, Protocol
 import requests
 from requests.models import ITER_CHUNK_SIZE
 
+from swath.harvesters.capture import new_record_id, warc_date
 from swath.harvesters.errors import StreamLineTooLong
-from swath.harvesters.warc import new_record_id, warc_date
 
 STREAM_FLUSH_BYTES = 1 << 20  # complete lines are written as a segment once this much is buffered
 

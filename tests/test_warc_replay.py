@@ -23,9 +23,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 from swath.exporters.warc_reader import iter_responses
 from swath.harvesters.base import Harvest
+from swath.harvesters.capture import safe_uri
 from swath.harvesters.recorder import Recorder
 from swath.harvesters.run import run_harvest
-from swath.harvesters.warc import safe_uri
 from swath.messages.model import HarvestStart
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk
 from tests.fakes.oai import SickleEndpoint
