@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import orjson
 import requests
 
 from swath.core import discovery
 from swath.harvesters.base import Harvester
+from swath.harvesters.capture import safe_uri
 from swath.harvesters.errors import HarvestError, HarvestStopped
 from swath.harvesters.http import RecordingAdapter, read_limited
 from swath.harvesters.mapping.dataset import Dataset
@@ -37,6 +38,7 @@ from swath.harvesters.mapping.record import (
     record_payload,
 )
 from swath.harvesters.retry import Attempt, RetryPolicy, Wait
+from swath.harvesters.warc import LAST_RESPONSE
 from swath.messages import codes
 
 # third-party backends without a platform declaration; a platform's own backend is in its declaration
@@ -259,13 +261,18 @@ class _Run:
         self._count(status)
         if self.dry_run:
             return
+        backend = self.backend
+        headers = record_headers(backend.name, backend.source, item.remote_id, status)
+        headers[ITEM_URI_HEADER] = safe_uri(backend.item_uri(item))  # the item's own URI: never fetched as such
+        if reason != "disappeared":  # read from the answer just recorded (a disappearance is an absence)
+            headers["WARC-Refers-To"] = LAST_RESPONSE
         self.harvest.write_record(
-            uri=self.backend.item_uri(item),
+            uri=item_record_uri(backend.name, backend.source.id, item.remote_id),
             record_type="resource",
-            payload=record_payload(self.backend.name, self.backend.source, item.remote_id, dataset=dataset,
+            payload=record_payload(backend.name, backend.source, item.remote_id, dataset=dataset,
                                    status=status, reason=reason),
             content_type=RECORD_CONTENT_TYPE,
-            headers=record_headers(self.backend.name, self.backend.source, item.remote_id, status),
+            headers=headers,
         )
 
     def _fail(self, rid: str, message: str) -> None:
@@ -320,6 +327,15 @@ DONE_CURSOR = {"done": True}  # a source's checkpoint once it is finished: a res
 
 def checkpoint_key(backend: Backend) -> str:
     return f"source:{backend.name}:{backend.source.id}"
+
+
+ITEM_URI_HEADER = "WARC-Swath-Item-URI"
+
+
+def item_record_uri(backend: str, source_id: str, remote_id: str) -> str:
+    """The WARC-Target-URI of an item's record: a URN of its own, so replay tools never present the mapped
+    JSON as the archived copy of a URL (docs/harvesting.md "WARC files")."""
+    return f"urn:swath:{backend}:{quote(source_id, safe='')}:{quote(remote_id, safe='')}"
 
 
 def run_source(harvest: Any, backend: Backend, *, dry_run: bool = False) -> Outcome:

@@ -113,8 +113,10 @@ class Recorder:
 
     def write_record(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
                      headers: dict[str, str] | None = None) -> None:
-        self.write_records([self._factory.plain(uri=uri, record_type=record_type, payload=payload,
-                                                content_type=content_type, headers=headers)])
+        # built on the writer thread, in file order: its WARC-Date and a WARC-Refers-To LAST_RESPONSE
+        # follow the records queued before it
+        self.write_records(lambda: [self._factory.plain(uri=uri, record_type=record_type, payload=payload,
+                                                        content_type=content_type, headers=headers)])
 
     # --- the Sink the recording adapter and stream taps write into (harvesters/http.py, streams.py) ---
     def write_records(self, records: list[Any] | Callable[[], list[Any]]) -> None:

@@ -2,23 +2,25 @@
 time linear in the bytes received, however long a line is.
 
 The tap (`StreamRecording`) writes what the client read as response records, each holding the
-original headers and the complete lines of one segment. It keeps at most one unfinished line: a line
-longer than `max_line_bytes` ends the stream with `StreamLineTooLong` after recording the lines before
-it and the line's received bytes (a record marked `WARC-Truncated: length`). See docs/harvesting.md.
+original headers and the complete lines of one segment; the request is recorded once, with the first
+segment, and later segments name it. It keeps at most one unfinished line: a line longer than
+`max_line_bytes` ends the stream with `StreamLineTooLong` after recording the lines before it and the
+line's received bytes (a record marked `WARC-Truncated: length`). See docs/harvesting.md.
 """
 
 from __future__ import annotations
 
 import io
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 import requests
 from requests.models import ITER_CHUNK_SIZE
 
+from swath.harvesters.capture import new_record_id, warc_date
 from swath.harvesters.errors import StreamLineTooLong
-from swath.harvesters.warc import warc_date
 
 STREAM_FLUSH_BYTES = 1 << 20  # complete lines are written as a segment once this much is buffered
 
@@ -72,6 +74,8 @@ class StreamRecording(io.RawIOBase):
         self.pair = pair
         self.max_line_bytes = max_line_bytes
         self.segment = 0
+        self.request_id = new_record_id()  # the connection's one request record; later segments name it
+        self._flushed_at = 0  # epoch second of the last segment: a size flush waits for the next second
         self._buffer = bytearray()
         self._complete = 0  # bytes of _buffer up to and including its last newline
         self._lock = threading.Lock()
@@ -117,7 +121,9 @@ class StreamRecording(io.RawIOBase):
                 self._complete = len(self._buffer) + newline + 1
             self._buffer += data
             unfinished = len(self._buffer) - self._complete
-            full = self._complete > 0 and len(self._buffer) >= STREAM_FLUSH_BYTES
+            # one size-triggered segment a second at most, so each capture has a second of its own
+            full = (self._complete > 0 and len(self._buffer) >= STREAM_FLUSH_BYTES
+                    and int(time.time()) != self._flushed_at)
         if unfinished > self.max_line_bytes:
             self._line_too_long(unfinished)
             return 0
@@ -147,10 +153,15 @@ class StreamRecording(io.RawIOBase):
                 del self._buffer[:cut]
                 self._complete = 0
                 self.segment += 1
+                first = self.segment == 1
+            self._flushed_at = int(time.time())
             extra = {"WARC-Swath-Stream-Segment": str(self.segment), "WARC-Date": warc_date()}
             if truncated:
                 extra["WARC-Truncated"] = "length"
-            self.sink.write_records(lambda: self.factory.pair(**self.pair, response_body=body, extra=extra))
+            # the request once per connection (with the first segment); later segments point at it
+            build = self.factory.pair if first else self.factory.segment
+            self.sink.write_records(lambda: build(**self.pair, response_body=body, extra=extra,
+                                                  request_id=self.request_id))
 
     def finish(self) -> None:
         """End of the stream (EOF, error or close): record the rest and give the connection back."""

@@ -14,7 +14,6 @@ import os
 import queue
 import re
 import threading
-import time
 import uuid
 import zlib
 from collections.abc import Callable, Iterable
@@ -27,6 +26,8 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from swath.core.paths import make_dirs_inside, safe_id
+from swath.harvesters.capture import CaptureClock, safe_uri
+from swath.harvesters.capture import warc_date as warc_date  # re-exported: harvesters/http.py takes it from here
 from swath.harvesters.state import fsync_dir
 
 if TYPE_CHECKING:
@@ -36,18 +37,6 @@ SOFTWARE = "swath/0.1 (warcio)"
 OPEN_SUFFIX = ".open"
 _STAMP = "%Y%m%dT%H%M%SZ"
 GZIP_LEVEL = 6  # warcio's own wrapper uses 9: ~40 % more CPU on JSON pages for ~1 % smaller files
-
-
-_last_date: tuple[int, str] = (0, "")
-
-
-def warc_date() -> str:
-    """The WARC-Date of an exchange, taken when it happened rather than when it is written."""
-    global _last_date
-    second = int(time.time())
-    if _last_date[0] != second:  # WARC/1.0 dates are whole seconds: format once per second
-        _last_date = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
-    return _last_date[1]
 
 
 def file_sha1(path: Path) -> str:
@@ -247,16 +236,48 @@ def _digests(http_headers: StatusAndHeaders, body: bytes) -> dict[str, str]:
 REDACTED_HEADER = "WARC-Swath-Redacted"  # on a record whose payload had secrets masked: how many
 
 
+# The value of a WARC-Refers-To header given to `RecordFactory.plain` that stands for the last 2xx response
+# recorded before the record: the answer a derived record (a mapped dataset) was read from.
+LAST_RESPONSE = "<swath:last-response>"
+
+
 class RecordFactory:
-    """Builds WARC records (request/response pairs, resource/metadata) with warcio's builder.
+    """Builds WARC records (request/response pairs, stream segments, resource/metadata) with warcio's builder.
 
     With a redactor, every record it builds is redacted here, the one place all of them pass: the target
     URI (userinfo, secret parameters, secrets), response headers, and the secrets in response bodies and
-    resource/metadata payloads overwritten with same-length masks (docs/harvesting.md "Redaction")."""
+    resource/metadata payloads overwritten with same-length masks (docs/harvesting.md "Redaction").
+    Every target URI is made valid (`safe_uri`) and every capture of a URI gets its own second
+    (`CaptureClock`), so replay tools reach each one. Records are built in file order on the writer thread,
+    which is what lets `LAST_RESPONSE` name the response written just before."""
 
     def __init__(self, *, redactor: Redactor | None = None) -> None:
         self._builder = WARCWriter(BytesIO(), gzip=True)
         self.redactor = redactor
+        self.clock = CaptureClock()
+        self.last_response: str | None = None  # WARC-Record-ID of the last 2xx response built
+
+    def _uri(self, uri: str) -> str:
+        return safe_uri(self.redactor.url(uri) if self.redactor is not None else uri)
+
+    def _response(self, *, uri: str, status_line: str, response_headers: list[tuple[str, str]],
+                  response_body: bytes, protocol: str, extra: dict[str, str]):
+        if self.redactor is not None:
+            response_headers, response_body, masked = self.redactor.response(response_headers, response_body)
+            if masked:
+                extra[REDACTED_HEADER] = str(masked)
+        response_http = StatusAndHeaders(status_line, response_headers, protocol=protocol)
+        response = self._builder.create_warc_record(
+            uri,
+            "response",
+            payload=BytesIO(response_body),
+            length=len(response_body),
+            http_headers=response_http,
+            warc_headers_dict={**extra, **_digests(response_http, response_body)},
+        )
+        if status_line[:1] == "2":
+            self.last_response = response.rec_headers.get_header("WARC-Record-ID")
+        return response
 
     def pair(
         self,
@@ -270,22 +291,14 @@ class RecordFactory:
         response_body: bytes,
         protocol: str = "HTTP/1.1",
         extra: dict[str, str] | None = None,
+        request_id: str | None = None,
     ) -> list:
+        """A request and its response; `request_id` (from `new_record_id`) when later records name it."""
         extra = dict(extra or {})
-        if self.redactor is not None:
-            uri = self.redactor.url(uri)
-            response_headers, response_body, masked = self.redactor.response(response_headers, response_body)
-            if masked:
-                extra[REDACTED_HEADER] = str(masked)
-        response_http = StatusAndHeaders(status_line, response_headers, protocol=protocol)
-        response = self._builder.create_warc_record(
-            uri,
-            "response",
-            payload=BytesIO(response_body),
-            length=len(response_body),
-            http_headers=response_http,
-            warc_headers_dict={**extra, **_digests(response_http, response_body)},
-        )
+        uri = self._uri(uri)
+        extra["WARC-Date"] = self.clock.date(uri, extra.get("WARC-Date"))
+        response = self._response(uri=uri, status_line=status_line, response_headers=response_headers,
+                                  response_body=response_body, protocol=protocol, extra=extra)
         request_http = StatusAndHeaders(request_line, request_headers, is_http_request=True)
         request = self._builder.create_warc_record(
             uri,
@@ -294,22 +307,43 @@ class RecordFactory:
             length=len(request_body),
             http_headers=request_http,
             warc_headers_dict={
+                **({"WARC-Record-ID": request_id} if request_id else {}),
                 "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
                 "WARC-Date": response.rec_headers.get_header("WARC-Date"),
-                **{k: v for k, v in extra.items() if k != REDACTED_HEADER},
+                **{k: v for k, v in extra.items() if k not in (REDACTED_HEADER, "WARC-Date")},
                 **_digests(request_http, request_body),
             },
         )
         return [request, response]
 
+    def segment(self, *, uri: str, request_id: str, status_line: str, response_headers: list[tuple[str, str]],
+                response_body: bytes, protocol: str = "HTTP/1.1", extra: dict[str, str] | None = None,
+                **_request: Any) -> list:
+        """A later segment of a streamed response: the response record alone, `WARC-Concurrent-To` the
+        connection's one request record (written with the first segment by `pair`)."""
+        extra = dict(extra or {})
+        uri = self._uri(uri)
+        extra["WARC-Date"] = self.clock.date(uri, extra.get("WARC-Date"))
+        extra["WARC-Concurrent-To"] = request_id
+        return [self._response(uri=uri, status_line=status_line, response_headers=response_headers,
+                               response_body=response_body, protocol=protocol, extra=extra)]
+
     def plain(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
               headers: dict[str, str] | None = None):
+        """A resource or metadata record; a `WARC-Refers-To: LAST_RESPONSE` header becomes the id of the
+        last 2xx response built (dropped if there was none)."""
         headers = dict(headers or {})
+        uri = self._uri(uri)
         if self.redactor is not None:
-            uri = self.redactor.url(uri)
             payload, masked = self.redactor.mask(payload)
             if masked:
                 headers[REDACTED_HEADER] = str(masked)
+        if headers.get("WARC-Refers-To") == LAST_RESPONSE:
+            if self.last_response:
+                headers["WARC-Refers-To"] = self.last_response
+            else:
+                del headers["WARC-Refers-To"]
+        headers["WARC-Date"] = self.clock.date(uri, headers.get("WARC-Date"))
         return self._builder.create_warc_record(
             uri,
             record_type,

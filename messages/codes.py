@@ -64,6 +64,7 @@ ZIP_TOO_LARGE = "zip_too_large"  # a ZIP inflates past the size limit (ZIP bomb)
 ZIP_UNEXPECTED_ENTRIES = "zip_unexpected_entries"  # a ZIP lacks a required entry, has extra ones or the wrong order
 EXPORT_TABLES = "export_tables"  # which table(s) and files an export wrote, with item counts
 ITEM_UNREADABLE = "item_unreadable"  # a body did not decode or was not JSON: fails the export unless skip_unreadable
+WACZ_FAILED = "wacz_failed"  # `swath wacz` made no package: no WARC under the path, a name twice, or the tool refused
 
 # --- requester (sources, launches, schedules) ---
 SOURCE_NOT_VALIDATED = "source_not_validated"  # a harvest source runs only after `swath harvest validate` accepted it

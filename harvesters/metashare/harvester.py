@@ -7,7 +7,7 @@ The LR storage is `<harvest path>/lr-storage`; see docs/metashare.md.
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import requests
 
@@ -114,7 +114,8 @@ class MetashareHarvester(Harvester):
             },
         }
         self.harvest.write_record(
-            uri=redactor.url(request.url or ""),
+            # a URI of its own: this JSON describes the login, it is not the archived answer of that URL
+            uri="urn:swath:metashare:login:" + quote(redactor.url(request.url or ""), safe=""),
             record_type="metadata",
             payload=json.dumps(exchange, ensure_ascii=False).encode("utf-8"),
             content_type="application/json",

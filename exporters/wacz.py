@@ -1,0 +1,98 @@
+"""WACZ packages of a collection's WARCs, made with the field's own tool (the `wacz` package): the WARCs, a CDXJ
+index (`indexes/index.cdx.gz`), a pages list and a datapackage, so ReplayWeb.page and pywb open them.
+
+swath writes the pages list itself: an API harvest has no HTML pages for `wacz --detect-pages` to find, so every
+2xx HTTP capture is a page (its URL and capture time). Derived records (urn: URIs) are in the index, not pages.
+See docs/wacz.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+from swath.core.errors import SwathError
+from swath.core.paths import safe_id
+from swath.exporters.warc_index import is_warc
+from swath.messages import codes
+
+PAGES_FORMAT = "json-pages-1.0"  # the WACZ spec's pages.jsonl header format
+
+
+@dataclass(frozen=True)
+class Packaged:
+    """A WACZ written: where, how many WARCs and pages went in."""
+
+    path: Path
+    warcs: int
+    pages: int
+
+
+def collection_warcs(path: Path, *, harvest_ids: Iterable[str] = ()) -> list[Path]:
+    """The complete WARCs under a collection folder (never `.open` ones or swath's own `.swath/`), in path order;
+    with `harvest_ids`, only those harvests' files (their names start with the harvest id)."""
+    prefixes = tuple(f"{safe_id(h)}-" for h in harvest_ids)
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(Path(folder) / name for name in files
+                     if is_warc(name) and (not prefixes or name.startswith(prefixes)))
+    return sorted(found, key=str)
+
+
+def pages(warcs: Iterable[Path]) -> Iterator[dict[str, str]]:
+    """A page for every 2xx HTTP response captured (URL and WARC-Date), in file order."""
+    for warc in warcs:
+        with open(warc, "rb") as fh:
+            for record in ArchiveIterator(fh, record_types=WarcRecordType.response, parse_http=True):
+                status = (record.http_headers.status_code if record.http_headers else None) or 0
+                url = record.headers.get("WARC-Target-URI") or ""
+                if 200 <= status < 300 and url.startswith(("http://", "https://")):
+                    yield {"url": url, "ts": record.headers.get("WARC-Date") or "", "title": url}
+
+
+def package(warcs: list[Path], output: Path, *, title: str, description: str = "") -> Packaged:
+    """Write `output` (a .wacz) holding `warcs`, indexed by the `wacz` package; SwathError if nothing to pack
+    or the tool refused."""
+    from wacz.main import main as wacz_main  # heavy (frictionless): imported when a package is made
+
+    if not warcs:
+        raise SwathError("no WARC files to package; check the collection path (and --harvest ids)",
+                         code=codes.WACZ_FAILED)
+    names = [w.name for w in warcs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # the WACZ keeps archive/<file name>: one name, one file
+        raise SwathError(f"two WARC files share the name {twice[0]}; package them separately",
+                         code=codes.WACZ_FAILED)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="swath-wacz-") as tmp:
+        pages_file = Path(tmp) / "pages.jsonl"
+        count = 0
+        with open(pages_file, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"format": PAGES_FORMAT, "id": "pages", "title": title}) + "\n")
+            for page in pages(warcs):
+                fh.write(json.dumps(page) + "\n")
+                count += 1
+        partial = output.with_name(output.name + ".part")
+        args = ["create", "-o", str(partial), "--title", title, *(["--desc", description] if description else []),
+                *(["-p", str(pages_file)] if count else []), *map(str, warcs)]
+        chatter = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(chatter):  # the tool narrates every step on stdout
+                result = wacz_main(args)
+        except Exception as exc:
+            partial.unlink(missing_ok=True)
+            raise SwathError(f"the wacz tool failed: {type(exc).__name__}: {exc}", code=codes.WACZ_FAILED) from exc
+        if result not in (0, None):
+            partial.unlink(missing_ok=True)
+            raise SwathError(f"the wacz tool failed: {chatter.getvalue().strip()[-500:]}", code=codes.WACZ_FAILED)
+    os.replace(partial, output)
+    return Packaged(path=output, warcs=len(warcs), pages=count)

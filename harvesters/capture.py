@@ -1,0 +1,96 @@
+"""What a capture is called and when: WARC-Dates, a capture time of its own for each capture of a URI,
+valid target URIs, record ids made ahead. Used by the record factory (warc.py) and the stream tap (streams.py);
+see docs/harvesting.md "WARC files".
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import threading
+import time
+import uuid
+
+_last_date: tuple[int, str] = (0, "")
+
+
+def warc_date() -> str:
+    """The WARC-Date of an exchange, taken when it happened rather than when it is written."""
+    global _last_date
+    second = int(time.time())
+    if _last_date[0] != second:  # WARC/1.0 dates are whole seconds: format once per second
+        _last_date = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return _last_date[1]
+
+
+_parsed: tuple[str, int] = ("", 0)
+
+
+def _date_second(date: str) -> int:
+    """Epoch second of a WARC/1.0 date (`%Y-%m-%dT%H:%M:%SZ`); dates come a second at a time: parse once."""
+    global _parsed
+    if _parsed[0] != date:
+        _parsed = (date, calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%SZ")))
+    return _parsed[1]
+
+
+def _format_date(second: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second))
+
+
+class CaptureClock:
+    """Distinct capture times for distinct captures of one URI within a harvest.
+
+    Replay tools (pywb, cdxj-indexer, ReplayWeb.page) find a capture by URI and 14-digit timestamp, so two
+    captures of one URI in the same second hide one another. A capture whose second an earlier capture of
+    the same URI already holds is dated at the next free second (docs/harvesting.md "WARC files")."""
+
+    PRUNE_AT = 4096  # URIs remembered before the old ones are dropped
+    KEEP_SECONDS = 120  # a URI last captured this long before the newest capture cannot collide again
+
+    def __init__(self) -> None:
+        self._last: dict[str, int] = {}
+        self._newest = 0
+        self._lock = threading.Lock()
+
+    def date(self, uri: str, date: str | None = None) -> str:
+        """The WARC-Date for a capture of `uri` that happened at `date` (now if None)."""
+        second = _date_second(date) if date else int(time.time())
+        with self._lock:
+            taken = self._last.get(uri)
+            if taken is not None and second <= taken:
+                second = taken + 1
+            self._last[uri] = second
+            self._newest = max(self._newest, second)
+            if len(self._last) > self.PRUNE_AT:
+                horizon = self._newest - self.KEEP_SECONDS
+                self._last = {u: s for u, s in self._last.items() if s >= horizon}
+        return date if date and _date_second(date) == second else _format_date(second)
+
+
+# RFC 3986: unreserved, reserved (gen-delims and sub-delims) and the percent sign of an escape
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=")
+_HEX_BYTES = frozenset(bytes([h]) for h in b"0123456789ABCDEFabcdef")
+_VALID_URI = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*")
+
+
+def safe_uri(uri: str) -> str:
+    """`uri` with every character RFC 3986 forbids percent-encoded (UTF-8); a valid URI is returned as is.
+
+    A space, a non-ASCII letter (an IRI) or a `%` not starting an escape would make WARC-Target-URI
+    invalid; replay tools then index a URI no browser asks for."""
+    if _VALID_URI.fullmatch(uri):
+        return uri
+    data = uri.encode("utf-8")
+    out = []
+    for i, b in enumerate(data):
+        if b in _URI_SAFE or (b == 0x25 and data[i + 1 : i + 2] in _HEX_BYTES and data[i + 2 : i + 3] in _HEX_BYTES):
+            out.append(chr(b))
+        else:
+            out.append(f"%{b:02X}")
+    return "".join(out)
+
+
+def new_record_id() -> str:
+    """A WARC-Record-ID, made before the record when another record must name it first."""
+    return f"<urn:uuid:{uuid.uuid4()}>"
