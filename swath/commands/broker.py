@@ -1,15 +1,16 @@
-"""`swath broker setup`: the RabbitMQ side, for operators."""
+"""`swath broker setup` and `swath broker dead-letters ...`: the RabbitMQ side, for operators."""
 
 from __future__ import annotations
 
 import click
 
 from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors
+from swath.commands.deadletters import dead_letters
 
 
 @click.group()
 def broker() -> None:
-    """Set up the RabbitMQ side."""
+    """Set up the RabbitMQ side and handle dead letters (messages no worker could take)."""
 
 
 @broker.command("setup")
@@ -42,4 +43,5 @@ def setup(ctx: click.Context, as_json: bool) -> None:
          "\n".join(f"declared {q['queue']} <- {', '.join(q['bindings'])}" for q in queues))
 
 
+broker.add_command(dead_letters)
 command = broker
