@@ -154,7 +154,12 @@ class Publisher:
         with self._lock:
             if self._closing:
                 raise PublisherClosed("publisher is closed")
-            self._pending.append(item)
+            refusal = self._given_up()
+            if refusal is None:
+                self._pending.append(item)
+        if refusal is not None:
+            item.future.set_exception(refusal)
+            return item.future
         self._wake()
         return item.future
 
@@ -237,7 +242,15 @@ class Publisher:
         waited = now - self._outage_since
         if error.fatal or waited >= self.give_up_after:
             self._fail_waiting(error)
-        return min(delay, max(0.1, self.give_up_after - waited))
+            return delay  # publishes arriving meanwhile fail at once (_given_up)
+        return min(delay, self.give_up_after - waited)
+
+    def _given_up(self) -> BrokerError | None:
+        """The error a new publish fails with at once: the broker refused us or stayed away past give_up_after."""
+        error, since = self.last_error, self._outage_since
+        if self.give_up_after is None or error is None or since is None or self._ready.is_set():
+            return None
+        return error if error.fatal or time.monotonic() - since >= self.give_up_after else None
 
     def _fail_waiting(self, error: BrokerError) -> None:
         """Fail the messages waiting for a connection (none of them reached the broker)."""

@@ -1,6 +1,7 @@
-"""A broker that refuses or is away, as an operator meets it: real `swath` processes against the real RabbitMQ
-with a wrong password, a missing vhost, a user without permissions, a port nobody listens on. Each is told in
-one line with a code and what to do, a launch leaves no queued job, a worker waits with a capped back-off."""
+"""A broker (or database) that refuses or is away, as an operator meets it: real `swath` processes against
+the real RabbitMQ with a wrong password, a missing vhost, a user without permissions, a port nobody listens on
+(and PostgreSQL with a missing role or database). Each is told in one line with a code and what to do, a launch
+leaves no queued job, a worker waits with a capped back-off."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from swath.messages import codes
 from swath.requester import Requester
 from swath.store import Store, repo
 from swath.store.models import ACCEPTED, FAILURE, QUEUED
-from tests.test_requester_kit import cli_env
+from tests.test_requester_kit import cli_env, pg_url  # noqa: F401  (pg_url: a fixture)
 
 WRONG = "wrong-password-for-the-test"
 
@@ -199,3 +200,37 @@ def test_a_scheduled_launch_waits_in_the_outbox_while_the_broker_is_away_but_not
             requester.close()
             store.close()
 
+
+
+@pytest.mark.parametrize("case, code", [("no such role", codes.DATABASE_AUTH_REFUSED),
+                                        ("no such database", codes.DATABASE_MISSING),
+                                        ("nobody listening", codes.DATABASE_UNREACHABLE)])
+def test_a_store_that_cannot_open_is_named_in_one_line(config: Config, pg_url: str, case: str, code: str) -> None:
+    tag = uuid.uuid4().hex[:8]
+    url = {"no such role": f"postgresql+psycopg2://nobody_{tag}:pw@127.0.0.1:5432/postgres",
+           "no such database": f"postgresql+psycopg2://postgres@127.0.0.1:5432/missing_{tag}",
+           "nobody listening": f"postgresql+psycopg2://postgres:pw@127.0.0.1:{free_port()}/postgres"}[case]
+    if code == codes.DATABASE_MISSING:  # the same server, with a database that exists, opens
+        good, _ = run_swath(dataclasses.replace(config, db_url=pg_url), "harvest", "sources")
+        assert good.returncode == 0, good.stderr
+    done, _ = run_swath(dataclasses.replace(config, db_url=url), "harvest", "sources")
+    assert done.returncode == 1
+    line = one_error_line(done, code)
+    assert "SWATH_DB_URL" in line and ":pw@" not in line  # what to do; the password masked
+
+
+def test_a_publisher_that_may_give_up_fails_its_publishes_instead_of_waiting(config: Config) -> None:
+    """The requester's publisher: an unreachable broker fails a publish after give_up_after seconds of retries,
+    and later publishes at once while the broker stays away (the scheduler's next tick tries again)."""
+    from swath.messages.broker import Publisher
+    from swath.messages.broker_errors import BrokerError
+
+    port = free_port()
+    with Publisher(config=with_url(config, port=port), give_up_after=1.0) as publisher:
+        first = publisher.publish("harvest.start.x.y", {"id": "a"})
+        with pytest.raises(BrokerError) as failed:
+            first.result(timeout=120)
+        assert failed.value.code == codes.BROKER_UNREACHABLE and f":{port}/" in failed.value.message
+        later = publisher.publish("harvest.start.x.y", {"id": "b"})
+        assert later.done() and later.exception() is not None
+        assert later.exception().code == codes.BROKER_UNREACHABLE  # type: ignore[union-attr]
