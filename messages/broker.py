@@ -4,7 +4,8 @@ The publisher owns one pika SelectConnection on its own I/O thread. Any thread m
 messages are sent persistent and `mandatory`, up to `confirm_window` of them unconfirmed at once, and each
 `publish()` returns a Future that resolves when the broker confirmed the message — or fails when the
 broker returned it (it routed nowhere) or nacked it. Unconfirmed messages are sent again after a reconnect
-(at-least-once; consumers are idempotent by message id).
+(at-least-once; consumers are idempotent by message id). A publisher made with `give_up_after` (the CLI's)
+fails its futures with a `BrokerError` instead of waiting for a broker that refuses it or stays away.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pika
+import pika.exceptions
 from pika.adapters.select_connection import SelectConnection
 from pika.channel import Channel
 from pika.spec import Basic, BasicProperties
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
+from swath.messages.broker_errors import BrokerError, classify, safe_url
 from swath.messages.model import encode_body
 
 log = logging.getLogger(__name__)
@@ -50,6 +53,14 @@ class Nacked(PublishError):
 
 class PublisherClosed(PublishError):
     """publish() was called after close(), or close() ran before the message was confirmed."""
+
+
+def open_blocking(config: Config, *, name: str) -> pika.BlockingConnection:
+    """A BlockingConnection, or a `BrokerError` saying in one line why there is none."""
+    try:
+        return pika.BlockingConnection(connection_parameters(config, name=name))
+    except (pika.exceptions.AMQPError, OSError) as exc:
+        raise classify(exc, config.amqp_url) from None
 
 
 def connection_parameters(config: Config, *, name: str) -> pika.URLParameters:
@@ -98,9 +109,15 @@ class _Pending:
 class Publisher:
     """Publish persistent, mandatory messages with asynchronous publisher confirms (see module doc)."""
 
-    def __init__(self, *, config: Config, name: str = "swath-publisher") -> None:
+    def __init__(self, *, config: Config, name: str = "swath-publisher", give_up_after: float | None = None) -> None:
         self.config = config
         self.name = name
+        # None: wait for the broker as long as it takes (workers). Else: seconds a publish may wait for an
+        # unreachable broker before its future fails; a refused login, vhost or permission fails it at once.
+        self.give_up_after = give_up_after
+        self.last_error: BrokerError | None = None  # why the last connection attempt failed
+        self._outage_since: float | None = None
+        self._logged_code: str | None = None
         self._pending: collections.deque[_Pending] = collections.deque()
         self._unconfirmed: dict[int, _Pending] = {}
         self._by_message_id: dict[str, _Pending] = {}
@@ -110,6 +127,7 @@ class Publisher:
         self._next_tag = 0
         self._closing = False
         self._ready = threading.Event()
+        self._closed = threading.Event()  # ends a wait between connection attempts at once
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     # ---- any thread ----
@@ -136,7 +154,12 @@ class Publisher:
         with self._lock:
             if self._closing:
                 raise PublisherClosed("publisher is closed")
-            self._pending.append(item)
+            refusal = self._given_up()
+            if refusal is None:
+                self._pending.append(item)
+        if refusal is not None:
+            item.future.set_exception(refusal)
+            return item.future
         self._wake()
         return item.future
 
@@ -157,6 +180,7 @@ class Publisher:
             time.sleep(0.02)
         with self._lock:
             self._closing = True
+        self._closed.set()
         connection = self._connection
         if connection is not None:
             try:
@@ -185,30 +209,68 @@ class Publisher:
     def _run(self) -> None:
         delay = 0.5
         while not self._closing:
-            self._connection = SelectConnection(
-                connection_parameters(self.config, name=self.name),
-                on_open_callback=self._on_connection_open,
-                on_open_error_callback=self._on_open_error,
-                on_close_callback=self._on_connection_closed,
-            )
-            self._connection.ioloop.start()
+            try:
+                self._connection = SelectConnection(
+                    connection_parameters(self.config, name=self.name),
+                    on_open_callback=self._on_connection_open,
+                    on_open_error_callback=self._on_open_error,
+                    on_close_callback=self._on_connection_closed,
+                )
+                self._connection.ioloop.start()
+            except (pika.exceptions.AMQPError, OSError) as exc:  # e.g. a host name that does not resolve
+                self.last_error = classify(exc, self.config.amqp_url)
             if self._closing:
                 break
             if self._ready.is_set():
                 delay = 0.5
             self._ready.clear()
-            log.warning("publisher lost the broker; reconnecting in %.1fs", delay)
-            time.sleep(delay)
+            self._closed.wait(self._after_failure(delay))
             delay = min(delay * 2, self.config.reconnect_max_delay)
 
+    def _after_failure(self, delay: float) -> float:
+        """Say once per outage (and per new reason) why there is no broker; fail what may not wait. Returns
+        how long to wait before the next attempt."""
+        error = self.last_error or BrokerError(f"{self.name} lost the broker")
+        now = time.monotonic()
+        if self._outage_since is None:
+            self._outage_since = now
+        quiet = self.give_up_after is not None or error.code == self._logged_code  # the caller reports it
+        log.log(logging.DEBUG if quiet else logging.WARNING, "%s: %s; retrying in %.1fs", self.name, error, delay)
+        self._logged_code = error.code
+        if self.give_up_after is None:
+            return delay
+        waited = now - self._outage_since
+        if error.fatal or waited >= self.give_up_after:
+            self._fail_waiting(error)
+            return delay  # publishes arriving meanwhile fail at once (_given_up)
+        return min(delay, self.give_up_after - waited)
+
+    def _given_up(self) -> BrokerError | None:
+        """The error a new publish fails with at once: the broker refused us or stayed away past give_up_after."""
+        error, since = self.last_error, self._outage_since
+        if self.give_up_after is None or error is None or since is None or self._ready.is_set():
+            return None
+        return error if error.fatal or time.monotonic() - since >= self.give_up_after else None
+
+    def _fail_waiting(self, error: BrokerError) -> None:
+        """Fail the messages waiting for a connection (none of them reached the broker)."""
+        with self._lock:
+            items = list(self._pending)
+            self._pending.clear()
+        for item in items:
+            if not item.future.done():
+                item.future.set_exception(error)
+
     def _on_open_error(self, connection: SelectConnection, error: Exception) -> None:
-        log.warning("publisher cannot reach the broker at %s: %s", _safe_url(self.config.amqp_url), error)
+        self.last_error = classify(error, self.config.amqp_url)
         connection.ioloop.stop()
 
     def _on_connection_open(self, connection: SelectConnection) -> None:
         connection.channel(on_open_callback=self._on_channel_open)
 
     def _on_connection_closed(self, connection: SelectConnection, reason: Exception) -> None:
+        if self.last_error is None and not self._closing:  # a channel refusal said it better already
+            self.last_error = classify(reason, self.config.amqp_url)
         self._channel = None
         self._requeue_unconfirmed()
         connection.ioloop.stop()
@@ -224,6 +286,9 @@ class Publisher:
         config = self.config
 
         def ready(_frame: Any) -> None:
+            if self._outage_since is not None:
+                log.info("%s reached the broker at %s again", self.name, safe_url(config.amqp_url))
+            self.last_error, self._outage_since, self._logged_code = None, None, None
             self._ready.set()
             self._drain()
 
@@ -235,7 +300,7 @@ class Publisher:
 
     def _on_channel_closed(self, channel: Channel, reason: Exception) -> None:
         if not self._closing:
-            log.warning("publisher channel closed: %s", reason)
+            self.last_error = classify(reason, self.config.amqp_url)  # e.g. no permission to declare
         self._channel = None
         self._requeue_unconfirmed()
         if self._connection is not None and self._connection.is_open:
@@ -320,9 +385,3 @@ class Publisher:
         for item in items:
             if not item.future.done():
                 item.future.set_exception(error)
-
-
-def _safe_url(url: str) -> str:
-    """The AMQP URL without its password, for log lines."""
-    params = pika.URLParameters(url)
-    return f"amqp://{params.host}:{params.port}/{params.virtual_host}"

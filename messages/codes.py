@@ -66,6 +66,16 @@ EXPORT_TABLES = "export_tables"  # which table(s) and files an export wrote, wit
 ITEM_UNREADABLE = "item_unreadable"  # a body did not decode or was not JSON: fails the export unless skip_unreadable
 WACZ_FAILED = "wacz_failed"  # `swath wacz` made no package: no WARC under the path, a name twice, or the tool refused
 
+# --- broker and store connections (CLI errors and worker log lines; each message says what to do) ---
+BROKER_AUTH_REFUSED = "broker_auth_refused"  # RabbitMQ refused the user/password in SWATH_AMQP_URL
+BROKER_UNREACHABLE = "broker_unreachable"  # nothing answered AMQP at SWATH_AMQP_URL's host and port (or DNS failed)
+BROKER_VHOST_MISSING = "broker_vhost_missing"  # the virtual host named in SWATH_AMQP_URL does not exist
+BROKER_PERMISSION = "broker_permission"  # the user may not use the vhost, or configure/write/read what swath needs
+DEAD_LETTER_NOT_FOUND = "dead_letter_not_found"  # no message with that id is in the dead-letter queue
+DATABASE_AUTH_REFUSED = "database_auth_refused"  # the database refused the user/password in SWATH_DB_URL
+DATABASE_MISSING = "database_missing"  # the database named in SWATH_DB_URL does not exist on its server
+DATABASE_UNREACHABLE = "database_unreachable"  # no database server answers at SWATH_DB_URL, or SQLite cannot open it
+
 # --- requester (sources, launches, schedules) ---
 SOURCE_NOT_VALIDATED = "source_not_validated"  # a harvest source runs only after `swath harvest validate` accepted it
 SOURCE_BUSY = "source_busy"  # the source has a queued or running job already; runs of one source never overlap

@@ -8,6 +8,10 @@ the original is acked only after that publish is confirmed, so nothing is droppe
 
 Stops (harvest.stop.<platform>.<type>) arrive on a per-replica exclusive queue bound to the stop keys, so
 every replica hears every stop and the one running that harvest acts on it.
+
+The log says what an operator needs and no more: one line when a job starts and one when it ends (id, type,
+outcome, seconds), one line per wait for a broker that is away or refuses us (why, and for how long), and at
+shutdown what was running and what goes back to the queue.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from swath.messages.broker import (
     declare_topology,
     declare_work_queue,
 )
+from swath.messages.broker_errors import classify
 from swath.messages.model import (
     ExportStatus,
     HarvestStatus,
@@ -82,6 +87,14 @@ class _Running:
     delivery_tag: int
 
 
+@dataclass
+class _Outcome:
+    """What one job's end line says: the last status it published for its own id."""
+
+    job_id: str | None
+    status: str | None = None
+
+
 class Worker:
     """Run one ServiceSpec against the broker until SIGTERM/SIGINT or `request_shutdown()`."""
 
@@ -102,6 +115,8 @@ class Worker:
         self.consuming = threading.Event()  # set while the consumer is attached to its queue
         self.replica = uuid.uuid4().hex[:8]
         self.processed = 0  # messages finished (acked), for tests and the monitor
+        self.requeued = 0  # messages handed back to the queue (interrupted or taken during shutdown)
+        self._shutdown_logged = False
         self.connections = 0  # consumer connections opened; more than one means we reconnected
 
     # ---- lifecycle ----
@@ -126,21 +141,38 @@ class Worker:
                 try:
                     self._consume()
                     delay = 0.5
-                except (pika.exceptions.AMQPConnectionError, pika.exceptions.AMQPChannelError,
-                        pika.exceptions.StreamLostError, ConnectionError) as exc:
+                except (pika.exceptions.AMQPError, OSError) as exc:  # OSError: a name that does not resolve
                     if self._shutdown.is_set():
                         break
+                    error = classify(exc, self.config.amqp_url)
                     ack_timeout = "acknowledgement" in str(exc) and "timed out" in str(exc)
                     hint = f" ({_ACK_TIMEOUT_HINT})" if ack_timeout else ""
-                    log.warning("%s lost the broker: %r%s; reconnecting in %.1fs",
-                                self.spec.name, exc, hint, delay)
+                    # one line per wait, the wait doubling up to SWATH_RECONNECT_MAX_DELAY: no traceback per attempt
+                    log.warning("%s waiting for the broker [%s]: %s%s; retrying in %.1fs",
+                                self.spec.name, error.code, error.message, hint, delay)
                     self._shutdown.wait(delay)
                     delay = min(delay * 2, self.config.reconnect_max_delay)
         finally:
+            self._log_shutdown()
             self._signal_running_to_stop()
             self._executor.shutdown(wait=True)
             if self._owns_publisher:
                 self.publisher.close()
+            log.info("%s stopped: %d message(s) done, %d handed back to the queue", self.spec.name,
+                     self.processed - self.requeued, self.requeued)
+
+    def _log_shutdown(self) -> None:
+        """Once: what was running when the shutdown came, and that its messages go back to the queue."""
+        if self._shutdown_logged or not self._shutdown.is_set():
+            return
+        self._shutdown_logged = True
+        with self._lock:
+            running = sorted(self._running)
+        if running:
+            log.info("%s shutting down: stopping %d running job(s) (%s); unfinished ones go back to the queue",
+                     self.spec.name, len(running), ", ".join(running))
+        else:
+            log.info("%s shutting down: no job running", self.spec.name)
 
     def _consume(self) -> None:
         connection = pika.BlockingConnection(connection_parameters(self.config, name=f"{self.queue}-consumer"))
@@ -166,6 +198,7 @@ class Worker:
             while not self._shutdown.is_set():
                 connection.process_data_events(time_limit=0.5)
             # Shutdown: stop taking new work, let running jobs end (they requeue if interrupted).
+            self._log_shutdown()
             channel.stop_consuming()
             self._signal_running_to_stop()
             while self._busy():
@@ -245,6 +278,7 @@ class Worker:
         with self._lock:
             self._in_flight -= 1
             self.processed += 1
+            self.requeued += requeue is True
 
     def _settle_threadsafe(self, channel: Any, delivery_tag: int, *, requeue: bool | None) -> None:
         """Hand the ack/nack to the I/O thread; called exactly once per job. Under the lock, so a reconnect
@@ -265,10 +299,13 @@ class Worker:
 
     def _handle(self, channel: Any, delivery_tag: int, routing_key: str, body: bytes, redelivered: bool) -> None:
         if self._shutdown.is_set():  # prefetched while shutting down: leave it to the next worker
+            log.info("message on %s taken during shutdown goes back to the queue", routing_key)
             self._settle_threadsafe(channel, delivery_tag, requeue=True)
             return
         requeue: bool | None = None
         message_id: str | None = None
+        started: float | None = None  # set when the job starts: then its end is logged
+        outcome = _Outcome(None)
         try:
             parsed = decode_body(body)
             message_id = parsed.get("id") if isinstance(parsed, dict) and isinstance(parsed.get("id"), str) else None
@@ -277,8 +314,9 @@ class Worker:
             refusal = self.spec.accepts(parsed)
             if refusal:
                 raise InvalidMessage(refusal, code=codes.UNKNOWN_TYPE)
-            ctx = JobContext(config=self.config, publish=self._publish, service=self.spec.service,
-                             log=logging.getLogger(f"swath.{self.spec.name}"))
+            outcome.job_id = message_id
+            ctx = JobContext(config=self.config, publish=partial(self._job_publish, outcome),
+                             service=self.spec.service, log=logging.getLogger(f"swath.{self.spec.name}"))
             if message_id:
                 with self._lock:
                     running = self._running.setdefault(message_id, _Running(ctx, channel, delivery_tag))
@@ -292,26 +330,40 @@ class Worker:
             try:
                 if redelivered:
                     log.info("message %s was redelivered; the job resumes it", message_id)
+                started = time.monotonic()
+                log.info("job %s started: %s (%s)", message_id or "-", parsed.get("type"), routing_key)
                 self.spec.job(parsed, routing_key=routing_key, ctx=ctx)
             finally:
                 if message_id:
                     with self._lock:
                         running = self._running.pop(message_id)
                     channel, delivery_tag = running.channel, running.delivery_tag
+            ended = outcome.status or "no final status"
         except InvalidMessage as exc:
             requeue = self._refuse(routing_key, body, message_id, exc.code, str(exc))
+            ended = f"refused [{exc.code}]"
         except JobInterrupted:
-            log.info("job %s interrupted by shutdown; its message goes back to the queue", message_id)
             requeue = True
+            ended = "interrupted by shutdown; its message goes back to the queue"
         except Exception as exc:  # a bug in a job must not kill the worker or loop forever
             log.exception("job %s failed unexpectedly", message_id)
             requeue = self._refuse(routing_key, body, message_id, codes.UNKNOWN_ERROR,
                                    f"unexpected {type(exc).__name__}: {exc}")
+            ended = f"failed [{codes.UNKNOWN_ERROR}]"
+        if started is not None:
+            log.info("job %s ended: %s, %s, %.1fs", message_id or "-", parsed.get("type"), ended,
+                     time.monotonic() - started)
         self._settle_threadsafe(channel, delivery_tag, requeue=requeue)
 
     def _publish(self, routing_key: str, body: dict[str, Any]) -> None:
         validate_for_key(routing_key, body)  # a job must never put an invalid message on the wire
         self.publisher.publish(routing_key, body).result()
+
+    def _job_publish(self, outcome: _Outcome, routing_key: str, body: dict[str, Any]) -> None:
+        """A job's publish, noting its own status for the job's end line."""
+        self._publish(routing_key, body)
+        if routing_key.startswith(("harvest.status.", "export.status.")) and body.get("id") == outcome.job_id:
+            outcome.status = str(body.get("status"))
 
     def _refuse(self, routing_key: str, body: bytes, message_id: str | None, code: str, message: str) -> bool | None:
         """Dead-letter the message and, where it has an id, publish a failure status. Returns how to settle."""

@@ -40,18 +40,21 @@ def read_message(source: str) -> dict[str, Any]:
 @click.option("--log-level", default="INFO", show_default=True,
               type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
               help="Log verbosity; logs go to stderr.")
+@click.option("--debug", is_flag=True, help="Log at DEBUG with tracebacks and the broker client's own lines.")
 @click.version_option(package_name="swath")
 @click.pass_context
-def cli(ctx: click.Context, data_root: Path | None, log_level: str) -> None:
+def cli(ctx: click.Context, data_root: Path | None, log_level: str, debug: bool) -> None:
     """Harvest social media and metadata into WARC files, and export them for research.
 
     Start with `swath demo`, which harvests a local replay of a blog's posts into a WARC and exports
     it to CSV, with no broker. `swath harvest run` and `swath export run` take the very SFM messages
     a worker takes; `swath worker NAME` runs a worker service against RabbitMQ.
     """
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
+    logging.basicConfig(level="DEBUG" if debug else log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pika").setLevel(max(logging.WARNING, logging.getLogger().level))  # chatty at INFO
+    from swath.messages.broker_errors import quiet_pika_logs
+
+    quiet_pika_logs(debug=debug)  # broker errors are told in one line; pika's own lines only under --debug
     from swath.harvesters.redaction import install_log_filter  # here: `swath --help` stays light
 
     install_log_filter()  # every record reaching stderr is redacted, whichever library logged it
@@ -258,37 +261,6 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
     runner = Worker(config=config_of(ctx), spec=spec)
     runner.install_signal_handlers()
     runner.run()
-
-
-@cli.group()
-def broker() -> None:
-    """Set up and inspect the RabbitMQ side."""
-
-
-@broker.command("setup")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.pass_context
-def broker_setup(ctx: click.Context, as_json: bool) -> None:
-    """Declare the exchange, the dead-letter and status queues and every worker queue (idempotent)."""
-    import pika
-
-    from swath.messages.broker import declare_topology, declare_work_queue
-    from swath.services import all_services
-
-    config = config_of(ctx)
-    try:
-        connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
-    except pika.exceptions.AMQPError as exc:
-        raise click.ClickException(f"cannot reach RabbitMQ ({exc!r}); is it running? set SWATH_AMQP_URL") from None
-    channel = connection.channel()
-    declare_topology(channel, config)
-    queues = []
-    for spec in all_services().values():
-        declare_work_queue(channel, config, config.queue_prefix + spec.name, spec.bindings)
-        queues.append({"queue": config.queue_prefix + spec.name, "bindings": spec.bindings})
-    connection.close()
-    emit({"exchange": config.exchange, "queues": queues}, as_json,
-         "\n".join(f"declared {q['queue']} <- {', '.join(q['bindings'])}" for q in queues))
 
 
 def _add_command_modules(group: click.Group) -> None:

@@ -20,6 +20,7 @@ from swath.core.errors import SwathError
 from swath.harvesters.registry import lookup as lookup_harvest_type
 from swath.messages import codes, routing
 from swath.messages.broker import Publisher, PublishError, Unroutable
+from swath.messages.broker_errors import BrokerError
 from swath.messages.model import ExportStart, HarvestStart
 from swath.messages.validation import InvalidMessage
 from swath.store import Store, repo
@@ -31,6 +32,7 @@ STORED = "stored"
 CREDENTIAL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,99}")
 ENV_PREFIX = "env:"
 CONFIRM_TIMEOUT = 30.0
+BROKER_GIVE_UP = 5.0  # seconds a publish waits for an unreachable broker; a refused login fails at once
 
 
 class RequestError(SwathError):
@@ -242,9 +244,17 @@ class Requester:
                        "or run `swath broker setup`")
             repo.fail_job(s, job, codes.NO_WORKER, message)
             return PublishResult(job.id, False, message)
-        except (PublishError, TimeoutError) as exc:  # broker away: stays in the outbox for the next try
-            log.warning("harvest.start for %s not confirmed (%s); it stays in the outbox", job.id, exc)
-            return PublishResult(job.id, False, f"the broker did not confirm: {exc}")
+        except (BrokerError, PublishError, TimeoutError) as exc:
+            error = exc if isinstance(exc, BrokerError) else BrokerError(
+                f"the broker did not confirm harvest.start for {job.id} ({exc or type(exc).__name__}); "
+                "check the broker, then launch again")
+            # a manual launch is answered now, never left queued for a later scheduler to send; a scheduled
+            # one waits in the outbox while the broker is away, but not for a refusal only an operator can cure
+            if job.trigger == "manual" or error.fatal:
+                repo.fail_job(s, job, error.code, error.message)
+            else:
+                log.warning("harvest.start for %s not confirmed (%s); it stays in the outbox", job.id, error)
+            return PublishResult(job.id, False, error.message)
         job.published_at = utcnow()
         log.info("published %s for source %s", job.routing_key, source.name)
         return PublishResult(job.id, True)
@@ -376,7 +386,8 @@ class Requester:
 
     def _publisher(self) -> Publisher:
         if self.publisher is None:
-            self.publisher = Publisher(config=self.config, name="swath-requester").start()
+            self.publisher = Publisher(config=self.config, name="swath-requester",
+                                       give_up_after=BROKER_GIVE_UP).start()
         return self.publisher
 
     def close(self) -> None:

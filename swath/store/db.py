@@ -101,8 +101,11 @@ class Store:
             if migrate:
                 upgrade(self.engine)
         except Exception as exc:
+            from swath.store.dberrors import classify  # one line with a code: refused, missing, unreachable
+
             safe = make_url(url).render_as_string(hide_password=True)
-            raise StoreError(f"cannot open the store at {safe}: {type(exc).__name__}: {exc}") from None
+            code, line = classify(exc)
+            raise StoreError(f"cannot open the store at {safe}: {line}", code=code) from None
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     @property
