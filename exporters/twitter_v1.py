@@ -1,4 +1,8 @@
-"""Twitter API v1.1 (search, user timelines, filter/sample streams): items and the twarc json2csv table."""
+"""Twitter API v1.1 (search, user timelines, filter/sample streams): items and the twarc json2csv table.
+
+The table is SFM's: twarc's json2csv as SFM's exporter calls it (`get_row(tweet, excel=True)`), so free-text
+cells have their line breaks written as spaces and `tweet_type` ranks reply before retweet before quote.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any
 from swath.exporters.dates import twitter_date
 from swath.exporters.items import Doc, Item, Source, item_id, obj
 from swath.exporters.jsonspan import ANY
-from swath.exporters.table import Col, Table
+from swath.exporters.table import Col, Table, with_inline
 from swath.exporters.warc_reader import Response
 
 
@@ -18,6 +22,14 @@ def _t(item: Item) -> dict[str, Any]:
 
 def _user(key: str):
     return lambda item: (item.item.get("user") or {}).get(key)
+
+
+@with_inline('({fn}(_v) if type(_v := {value}) is not str or "\\n" in _v or "\\r" in _v else _v)')
+def one_line(value: Any) -> str | None:
+    """json2csv's excel cleaning, which SFM asks for: LF as a space, CR dropped, a non-text value empty."""
+    if type(value) is not str:
+        return None
+    return value.replace("\n", " ").replace("\r", "")
 
 
 def _text(item: Item) -> str:
@@ -53,13 +65,14 @@ def _urls(item: Item) -> str:
 
 
 def _tweet_type(item: Item) -> str:
+    # json2csv's precedence (so SFM's): a reply that quotes is a reply; the keys' presence decides, as there
     t = item.item
-    if t.get("retweeted_status"):
-        return "retweet"
-    if t.get("quoted_status"):
-        return "quote"
     if t.get("in_reply_to_status_id"):
         return "reply"
+    if "retweeted_status" in t:
+        return "retweet"
+    if "quoted_status" in t:
+        return "quote"
     return "original"
 
 
@@ -99,7 +112,7 @@ def _parsed_created_at(item: Item) -> str | None:
     return str(item.date) if item.date else None
 
 
-# The column set of twarc's json2csv (twarc/json2csv.py get_headings/get_row), in its order.
+# The column set of twarc's json2csv (twarc/json2csv.py get_headings/get_row), in its order, with excel=True as SFM.
 TABLE = Table(
     name="twitter_v1",
     columns=(
@@ -108,7 +121,7 @@ TABLE = Table(
         Col("created_at", "created_at"),
         Col("parsed_created_at", _parsed_created_at),
         Col("user_screen_name", _user("screen_name")),
-        Col("text", _text),
+        Col("text", _text, one_line),
         Col("tweet_type", _tweet_type),
         Col("coordinates", _coordinates),
         Col("hashtags", _hashtags),
@@ -129,13 +142,13 @@ TABLE = Table(
         Col("user_id", _user("id_str")),
         Col("user_created_at", _user("created_at")),
         Col("user_default_profile_image", _user("default_profile_image")),
-        Col("user_description", _user("description")),
+        Col("user_description", _user("description"), one_line),
         Col("user_favourites_count", _user("favourites_count")),
         Col("user_followers_count", _user("followers_count")),
         Col("user_friends_count", _user("friends_count")),
         Col("user_listed_count", _user("listed_count")),
-        Col("user_location", _user("location")),
-        Col("user_name", _user("name")),
+        Col("user_location", _user("location"), one_line),
+        Col("user_name", _user("name"), one_line),
         Col("user_statuses_count", _user("statuses_count")),
         Col("user_time_zone", _user("time_zone")),
         Col("user_urls", _user_urls),

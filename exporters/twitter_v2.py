@@ -1,24 +1,73 @@
 """Twitter API v2 (search recent/all, user tweets, filtered/sample streams): items and the twarc-csv table.
 
-Columns follow twarc-csv's DEFAULT_TWEET_COLUMNS (as of twarc-csv 0.7.2) with its defaults: expansions resolved from the
-response's `includes`, retweets merged (text, entities, metrics of the original), entities shortened
-(#tag, @user, $cash, expanded urls), lists as JSON, newlines escaped. `__twarc.*` come from the WARC:
-retrieved_at = harvest date, url = the API URL.
+The table is SFM 3.0's: twarc-csv 0.7.1's DEFAULT_TWEET_COLUMNS in its order (83), then what later twarc-csv added
+(0.7.2's `public_metrics.bookmark_count`), so positional scripts written for SFM's exports keep working. Cells as
+twarc-csv's defaults write them: expansions resolved from the response's `includes`, retweets merged (text,
+entities, metrics of the original), entities shortened (#tag, @user, $cash, expanded urls), lists and objects as
+`json.dumps` writes them, CR dropped and LF written as `\\n` in free-text cells (twarc-csv does it in every
+text cell; ids, dates, names of fixed forms and URLs hold no line breaks). `__twarc.*` come from the WARC:
+retrieved_at = harvest date, url = the API URL (SFM leaves them empty: its WARCs hold no `__twarc`).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 from swath.exporters.dates import iso_date
 from swath.exporters.items import Doc, Item, Source, item_id, obj, objs
-from swath.exporters.jsonspan import ANY
-from swath.exporters.table import Col, Table, constant, json_list, no_newlines
+from swath.exporters.jsonspan import scan_spans
+from swath.exporters.table import Col, Table, constant, no_newlines, with_inline
+from swath.exporters.twitter_flat import flattened, twarc_meta
 from swath.exporters.warc_reader import Response
 
 VERSION = "swath"  # what __twarc.version says: these rows were not made by twarc
+
+
+def _no_default(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON")  # parsed JSON holds none: json.dumps would raise too
+
+
+# json.dumps' own C encoder with its defaults, made once: json.dumps builds one per call, which cost more than
+# the encoding of these small lists (pure-Python json has no such encoder: json.dumps then)
+_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_chunks = _make_encoder(None, _no_default, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False,
+                        True) if _make_encoder is not None else None
+
+
+_CACHE_SIZE = 4096
+_spaced: dict[bytes, str] = {}  # compact JSON -> twarc-csv's text of the same value (see json_list)
+
+
+def _dumps(value: Any) -> str:
+    return "".join(_chunks(value, 0)) if _chunks is not None else json.dumps(value)
+
+
+@with_inline("(None if (_v := {value}) is None else {fn}(_v))")
+def json_list(value: Any) -> str | None:
+    """Lists and objects as twarc-csv writes them (`json.dumps` defaults: spaced, \\u-escaped), None stays empty.
+
+    Objects (context annotations, media, rules) repeat across tweets and cost json's encoder several times what
+    orjson takes, so their text is kept by their orjson bytes: equal bytes are equal parsed JSON values.
+    """
+    if value is None:
+        return None
+    if type(value) is list and (not value or type(value[0]) is not dict):
+        return _dumps(value)  # tags, mentions, ids: cheaper to encode than to look up
+    try:
+        key = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # an int past 64 bits
+        return _dumps(value)
+    text = _spaced.get(key)
+    if text is None:
+        if len(_spaced) >= _CACHE_SIZE:
+            _spaced.clear()
+        text = _spaced[key] = _dumps(value)
+    return text
 
 
 class Includes:
@@ -168,13 +217,12 @@ TABLE = Table(
         Col("created_at", "created_at"),
         Col("text", "$merged.text", no_newlines),
         Col("lang", "lang"),
-        Col("source", "source"),
+        Col("source", "source", no_newlines),
         Col("public_metrics.impression_count", "$merged.public_metrics.impression_count"),
         Col("public_metrics.reply_count", "$merged.public_metrics.reply_count"),
         Col("public_metrics.retweet_count", "$merged.public_metrics.retweet_count"),
         Col("public_metrics.quote_count", "$merged.public_metrics.quote_count"),
         Col("public_metrics.like_count", "$merged.public_metrics.like_count"),
-        Col("public_metrics.bookmark_count", "$merged.public_metrics.bookmark_count"),
         Col("reply_settings", "reply_settings"),
         Col("edit_history_tweet_ids", "edit_history_tweet_ids", json_list),
         Col("edit_controls.edits_remaining", "edit_controls.edits_remaining"),
@@ -224,19 +272,21 @@ TABLE = Table(
         Col("author.withheld.country_codes", "$author.withheld.country_codes", json_list),
         Col("geo.coordinates.coordinates", "geo.coordinates.coordinates", json_list),
         Col("geo.coordinates.type", "geo.coordinates.type"),
-        Col("geo.country", "$place.country"),
+        Col("geo.country", "$place.country", no_newlines),
         Col("geo.country_code", "$place.country_code"),
-        Col("geo.full_name", "$place.full_name"),
+        Col("geo.full_name", "$place.full_name", no_newlines),
         Col("geo.geo.bbox", "$place.geo.bbox", json_list),
         Col("geo.geo.type", "$place.geo.type"),
         Col("geo.id", "$place.id"),
-        Col("geo.name", "$place.name"),
+        Col("geo.name", "$place.name", no_newlines),
         Col("geo.place_id", "geo.place_id"),
         Col("geo.place_type", "$place.place_type"),
         Col("matching_rules", _matching_rules),
         Col("__twarc.retrieved_at", "@harvest_date", _iso),
         Col("__twarc.url", "@url"),
         Col("__twarc.version", constant(VERSION)),
+        # after SFM's columns: what twarc-csv added since 0.7.1
+        Col("public_metrics.bookmark_count", "$merged.public_metrics.bookmark_count"),
     ),
 )
 
@@ -260,6 +310,13 @@ class TwitterV2(Source):
             return False
         return "/2/users/" not in url or "/tweets" in url or "/mentions" in url
 
+    def flat_raws(self, doc: Doc, resp: Response) -> list[bytes | None]:
+        """json_full: the doc's tweets flattened as twarc does (twitter_flat.py), in `data` order."""
+        if orjson.dumps(doc.value) != doc.body and scan_spans(doc.body, ()).duplicate_keys:
+            self.duplicate_keys += 1  # written as parsed: each key once, its last value
+        meta = twarc_meta(url=resp.url, retrieved=resp.date, version=VERSION)
+        return [orjson.dumps(t) for t in flattened(doc.body, meta=meta)]
+
     def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
         value = doc.value
         if not isinstance(value, dict):
@@ -268,11 +325,11 @@ class TwitterV2(Source):
         context = Includes(value.get("includes"), value.get("matching_rules"))
         if isinstance(data, list):
             tweets = data
-            raws = self.raws(doc, ("data", ANY), tweets, want_raw)
-        elif _tweet_id(data) is not None:  # a stream line: the line itself is the unit the API sent
-            tweets, raws = [data], [self.whole_raw(doc, want_raw)]
+        elif _tweet_id(data) is not None:  # a stream line
+            tweets = [data]
         else:
             return
+        raws = self.flat_raws(doc, resp) if want_raw else [None] * len(tweets)
         for tweet, raw in zip(tweets, raws):
             tweet_id = _tweet_id(tweet)
             if tweet_id is None:

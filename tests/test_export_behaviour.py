@@ -13,6 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from twarc.expansions import ensure_flattened
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -313,13 +314,16 @@ def test_ndjson_stream_segments(run, data_root):
     write_warc(coll / "s1.warc.gz", [(STREAM, "2023-03-05T00:00:00Z", seg1), (STREAM, "2023-03-05T00:05:00Z", seg2)])
     status = run(export("twitter_filter_stream", "streamed", format="json_full"))
     assert status["status"] == "completed success"
-    out = (out_dir(run.config) / "exp1_001.jsonl").read_bytes().splitlines()
-    assert out == lines
+    out = [orjson.loads(line) for line in (out_dir(run.config) / "exp1_001.jsonl").read_bytes().splitlines()]
+    # json_full of v2 is twarc-flattened tweets (author and matching_rules inlined), with twarc's __twarc
+    assert [{k: v for k, v in t.items() if k != "__twarc"} for t in out] == \
+        [ensure_flattened(orjson.loads(line))[0] for line in lines]
+    assert {t["__twarc"]["url"] for t in out} == {STREAM}
     assert [w["code"] for w in status["warnings"]] == [codes.STREAM_LINE_CUT]  # a cut tail: no failure
     run(export("twitter_filter_stream", "streamed", format="json", id="tab"))
     rows = read_rows(out_dir(run.config) / "tab_001.json")
     assert [r["id"] for r in rows] == [t["id"] for t in tweets]
-    assert {r["matching_rules"] for r in rows} == {'[{"id":"1","tag":"x"}]'}
+    assert {r["matching_rules"] for r in rows} == {json.dumps([{"id": "1", "tag": "x"}])}  # as twarc-csv writes
 
 
 # ---------- the job contract ----------
