@@ -117,13 +117,15 @@ SFM_UI_OPTIONS = ("media", "web_resources", "user_images", "tweets", "deactivate
                   "deactivate_unauthorized_seeds", "deactivate_suspended_seeds")
 
 
-def options(*, sfm_ui: bool = False, **properties: dict[str, Any]) -> dict[str, Any]:
-    """A JSON Schema for harvest options: an object with these properties and no other key (a typo is refused);
-    `sfm_ui`: SFM_UI_OPTIONS are let through too (any value), so an SFM requester's messages stay valid."""
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    if sfm_ui:  # a pattern, not properties: they are not swath's options and stay out of docs/platforms.md
-        schema["patternProperties"] = {f"^({'|'.join(SFM_UI_OPTIONS)})$": {}}
-    return schema
+def options(**properties: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema for harvest options: an object with these properties and no other key (a typo is refused)."""
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def with_sfm_ui_keys(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` letting SFM_UI_OPTIONS through too (any value), so an SFM requester's messages stay valid; a
+    pattern, not properties: they are not swath's options and stay out of docs/platforms.md."""
+    return {**schema, "patternProperties": {f"^({'|'.join(SFM_UI_OPTIONS)})$": {}}}
 
 
 def _problems(p: Platform) -> list[str]:

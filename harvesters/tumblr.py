@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options, with_sfm_ui_keys
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse
 from swath.harvesters.pages import listing
@@ -19,8 +19,8 @@ PLATFORM = Platform(
                                seeds=Seeds(example=({"id": "gwu-libraries", "uid": "gwulibraries"},))),),
     export_types=(ExportKind(name="tumblr_blog_posts", sources=("swath.exporters.tumblr:Tumblr",)),),
     api_url="https://api.tumblr.com",
-    options=options(incremental={"type": "boolean", "description": "stop at the newest post of the last run"},
-                    sfm_ui=True),
+    options=with_sfm_ui_keys(options(incremental={"type": "boolean",
+                                                  "description": "stop at the newest post of the last run"})),
     credentials=(("api_key",),),
 )
 PAGE = 20  # the most /posts returns at once

@@ -10,7 +10,7 @@ from typing import Any
 import requests
 from twarc import Twarc2
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options, with_sfm_ui_keys
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, RemoteError, Unauthorized
 from swath.harvesters.pages import PageGuard, listing
@@ -43,8 +43,8 @@ PLATFORM = Platform(
           ("twitter_search_2", "twitter_academic_search", "twitter_user_timeline_2", "twitter_filter_stream")),
     ),
     api_url="https://api.twitter.com",
-    options=options(incremental={"type": "boolean", "description": "continue after the newest tweet of the last run"},
-                    sfm_ui=True),
+    options=with_sfm_ui_keys(options(incremental={"type": "boolean",
+                                                  "description": "continue after the newest tweet of the last run"})),
     credentials=(("bearer_token",), ("consumer_key", "consumer_secret")),
 )
 APP_AUTH_TYPES = frozenset({"twitter_academic_search", "twitter_filter_stream", "twitter_sample"})

@@ -14,15 +14,19 @@ import click
 import orjson
 
 from swath.commands.common import config_of, handles_errors
+from swath.commands.source_settings import parse_options
 from swath.core.config import Config
-from swath.messages import settings
+from swath.messages import codes, settings
+from swath.messages.model import HarvestStart
+from swath.messages.validation import InvalidMessage
+from swath.requester import RequestError
 
 EXAMPLE_SET = "examples"  # the collection set every example harvests into: collections/examples/<type>
 PLACEHOLDER_SEED = "https://data.example.org/"  # a backend plugin's type declares no example seed
 
 
 def example_start(harvest_type: str, config: Config, *, seeds: tuple[str, ...] = (),
-                  harvest_id: str | None = None) -> dict[str, Any]:
+                  options: dict[str, Any] | None = None, harvest_id: str | None = None) -> dict[str, Any]:
     """The example harvest.start of `harvest_type` (UnknownHarvestType when no harvester has it)."""
     from swath.harvesters.registry import lookup
 
@@ -35,6 +39,8 @@ def example_start(harvest_type: str, config: Config, *, seeds: tuple[str, ...] =
     }
     if found is None:
         body["seeds"] = [{"id": f"seed-{i}", "token": t} for i, t in enumerate(seeds or (PLACEHOLDER_SEED,), 1)]
+        if options:
+            body["options"] = options
     else:
         platform, kind = found
         example = [dict(seed) for seed in kind.seeds.example]
@@ -47,8 +53,8 @@ def example_start(harvest_type: str, config: Config, *, seeds: tuple[str, ...] =
             body["seeds"] = example
         defaults = {key: spec["default"] for key, spec in platform.options.get("properties", {}).items()
                     if "default" in spec}
-        if defaults:
-            body["options"] = defaults
+        if defaults or options:
+            body["options"] = {**defaults, **(options or {})}
         if platform.credentials:
             body["credentials"] = {name: f"YOUR_{name.upper()}" for name in platform.credentials[0]}
     body["collection_set"] = {"id": EXAMPLE_SET}
@@ -65,16 +71,24 @@ def extend(cli: click.Group) -> None:
 @click.command()
 @click.argument("harvest_type", metavar="TYPE")
 @click.option("--seed", "seeds", multiple=True, help="Seed token to use instead of the example's; repeatable.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="An option to add, read by its declared type (as `harvest create` reads it). Repeatable.")
 @click.option("--id", "harvest_id", default=None, help="The harvest id (default: example-TYPE-<UTC time>, new "
                                                         "each time, so each run is a new harvest).")
 @click.pass_context
 @handles_errors
-def example(ctx: click.Context, harvest_type: str, seeds: tuple[str, ...], harvest_id: str | None) -> None:
+def example(ctx: click.Context, harvest_type: str, seeds: tuple[str, ...], options: tuple[str, ...],
+            harvest_id: str | None) -> None:
     """Print a complete harvest.start for TYPE (`swath harvest types`): example seeds, the options that have
     a default, placeholder credentials (YOUR_<NAME>: put real ones in), a path under the data root.
 
     \b
     swath harvest example ckan > start.json && swath harvest run start.json
     """
-    body = example_start(harvest_type, config_of(ctx), seeds=seeds, harvest_id=harvest_id)
+    body = example_start(harvest_type, config_of(ctx), seeds=seeds, options=parse_options(harvest_type, options),
+                         harvest_id=harvest_id)
+    try:  # what it prints must run: an --option or --seed the type refuses is said here
+        HarvestStart.from_dict(body)
+    except InvalidMessage as exc:
+        raise RequestError(exc.message, code=codes.BAD_REQUEST) from None
     click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
