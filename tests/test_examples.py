@@ -192,3 +192,17 @@ def test_a_misspelt_type_is_named_as_missing(data_root, tmp_path):
     result = run(data_root, "harvest", "run", str(message))
     assert result.exit_code == 2
     assert "'type' is a required property" in result.output and "harvest type ''" not in result.output
+
+
+def test_a_worker_refuses_a_start_its_type_would_refuse_with_a_status_naming_the_field(config, broker):
+    from swath.messages.broker import Publisher
+    from tests.brokerprobe import running_worker, until_final
+
+    body = start(id="bad:1", options={"rows": "ten"})
+    with running_worker(config, "ckan_harvester"), Publisher(config=config) as requester:
+        requester.publish("harvest.start.ckan.ckan", body).result(120)
+        (key, final), = until_final(broker, config.status_queue, timeout=120)
+    assert key == "harvest.status.ckan.ckan" and final["id"] == "bad:1"
+    assert final["status"] == "completed failure"
+    assert [e["code"] for e in final["errors"]] == ["schema_invalid"]
+    assert "options.rows" in final["errors"][0]["message"]
