@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -189,9 +192,11 @@ def test_an_undeclared_type_is_left_to_its_backend():
 def test_a_misspelt_type_is_named_as_missing(data_root, tmp_path):
     message = tmp_path / "start.json"
     message.write_text(json.dumps({"id": "x", "typ": "ckan", "path": "collections/a/b"}))
-    result = run(data_root, "harvest", "run", str(message))
-    assert result.exit_code == 2
-    assert "'type' is a required property" in result.output and "harvest type ''" not in result.output
+    # a real process: run_message writes to the sys.stderr it was defined with, which CliRunner does not capture
+    result = subprocess.run([sys.executable, "-m", "swath", "harvest", "run", str(message)], capture_output=True,
+                            text=True, timeout=300, env={**os.environ, "SWATH_DATA_ROOT": str(data_root)})
+    assert result.returncode == 2
+    assert "'type' is a required property" in result.stderr and "harvest type ''" not in result.stderr
 
 
 def test_a_worker_refuses_a_start_its_type_would_refuse_with_a_status_naming_the_field(config, broker):
