@@ -21,6 +21,19 @@ class BadDeclaration(ValueError):
     """A platform declaration that cannot work (caught when its module is imported)."""
 
 
+SEED_TOKENS = ("text", "url", "none")  # what a seed token must be: anything the platform reads, an http(s) URL, absent
+
+
+@dataclass(frozen=True, kw_only=True)
+class Seeds:
+    """What one harvest type reads from its seeds: checked at `swath harvest create` and in harvest.start."""
+
+    token: str = "text"  # one of SEED_TOKENS
+    required: bool = True  # at least one seed
+    # seeds `swath harvest example` prints; a "url" type's token is replaced by the platform's API root when set
+    example: tuple[dict[str, Any], ...] = ()
+
+
 @dataclass(frozen=True, kw_only=True)
 class HarvestKind:
     """One harvest type: the message's `type`, the Harvester method that runs it."""
@@ -29,6 +42,7 @@ class HarvestKind:
     method: str
     # may stream: the worker runs such types concurrently; each message's Harvester.is_stream(start) decides
     stream: bool = False
+    seeds: Seeds = field(default_factory=Seeds)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,8 +71,11 @@ class Platform:
     exporter_service: str = ""
     api_url: str = ""  # the API root by default; SWATH_<NAME>_API_URL replaces it (compatible services, tests)
     backend: str = ""  # "module:Class" of its harvesters.backends.Backend, for a metadata-protocol platform
-    # JSON Schema of the harvest.start `options` it reads (documentation and `harvest create` checks)
+    # JSON Schema of the harvest.start `options` it reads (checked at `harvest create` and in harvest.start);
+    # empty: not declared, anything goes
     options: dict[str, Any] = field(default_factory=dict)
+    # the credential names a harvest needs: any one of these sets, every name in it (empty: none needed)
+    credentials: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -95,9 +112,20 @@ class Platform:
         return next((kind for kind in self.export_types if kind.name == name), None)
 
 
+# keys SFM's UI puts in `harvest_options` (sfm-ui forms, 1.x to 2.x) that swath does not read
+SFM_UI_OPTIONS = ("media", "web_resources", "user_images", "tweets", "deactivate_not_found_seeds",
+                  "deactivate_unauthorized_seeds", "deactivate_suspended_seeds")
+
+
 def options(**properties: dict[str, Any]) -> dict[str, Any]:
-    """A JSON Schema for harvest options: an object with these properties; other keys are let through."""
-    return {"type": "object", "properties": properties}
+    """A JSON Schema for harvest options: an object with these properties and no other key (a typo is refused)."""
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def with_sfm_ui_keys(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` letting SFM_UI_OPTIONS through too (any value), so an SFM requester's messages stay valid; a
+    pattern, not properties: they are not swath's options and stay out of docs/platforms.md."""
+    return {**schema, "patternProperties": {f"^({'|'.join(SFM_UI_OPTIONS)})$": {}}}
 
 
 def _problems(p: Platform) -> list[str]:
@@ -120,4 +148,8 @@ def _problems(p: Platform) -> list[str]:
         problems.append("api_url must be an http(s) URL")
     if p.options and p.options.get("type") != "object":
         problems.append("options must be a JSON Schema of type object")
+    problems += [f"type {k.name!r}: seed token must be one of {', '.join(SEED_TOKENS)}"
+                 for k in p.harvest_types if k.seeds.token not in SEED_TOKENS]
+    if any(not names or not all(names) for names in p.credentials):
+        problems.append("each credential set names at least one credential")
     return problems

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import requests
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
 from swath.harvesters.mapping import temporal
 from swath.harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, guess_checksum_type, title_from
@@ -26,7 +26,8 @@ PLATFORM = Platform(
     name="ckan",
     title="CKAN",
     harvester="swath.harvesters.ckan:CKANHarvester",
-    harvest_types=(HarvestKind(name="ckan", method="harvest_sources"),),
+    harvest_types=(HarvestKind(name="ckan", method="harvest_sources", seeds=Seeds(
+        token="url", example=({"id": "demo-ckan", "token": "https://demo.ckan.org"},))),),
     export_types=(ExportKind(name="ckan", sources=("swath.exporters.datasets:CkanDatasets",), current_state=True),),
     backend="swath.harvesters.ckan:CKANBackend",
     options=options(

@@ -7,7 +7,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import rdflib
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
 from swath.harvesters.mapping import dcat, lang, rdf
 from swath.harvesters.mapping.dataset import Dataset
@@ -26,7 +26,8 @@ PLATFORM = Platform(
     name="dcat",
     title="DCAT",
     harvester="swath.harvesters.dcat:DCATHarvester",
-    harvest_types=(HarvestKind(name="dcat", method="harvest_sources"),),
+    harvest_types=(HarvestKind(name="dcat", method="harvest_sources", seeds=Seeds(
+        token="url", example=({"id": "data-gouv", "token": "https://www.data.gouv.fr/catalog.jsonld"},))),),
     export_types=(ExportKind(name="dcat", sources=("swath.exporters.datasets:DcatDatasets",), current_state=True),),
     backend="swath.harvesters.dcat:DCATBackend",
     options=options(

@@ -28,7 +28,7 @@ from swath.harvesters.redaction import install_log_filter
 from swath.messages import codes
 from swath.messages.model import COMPLETED_SUCCESS, HarvestStart, decode_body
 from swath.messages.routing import key as routing_key_for
-from swath.messages.validation import InvalidMessage, validate_for_key
+from swath.messages.validation import InvalidMessage, validate, validate_for_key
 
 EXIT_SUCCESS, EXIT_FAILURE, EXIT_INVALID, EXIT_INTERRUPTED, EXIT_ALREADY_FINISHED = 0, 1, 2, 3, 4
 # what the first Ctrl-C does, said at once (the harvest may take a while to get there)
@@ -69,6 +69,7 @@ def terminal_progress(err: TextIO) -> Callable[[str], None]:
 
 def default_routing_key(body: dict[str, Any]) -> str:
     """harvest.start.<platform>.<type> for a start message, from the registry."""
+    validate("harvest_start", body)  # a missing or misspelt 'type' is said as such, not as an unknown type ''
     htype = registry.lookup(str(body.get("type", "")))
     return routing_key_for("harvest_start", htype.platform, htype.name)
 
@@ -104,7 +105,7 @@ def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None
     sent: list[dict[str, Any]] = []
     try:
         routing_key = routing_key or default_routing_key(body)
-    except registry.UnknownHarvestType as exc:
+    except (registry.UnknownHarvestType, InvalidMessage) as exc:
         refuse(exc.code or codes.UNKNOWN_TYPE, exc.message)
         return EXIT_INVALID
     ctx = JobContext(config=config, publish=print_publish(out, sent), service="swath harvest run",

@@ -10,7 +10,7 @@ from typing import Any
 import flickrapi
 import requests
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options, with_sfm_ui_keys
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, Unauthorized
 from swath.harvesters.pages import PageGuard, listing
@@ -23,15 +23,17 @@ PLATFORM = Platform(
     name="flickr",
     title="Flickr",
     harvester="swath.harvesters.flickr:FlickrHarvester",
-    harvest_types=(HarvestKind(name="flickr_user", method="user"),),
+    harvest_types=(HarvestKind(name="flickr_user", method="user",
+                               seeds=Seeds(example=({"id": "loc", "token": "library_of_congress"},))),),
     export_types=(ExportKind(name="flickr_user", sources=("swath.exporters.flickr:Flickr",)),),
     api_url="https://api.flickr.com",
-    options=options(
+    options=with_sfm_ui_keys(options(
         incremental={"type": "boolean", "description": "stop at the newest photo of the last run"},
         sizes={"type": "array", "items": {"type": "string"},
                "description": "image files to fetch as well, by size label "
                               "(Square, Thumbnail, Small, Medium, Large, Original)"},
-    ),
+    )),
+    credentials=(("key", "secret"),),
 )
 NOT_FOUND = {1}  # "User not found" / "Photo not found"
 AUTH_FAILED = {96, 97, 98, 99, 100}  # bad signature, missing signature, bad token, no permission, bad key

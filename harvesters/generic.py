@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import requests
 
-from swath.core.platforms import HarvestKind, Platform, options
+from swath.core.platforms import HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, NotFound
 from swath.harvesters.pages import listing
@@ -27,8 +27,11 @@ PLATFORM = Platform(
     name="generic",
     title="Generic",
     harvester="swath.harvesters.generic:GenericHarvester",
-    harvest_types=(HarvestKind(name="generic_pages", method="pages"),
-                   HarvestKind(name="generic_stream", method="stream", stream=True)),
+    # the test and demo harness: seeds are not checked here (a run without them reports it)
+    harvest_types=(HarvestKind(name="generic_pages", method="pages", seeds=Seeds(
+                       required=False, example=({"id": "items", "token": "http://127.0.0.1:8000/items"},))),
+                   HarvestKind(name="generic_stream", method="stream", stream=True, seeds=Seeds(
+                       required=False, example=({"id": "events", "token": "http://127.0.0.1:8000/stream"},)))),
     options=options(incremental={"type": "boolean", "description": "send the highest id seen as since_id"}),
 )
 

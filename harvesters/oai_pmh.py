@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
 from swath.harvesters.mapping import oai
 from swath.harvesters.mapping.dataset import Dataset
@@ -29,7 +29,8 @@ PLATFORM = Platform(
     name="oai_pmh",
     title="OAI-PMH",
     harvester="swath.harvesters.oai_pmh:OAIPMHHarvester",
-    harvest_types=(HarvestKind(name="oai_pmh", method="harvest_sources"),),
+    harvest_types=(HarvestKind(name="oai_pmh", method="harvest_sources", seeds=Seeds(
+        token="url", example=({"id": "zenodo", "token": "https://zenodo.org/oai2d"},))),),
     export_types=(ExportKind(name="oai_pmh", sources=("swath.exporters.datasets:OaiRecords",), current_state=True),),
     backend="swath.harvesters.oai_pmh:OAIPMHBackend",
     options=options(

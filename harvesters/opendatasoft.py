@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
 from swath.harvesters.mapping.dataset import Dataset, Resource, add_tags
 from swath.harvesters.mapping.errors import MetadataError
@@ -24,7 +24,8 @@ PLATFORM = Platform(
     name="opendatasoft",
     title="OpenDataSoft",
     harvester="swath.harvesters.opendatasoft:OpenDataSoftHarvester",
-    harvest_types=(HarvestKind(name="opendatasoft", method="harvest_sources"),),
+    harvest_types=(HarvestKind(name="opendatasoft", method="harvest_sources", seeds=Seeds(
+        token="url", example=({"id": "ods-hub", "token": "https://data.opendatasoft.com"},))),),
     export_types=(ExportKind(name="opendatasoft", sources=("swath.exporters.datasets:OdsDatasets",),
                              current_state=True),),
     backend="swath.harvesters.opendatasoft:OpenDataSoftBackend",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options, with_sfm_ui_keys
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse
 from swath.harvesters.pages import listing
@@ -15,10 +15,13 @@ PLATFORM = Platform(
     name="tumblr",
     title="Tumblr",
     harvester="swath.harvesters.tumblr:TumblrHarvester",
-    harvest_types=(HarvestKind(name="tumblr_blog_posts", method="blog_posts"),),
+    harvest_types=(HarvestKind(name="tumblr_blog_posts", method="blog_posts",
+                               seeds=Seeds(example=({"id": "gwu-libraries", "uid": "gwulibraries"},))),),
     export_types=(ExportKind(name="tumblr_blog_posts", sources=("swath.exporters.tumblr:Tumblr",)),),
     api_url="https://api.tumblr.com",
-    options=options(incremental={"type": "boolean", "description": "stop at the newest post of the last run"}),
+    options=with_sfm_ui_keys(options(incremental={"type": "boolean",
+                                                  "description": "stop at the newest post of the last run"})),
+    credentials=(("api_key",),),
 )
 PAGE = 20  # the most /posts returns at once
 

@@ -13,6 +13,7 @@ from referencing import Registry, Resource
 
 from swath.core.errors import SwathError
 from swath.messages import codes
+from swath.messages.settings import check_start
 
 SCHEMA_NAMES = (
     "harvest_start",
@@ -82,6 +83,11 @@ def validate(name: str, body: Any) -> None:
         detail = "; ".join(_describe(e) for e in errors[:5])
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
         raise InvalidMessage(f"{name} message is invalid {detail}{more}", code=codes.SCHEMA_INVALID)
+    if name == "harvest_start":  # then what its harvest type declares: options, seeds, credentials
+        found = check_start(body)
+        if found:
+            raise InvalidMessage(f"harvest_start message is invalid for type {body['type']!r}: {'; '.join(found)}",
+                                 code=codes.SCHEMA_INVALID)
 
 
 def validate_for_key(routing_key: str, body: Any) -> None:

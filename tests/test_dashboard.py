@@ -51,7 +51,7 @@ def seeded(config: Config, broker) -> dict:
     """A validated source, one finished job with per-day stats, a warning, two WARCs, a refused and a
     dead-lettered message."""
     src = swath(config, "harvest", "create", "seeded-blog", "--type", "tumblr_blog_posts", "--seed-uid", "b",
-                "--json")
+                "--credential", "api_key=env:TUMBLR_API_KEY", "--json")  # the type needs api_key
     swath(config, "harvest", "validate", "seeded-blog")
     swath(config, "harvest", "schedule", "seeded-blog", "--every", "6h")
     store = Store(url=config.db_url)

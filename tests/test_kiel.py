@@ -20,6 +20,7 @@ from swath.harvesters.kiel.redist import NestedRedist, RepecRedist, escape_name
 from swath.harvesters.kiel.termination import Termination
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from swath.messages.validation import InvalidMessage
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_engine_support import context, read_records, warc_files
 
@@ -266,8 +267,8 @@ def test_repec_redist_http_seed_and_kept_branch_versions(config, data_root, site
     harvest(config, harvest_id="k2", token=f"{site.url}/amf.xml", options={"redist": "repec"})
     kept = list((data_root / "archive" / "etc").glob("branches_*.xml"))
     assert len(kept) == 1 and kept[0].read_text() == BRANCHES
-    bad = harvest(config, harvest_id="k3", options={"redist": "nope"})
-    assert [e["code"] for e in bad["errors"]] == [codes.BAD_REQUEST]
+    with pytest.raises(InvalidMessage, match="options.redist"):  # the declared enum, checked with the message
+        harvest(config, harvest_id="k3", options={"redist": "nope"})
 
 
 def test_escape_name_is_safe_for_any_url():

@@ -7,10 +7,13 @@ import json
 from collections import Counter
 from urllib.parse import quote_plus
 
+import pytest
+
 from swath.harvesters.metashare.server import NodeServer
 from swath.harvesters.metashare.storage import LRStorage
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from swath.messages.validation import InvalidMessage
 from tests.test_engine_support import context, raw_bytes, read_records, warc_files
 from tests.test_metashare_support import USERS, fixture_xml, lr_zip, node_storage, scripted_node, zip_of
 
@@ -143,9 +146,10 @@ def test_node_answering_501_is_a_completed_failure(config, data_root, tmp_path, 
 
 
 def test_missing_credentials_or_bad_seed_are_refused(config, data_root):
+    # refused with the message: the type declares an http(s) seed and the credentials it needs
     body = start("ftp://node.example")
-    final = run(config, body).statuses[-1]
-    assert [e["code"] for e in final["errors"]] == [codes.BAD_REQUEST]
+    with pytest.raises(InvalidMessage, match=r"seeds\[0\]\.token"):
+        run(config, body)
     body["credentials"] = {}
-    final = run(config, dict(body, id="ms:2")).statuses[-1]
-    assert [e["code"] for e in final["errors"]] == [codes.BAD_REQUEST] and "password" in final["errors"][0]["message"]
+    with pytest.raises(InvalidMessage, match="needs username and password"):
+        run(config, dict(body, id="ms:2"))

@@ -9,6 +9,7 @@ import pytest
 
 from swath.harvesters.tumblr import blog_host
 from swath.messages import codes
+from swath.messages.validation import InvalidMessage
 from tests.fakes.social import run_harvest_job, start_body
 from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs
 
@@ -108,9 +109,9 @@ def test_wrong_api_key_is_completed_failure_without_the_key(cfg, fake):
 
 
 def test_missing_api_key_is_a_clear_bad_request(cfg, fake):
-    out = run_harvest_job(cfg, start_body("tumblr_blog_posts", SEEDS, credentials={}))
+    # refused with the message (the type declares the credentials it needs): the worker's failure status says so
+    with pytest.raises(InvalidMessage, match="needs api_key") as caught:
+        run_harvest_job(cfg, start_body("tumblr_blog_posts", SEEDS, credentials={}))
 
-    assert out.status["status"] == "completed failure"
-    assert out.codes("errors") == [(codes.BAD_REQUEST, None)]
-    assert "api_key" in out.status["errors"][0]["message"]
+    assert caught.value.code == codes.SCHEMA_INVALID
     assert fake.server.requests == []

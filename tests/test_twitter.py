@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from swath.messages import codes
+from swath.messages.validation import InvalidMessage
 from tests.fakes.social import run_harvest_job, start_body
 from tests.fakes.twitter import (
     ACCESS_TOKEN,
@@ -243,13 +244,13 @@ def test_a_query_twitter_refuses_fails_that_seed_only(cfg, fake):
 
 
 def test_missing_credentials_are_a_clear_bad_request(cfg, fake):
-    out = run_harvest_job(cfg, start_body("twitter_search_2", [{"id": "s1", "token": "data"}],
-                                          credentials={"consumer_key": CONSUMER_KEY}))
+    # refused with the message (the type declares the credentials it needs), never quoting a value
+    with pytest.raises(InvalidMessage, match="consumer_secret") as caught:
+        run_harvest_job(cfg, start_body("twitter_search_2", [{"id": "s1", "token": "data"}],
+                                        credentials={"consumer_key": CONSUMER_KEY}))
 
-    assert out.status["status"] == "completed failure"
-    assert out.codes("errors") == [(codes.BAD_REQUEST, None)]
-    assert "consumer_secret" in out.status["errors"][0]["message"]
-    assert CONSUMER_KEY not in json.dumps(out.sent)
+    assert caught.value.code == codes.SCHEMA_INVALID
+    assert CONSUMER_KEY not in str(caught.value)
 
 
 def test_fake_world_is_big_enough_to_page():

@@ -14,7 +14,7 @@ from typing import ClassVar
 from urllib.parse import urlsplit
 
 from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, read_inside, resolve_inside, write_atomic
-from swath.core.platforms import HarvestKind, Platform, options
+from swath.core.platforms import HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
 from swath.harvesters.kiel.amf import AmfRecord, BadAmf, split_records
@@ -31,7 +31,9 @@ PLATFORM = Platform(
     name="kiel",
     title="Kiel Archive",
     harvester="swath.harvesters.kiel.harvester:KielHarvester",
-    harvest_types=(HarvestKind(name="kiel_archive", method="archive"),),
+    # a seed token: the URL of an AMF file, or an AMF file or folder inside the data root
+    harvest_types=(HarvestKind(name="kiel_archive", method="archive",
+                               seeds=Seeds(example=({"id": "amf", "token": "incoming/amf"},))),),
     options=options(
         redist={"type": "string", "enum": list(REDISTS), "default": "nested",
                 "description": "how record ids become archive paths"},

@@ -11,7 +11,7 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
 from swath.harvesters.metashare.client import MetashareClient, sync
@@ -25,9 +25,12 @@ PLATFORM = Platform(
     name="metashare",
     title="META-SHARE",
     harvester="swath.harvesters.metashare.harvester:MetashareHarvester",
-    harvest_types=(HarvestKind(name="metashare_sync", method="sync"),),
+    harvest_types=(HarvestKind(name="metashare_sync", method="sync", seeds=Seeds(
+        token="url", example=({"id": "node", "token": "https://metashare.example.org"},))),),
     export_types=(ExportKind(name="metashare_sync", sources=("swath.exporters.metashare:Metashare",),
                              current_state=True),),
+    options=options(),
+    credentials=(("username", "password"),),
 )
 LR_STORAGE_DIR = "lr-storage"
 RESULTS = ("added", "updated", "deleted", "unchanged", "rejected")

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import orjson
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, options
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
 from swath.harvesters.xesam.bus import BusError, Endpoint
@@ -33,7 +33,8 @@ PLATFORM = Platform(
     title="Xesam-PMH",
     harvester="swath.harvesters.xesam.harvester:XesamHarvester",
     # may stream: only a live crawl waits for harvest.stop
-    harvest_types=(HarvestKind(name="xesam_pmh", method="crawl", stream=True),),
+    harvest_types=(HarvestKind(name="xesam_pmh", method="crawl", stream=True, seeds=Seeds(
+        example=({"id": "target", "token": "org.swath.xesam.Target"},))),),
     export_types=(ExportKind(name="xesam_pmh", sources=("swath.exporters.xesam:Xesam",), current_state=True),),
     exporter_service="Xesam Exporter",
     options=options(

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-import orjson
 
 from swath.commands.common import JSON_OPTION, emit, handles_errors, job_dict, open_requester, open_store
 from swath.commands.credentials import credential_options, read_credentials
+from swath.commands.source_settings import check_source, credential_names, parse_options, seeds_from
 from swath.messages import codes
 from swath.requester import RequestError, as_utc
 from swath.store import repo
@@ -42,13 +42,6 @@ def _schedule_text(src: Source) -> str:
     return f"{prefix}{src.schedule_expr} (next {as_utc(src.next_due) or '-'})"
 
 
-def _option_value(raw: str) -> Any:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return raw
-
-
 def extend(cli: click.Group) -> None:
     """Add the source commands to the lead's `swath harvest` group."""
     harvest = cli.commands["harvest"]
@@ -63,7 +56,8 @@ def extend(cli: click.Group) -> None:
 @click.option("--seed", "seed_tokens", multiple=True, help="A seed token (account, blog, endpoint URL); repeatable.")
 @click.option("--seed-uid", "seed_uids", multiple=True, help="A seed given by uid instead of token; repeatable.")
 @click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
-              help="A harvest option; VALUE is read as JSON when it parses, else as a string. Repeatable.")
+              help="A harvest option, VALUE read by the type the harvest type's schema declares (a list: a,b or "
+                   "JSON); checked, with the seeds and credential names, before anything is stored. Repeatable.")
 @credential_options
 @click.option("--collection-set", default="default", show_default=True, help="Collection set id.")
 @click.option("--collection", default=None, help="Collection id (default: the source id).")
@@ -78,14 +72,12 @@ def create(ctx: click.Context, name: str, harvest_type: str, seed_tokens: tuple[
     Credential values are best given by prompt (--credential NAME), file (NAME=@FILE) or environment
     reference (NAME=env:VAR), never as NAME=VALUE on a shared machine: see --credential below.
     """
-    seeds = [{"id": repo.new_id(), "token": t} for t in seed_tokens]
-    seeds += [{"id": repo.new_id(), "uid": u} for u in seed_uids]
-    opts = {}
-    for pair in options:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise RequestError(f"--option {pair!r} is not KEY=VALUE", code=codes.BAD_REQUEST)
-        opts[key] = _option_value(value)
+    seeds = seeds_from(seed_tokens, seed_uids)
+    opts = parse_options(harvest_type, options)
+    # checked before a credential value is prompted for: only the names count here
+    check_source(harvest_type, options=opts, seeds=seeds,
+                 credentials=credential_names(credentials) + credential_names(credential_files),
+                 collection_ids={"--collection-set": collection_set, "--collection": collection})
     requester = open_requester(ctx)
     refs, values = read_credentials(credentials, credential_files, before_reading=lambda _name: (
         requester.secret_box().require("the credential values given")))

@@ -1,0 +1,153 @@
+"""A harvest's settings checked against its type's declaration: options, seeds and credentials.
+
+The same rules serve `swath harvest create`/`update` (before anything is stored) and harvest.start validation
+(`validation.validate`), so a source that is accepted makes a message that is. Each problem names its field;
+credential values are never quoted (only their names are looked at).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import jsonschema
+import orjson
+from jsonschema.validators import Draft202012Validator
+
+from swath.core import discovery
+from swath.core.errors import SwathError
+from swath.core.platforms import HarvestKind, Platform
+from swath.messages import codes
+
+
+def declaration(type_name: str) -> tuple[Platform, HarvestKind] | None:
+    """The platform declaring this harvest type and its kind; None for an undeclared type (a backend plugin)."""
+    platform = discovery.owner(type_name, lambda p: p.harvest_methods)
+    kind = platform.harvest_kind(type_name) if platform else None
+    return (platform, kind) if platform and kind else None
+
+
+def problems(type_name: str, *, options: Any, seeds: Any, credentials: Iterable[str]) -> list[str]:
+    """Every way these settings break the type's declaration, one readable line each (empty: fine)."""
+    found = declaration(type_name)
+    if found is None:
+        return []
+    platform, kind = found
+    return [*option_problems(platform, options), *seed_problems(kind, seeds),
+            *credential_problems(platform, kind, credentials)]
+
+
+def option_problems(platform: Platform, options: Any) -> list[str]:
+    if not platform.options:
+        return []
+    errors = sorted(_validator(platform.name, orjson.dumps(platform.options)).iter_errors(options),
+                    key=lambda e: list(map(str, e.absolute_path)))
+    return [_describe_option(platform, e) for e in errors]
+
+
+@functools.lru_cache(maxsize=64)
+def _validator(name: str, schema: bytes) -> Draft202012Validator:
+    return Draft202012Validator(orjson.loads(schema))
+
+
+def _describe_option(platform: Platform, error: jsonschema.ValidationError) -> str:
+    where = "options" + "".join(f".{p}" if isinstance(p, str) else f"[{p}]" for p in error.absolute_path)
+    if error.validator == "additionalProperties":
+        known = sorted(platform.options.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(known)) if isinstance(error.instance, dict) else []
+        return (f"{', '.join('options.' + u for u in unknown)}: not an option of {platform.title} harvests; "
+                f"known: {', '.join(known) or 'none'}")
+    if error.validator == "type":
+        return f"{where}: {error.instance!r} is not {_a(error.validator_value)}"
+    return f"{where}: {error.message}"
+
+
+def _a(json_type: Any) -> str:
+    names = {"integer": "a whole number", "number": "a number", "boolean": "true or false", "string": "a string",
+             "array": "a list", "object": "an object"}
+    types = json_type if isinstance(json_type, list) else [json_type]
+    return " or ".join(names.get(t, str(t)) for t in types)
+
+
+def seed_problems(kind: HarvestKind, seeds: Any) -> list[str]:
+    seeds = seeds if isinstance(seeds, list) else []
+    rule = kind.seeds
+    if rule.required and rule.token != "none" and not seeds:
+        return [f"seeds: {kind.name} needs at least one seed"]
+    if rule.token != "url":
+        return []
+    found = []
+    for i, seed in enumerate(seeds):
+        token = seed.get("token") if isinstance(seed, Mapping) else None
+        if not isinstance(token, str) or not token.strip():
+            found.append(f"seeds[{i}].token: {kind.name} needs the endpoint's http(s) URL as the token")
+        elif not is_http_url(token):
+            found.append(f"seeds[{i}].token: {token!r} is not an http(s) URL (write it with its scheme, "
+                         f"e.g. https://{token.strip().split('://')[-1]})")
+    return found
+
+
+def is_http_url(text: str) -> bool:
+    parts = urlsplit(text.strip())
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def credential_problems(platform: Platform, kind: HarvestKind, names: Iterable[str]) -> list[str]:
+    given = set(names)
+    if not platform.credentials or any(set(need) <= given for need in platform.credentials):
+        return []
+    options = ", or ".join(" and ".join(need) for need in platform.credentials)
+    return [f"credentials: {kind.name} needs {options}"]
+
+
+def present(credentials: Any) -> list[str]:
+    """The names of a message's credentials that have a value (values themselves are not looked at further)."""
+    if not isinstance(credentials, Mapping):
+        return []
+    return [str(name) for name, value in credentials.items() if value not in (None, "")]
+
+
+def check_start(body: Mapping[str, Any]) -> list[str]:
+    """The problems of a harvest.start body that already passed its JSON Schema."""
+    return problems(str(body.get("type", "")), options=body.get("options", {}), seeds=body.get("seeds", []),
+                    credentials=present(body.get("credentials")))
+
+
+class BadOption(SwathError, ValueError):
+    """A KEY=VALUE from the command line that the type's option schema cannot read."""
+
+    code = codes.BAD_REQUEST
+
+
+def parse_option(type_name: str, key: str, raw: str) -> Any:
+    """A command-line option value read by the type the schema declares (`rows=10` -> 10); JSON, else the text,
+    where the schema says nothing. Raises BadOption naming the option."""
+    found = declaration(type_name)
+    spec = found[0].options.get("properties", {}).get(key, {}) if found else {}
+    wanted = spec.get("type")
+    if wanted == "string":
+        return raw
+    if wanted == "boolean":
+        lowered = raw.strip().lower()
+        if lowered in ("true", "yes", "1", "on"):
+            return True
+        if lowered in ("false", "no", "0", "off"):
+            return False
+        raise BadOption(f"--option {key}={raw!r}: {key} takes true or false")
+    if wanted in ("integer", "number"):
+        try:
+            number = int(raw) if wanted == "integer" else float(raw)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise BadOption(f"--option {key}={raw!r}: {key} takes {_a(wanted)}")
+        return number
+    if wanted == "array" and not raw.lstrip().startswith("["):
+        return [part.strip() for part in raw.split(",") if part.strip()]  # sizes=Thumbnail,Large
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw

@@ -1,0 +1,94 @@
+"""`swath harvest example TYPE`: a complete harvest.start for any harvest type, ready for `swath harvest run`.
+
+Built from the type's declaration (core/platforms.py): its example seeds, the options that have a default,
+a placeholder for each credential it needs, and a path under this installation's data root, so the
+printed message runs as it is wherever the data root is.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import click
+import orjson
+
+from swath.commands.common import config_of, handles_errors
+from swath.commands.source_settings import parse_options
+from swath.core.config import Config
+from swath.messages import codes, settings
+from swath.messages.model import HarvestStart
+from swath.messages.validation import InvalidMessage
+from swath.requester import RequestError
+
+EXAMPLE_SET = "examples"  # the collection set every example harvests into: collections/examples/<type>
+PLACEHOLDER_SEED = "https://data.example.org/"  # a backend plugin's type declares no example seed
+
+
+def example_start(harvest_type: str, config: Config, *, seeds: tuple[str, ...] = (),
+                  options: dict[str, Any] | None = None, harvest_id: str | None = None) -> dict[str, Any]:
+    """The example harvest.start of `harvest_type` (UnknownHarvestType when no harvester has it)."""
+    from swath.harvesters.registry import lookup
+
+    lookup(harvest_type)  # an unknown type is refused with the known ones listed
+    found = settings.declaration(harvest_type)
+    body: dict[str, Any] = {
+        "id": harvest_id or f"example-{harvest_type}-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}",
+        "type": harvest_type,
+        "path": str(config.data_root / "collections" / EXAMPLE_SET / harvest_type),
+    }
+    if found is None:
+        body["seeds"] = [{"id": f"seed-{i}", "token": t} for i, t in enumerate(seeds or (PLACEHOLDER_SEED,), 1)]
+        if options:
+            body["options"] = options
+    else:
+        platform, kind = found
+        example = [dict(seed) for seed in kind.seeds.example]
+        api_root = platform.api_root(config)
+        if kind.seeds.token == "url" and api_root:  # SWATH_<PLATFORM>_API_URL set: harvest that endpoint
+            example = [{**seed, "token": api_root} for seed in example[:1]]
+        if seeds:
+            example = [{"id": f"seed-{i}", "token": t} for i, t in enumerate(seeds, 1)]
+        if example:
+            body["seeds"] = example
+        defaults = {key: spec["default"] for key, spec in platform.options.get("properties", {}).items()
+                    if "default" in spec}
+        if defaults or options:
+            body["options"] = {**defaults, **(options or {})}
+        if platform.credentials:
+            body["credentials"] = {name: f"YOUR_{name.upper()}" for name in platform.credentials[0]}
+    body["collection_set"] = {"id": EXAMPLE_SET}
+    body["collection"] = {"id": harvest_type}
+    return body
+
+
+def extend(cli: click.Group) -> None:
+    harvest = cli.commands["harvest"]
+    assert isinstance(harvest, click.Group)
+    harvest.add_command(example)
+
+
+@click.command()
+@click.argument("harvest_type", metavar="TYPE")
+@click.option("--seed", "seeds", multiple=True, help="Seed token to use instead of the example's; repeatable.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="An option to add, read by its declared type (as `harvest create` reads it). Repeatable.")
+@click.option("--id", "harvest_id", default=None, help="The harvest id (default: example-TYPE-<UTC time>, new "
+                                                        "each time, so each run is a new harvest).")
+@click.pass_context
+@handles_errors
+def example(ctx: click.Context, harvest_type: str, seeds: tuple[str, ...], options: tuple[str, ...],
+            harvest_id: str | None) -> None:
+    """Print a complete harvest.start for TYPE (`swath harvest types`): example seeds, the options that have
+    a default, placeholder credentials (YOUR_<NAME>: put real ones in), a path under the data root.
+
+    \b
+    swath harvest example ckan > start.json && swath harvest run start.json
+    """
+    body = example_start(harvest_type, config_of(ctx), seeds=seeds, options=parse_options(harvest_type, options),
+                         harvest_id=harvest_id)
+    try:  # what it prints must run: an --option or --seed the type refuses is said here
+        HarvestStart.from_dict(body)
+    except InvalidMessage as exc:
+        raise RequestError(exc.message, code=codes.BAD_REQUEST) from None
+    click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
