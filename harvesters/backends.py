@@ -38,7 +38,7 @@ from swath.harvesters.mapping.record import (
     record_payload,
 )
 from swath.harvesters.retry import Attempt, RetryPolicy, Wait
-from swath.harvesters.warc import LAST_RESPONSE
+from swath.harvesters.warc_records import LAST_RESPONSE
 from swath.messages import codes
 
 # third-party backends without a platform declaration; a platform's own backend is in its declaration

@@ -48,6 +48,7 @@ class CKANBackend(Backend):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.api = self.source.url.rstrip("/") + "/api/3/action/"
+        self.public_api = self.source.public_url.rstrip("/") + "/api/3/action/"  # for URIs kept: no user:pass@
         self._max_modified: str | None = None
 
     def search(self, **params: Any) -> dict[str, Any]:
@@ -115,7 +116,7 @@ class CKANBackend(Backend):
                     continue
                 seen.add(package["id"])
                 self._max_modified = max(self._max_modified or "", package["metadata_modified"])
-                yield Item(remote_id=package["id"], uri=f"{self.api}package_show?id={quote(package['id'])}",
+                yield Item(remote_id=package["id"], uri=f"{self.public_api}package_show?id={quote(package['id'])}",
                            data=package, deleted=package.get("state") == "deleted")
             count = result["count"] if isinstance(result.get("count"), int) else 0
             if not packages or count <= skip + len(packages):

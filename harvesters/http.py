@@ -9,7 +9,7 @@ Mount it on any requests.Session (the harvest's own, twarc's, flickrapi's). It:
   raises the policy's error (each carries the HTTP status that ended it), and ResponseTooLarge past the limit;
 - redacts the values of Set-Cookie headers in the recorded response (session cookies are credentials)
   and adds them to the harvest's secrets; the WARC records themselves are redacted as they are built
-  (harvesters/warc.py `RecordFactory`, docs/harvesting.md "Redaction");
+  (harvesters/warc_records.py `RecordFactory`, docs/harvesting.md "Redaction");
 - for `stream=True` 2xx responses, hands the client a tap that records what it reads in
   segments of complete lines (harvesters/streams.py, docs/harvesting.md).
 
@@ -233,7 +233,7 @@ class RecordingAdapter(GuardedAdapter):
         super().__init__(gate=sink, guard=guard, limits=limits, **kwargs)
         self.sink = sink
         self.redactor = redactor
-        self.factory = factory  # harvesters.warc.RecordFactory
+        self.factory = factory  # harvesters.warc_records.RecordFactory
         self.policy = RetryPolicy(retries=limits.retries, backoff=limits.backoff, max_wait=MAX_RATE_WAIT,
                                   max_rate_limits=MAX_RATE_LIMITS)
 

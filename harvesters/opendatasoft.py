@@ -86,7 +86,8 @@ class OpenDataSoftBackend(Backend):
         if not isinstance(entry, dict) or not entry.get("dataset_id"):
             return Item(remote_id=f"(catalog entry {n})", error="dataset without dataset_id", anonymous=True)
         dataset_id = entry["dataset_id"]
-        return Item(remote_id=dataset_id, uri=f"{self.root}{API}/catalog/datasets/{quote(dataset_id)}", data=entry)
+        public = self.source.public_url.rstrip("/")  # the URI kept in the WARC: no user:pass@
+        return Item(remote_id=dataset_id, uri=f"{public}{API}/catalog/datasets/{quote(dataset_id)}", data=entry)
 
     def process(self, item: Item) -> Dataset | None:
         return map_dataset(item.data, root=self.root)

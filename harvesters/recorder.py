@@ -34,12 +34,12 @@ from swath.harvesters.streams import StreamRecording
 from swath.harvesters.warc import (
     SOFTWARE,
     ClosedWarc,
-    RecordFactory,
     WarcSeries,
     find_harvest_warcs,
     name_pattern,
     recover,
 )
+from swath.harvesters.warc_records import RecordFactory
 from swath.messages import codes
 from swath.messages.model import HarvestStart
 

@@ -172,7 +172,8 @@ def test_a_final_status_that_was_never_confirmed_is_published_on_redelivery(conf
 
 
 def test_a_leftover_open_warc_is_recovered_reported_and_never_reported_open(config, data_root):
-    from swath.harvesters.warc import RecordFactory, WarcFile
+    from swath.harvesters.warc import WarcFile
+    from swath.harvesters.warc_records import RecordFactory
 
     with FakeServer() as server:
         api = PagedApi(server, pages=2, per_page=2)

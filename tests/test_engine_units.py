@@ -15,7 +15,8 @@ from swath.harvesters.embedded import EXIT_INVALID, EXIT_SUCCESS, print_publish,
 from swath.harvesters.http import rate_limit_wait
 from swath.harvesters.redaction import REDACTED, Redactor
 from swath.harvesters.state import StateStore
-from swath.harvesters.warc import RecordFactory, WarcFile, find_harvest_warcs, recover
+from swath.harvesters.warc import WarcFile, find_harvest_warcs, recover
+from swath.harvesters.warc_records import RecordFactory
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
 from tests.fakes.httpserver import FakeServer
@@ -135,7 +136,7 @@ def test_digests_are_base32_sha1_as_the_standard_library_writes_them():
     import base64
     import hashlib
 
-    from swath.harvesters.warc import _sha1
+    from swath.harvesters.warc_records import _sha1
 
     for data in [b"", b"x", bytes(range(256)) * 40]:
         assert _sha1(data) == "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
