@@ -71,21 +71,20 @@ class RecordFactory:
     def _uri(self, uri: str) -> str:
         return safe_uri(self.redactor.url(uri) if self.redactor is not None else uri)
 
+    def _http_record(self, uri: str, record_type: str, http_headers: StatusAndHeaders, body: bytes,
+                     headers: dict[str, str]) -> Any:
+        return self._builder.create_warc_record(uri, record_type, payload=BytesIO(body), length=len(body),
+                                                http_headers=http_headers,
+                                                warc_headers_dict={**headers, **_digests(http_headers, body)})
+
     def _response(self, *, uri: str, status_line: str, response_headers: list[tuple[str, str]],
                   response_body: bytes, protocol: str, extra: dict[str, str]):
         if self.redactor is not None:
             response_headers, response_body, masked = self.redactor.response(response_headers, response_body)
             if masked:
                 extra[REDACTED_HEADER] = str(masked)
-        response_http = StatusAndHeaders(status_line, response_headers, protocol=protocol)
-        response = self._builder.create_warc_record(
-            uri,
-            "response",
-            payload=BytesIO(response_body),
-            length=len(response_body),
-            http_headers=response_http,
-            warc_headers_dict={**extra, **_digests(response_http, response_body)},
-        )
+        response = self._http_record(uri, "response", StatusAndHeaders(status_line, response_headers,
+                                                                        protocol=protocol), response_body, extra)
         if status_line[:1] == "2":
             self.last_response = response.rec_headers.get_header("WARC-Record-ID")
         return response
@@ -110,21 +109,13 @@ class RecordFactory:
         extra["WARC-Date"] = self.clock.date(uri, extra.get("WARC-Date"))
         response = self._response(uri=uri, status_line=status_line, response_headers=response_headers,
                                   response_body=response_body, protocol=protocol, extra=extra)
-        request_http = StatusAndHeaders(request_line, request_headers, is_http_request=True)
-        request = self._builder.create_warc_record(
-            uri,
-            "request",
-            payload=BytesIO(request_body),
-            length=len(request_body),
-            http_headers=request_http,
-            warc_headers_dict={
-                **({"WARC-Record-ID": request_id} if request_id else {}),
-                "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
-                "WARC-Date": response.rec_headers.get_header("WARC-Date"),
-                **{k: v for k, v in extra.items() if k not in (REDACTED_HEADER, "WARC-Date")},
-                **_digests(request_http, request_body),
-            },
-        )
+        request = self._http_record(uri, "request", StatusAndHeaders(request_line, request_headers,
+                                                                      is_http_request=True), request_body, {
+            **({"WARC-Record-ID": request_id} if request_id else {}),
+            "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
+            "WARC-Date": response.rec_headers.get_header("WARC-Date"),
+            **{k: v for k, v in extra.items() if k not in (REDACTED_HEADER, "WARC-Date")},
+        })
         return [request, response]
 
     def segment(self, *, uri: str, request_id: str, status_line: str, response_headers: list[tuple[str, str]],
