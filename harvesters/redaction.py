@@ -69,13 +69,33 @@ _BY_NAME = [
 ]
 
 
+# every name _BY_NAME looks for holds one of these: a text without any skips its eight patterns
+_ANY_NAME = re.compile(r"(?i)key|secret|token|password|sig|oauth|authoriz|cookie|bearer|basic")
+
+
 def scrub(text: str) -> str:
     """Credentials found by their name or place rather than their value: userinfo in URLs, secret
     parameters, JSON keys and headers. Needs no secrets, so it also covers values nobody registered."""
-    text = _USERINFO.sub(r"\1", text)
-    for pattern in _BY_NAME:
-        text = pattern.sub(lambda m: m.group("k") + REDACTED, text)
+    if "@" in text:
+        text = _USERINFO.sub(r"\1", text)
+    if _ANY_NAME.search(text):
+        for pattern in _BY_NAME:
+            text = pattern.sub(lambda m: m.group("k") + REDACTED, text)
     return text
+
+
+def _secret_params_out(encoded: str) -> str:
+    """`a=b&c=d` with the values of secret-named parameters replaced, every other byte as it was."""
+    if "=" not in encoded:
+        return encoded
+    parts = []
+    for part in encoded.split("&"):
+        name, sep, _ = part.partition("=")
+        plain = unquote_plus(name).lower()
+        if sep and (plain in SECRET_PARAMS or (plain.startswith("oauth_") and plain not in PUBLIC_OAUTH)):
+            part = f"{name}={REDACTED}"
+        parts.append(part)
+    return "&".join(parts)
 
 
 def forms_of(value: str) -> set[str]:
@@ -205,19 +225,12 @@ class Redactor:
 
     def params(self, encoded: str) -> str:
         """Redact `a=b&c=d` keeping every other byte of the encoding as it was."""
-        parts = []
-        for part in encoded.split("&"):
-            name, sep, _ = part.partition("=")
-            plain = unquote_plus(name).lower()
-            if sep and (plain in SECRET_PARAMS or (plain.startswith("oauth_") and plain not in PUBLIC_OAUTH)):
-                part = f"{name}={REDACTED}"
-            parts.append(part)
-        return self.text("&".join(parts))
+        return self.text(_secret_params_out(encoded))
 
     def url(self, url: str) -> str:
         split = urlsplit(url)
         netloc = split.netloc.rpartition("@")[2] if "@" in split.netloc else split.netloc
-        return self.text(urlunsplit(split._replace(netloc=netloc, query=self.params(split.query))))
+        return self.text(urlunsplit(split._replace(netloc=netloc, query=_secret_params_out(split.query))))
 
     def headers(self, items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         out = []
