@@ -73,7 +73,7 @@ class OriginGuard:
     def credential_in(self, request: requests.PreparedRequest) -> str | None:
         """What in the request is a credential (for the message; never the value), or None."""
         for name, value in request.headers.items():
-            text_name = _text(name)
+            text_name = header_text(name)
             if text_name.lower() in CREDENTIAL_HEADERS and value:
                 return f"an {text_name} header"
         query = urlsplit(request.url or "").query
@@ -81,8 +81,9 @@ class OriginGuard:
             if value and (name.lower() in SECRET_PARAMS or name.lower().startswith("oauth_")):
                 return f"the parameter {name}"
         body = request.body if isinstance(request.body, (str, bytes)) else b""
-        headers = [_text(v) for k, v in request.headers.items() if _text(k).lower() != "cookie"]  # pinned instead
-        texts = [request.url or "", *headers, _text(body)]
+        # Cookie is left out: cookies are pinned to their origin instead
+        headers = [header_text(v) for k, v in request.headers.items() if header_text(k).lower() != "cookie"]
+        texts = [request.url or "", *headers, header_text(body)]
         if any(self.secret_in(text) for text in texts):
             return "a credential of the harvest"
         return None
@@ -103,7 +104,8 @@ class OriginGuard:
                                       f"is not the harvest's own (its API root or seed URLs)")
 
 
-def _text(value: str | bytes) -> str:
+def header_text(value: str | bytes) -> str:
+    """A header name or value as text: some auth libraries (requests_oauthlib) set them as bytes."""
     return value.decode("latin-1") if isinstance(value, bytes) else value
 
 

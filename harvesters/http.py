@@ -42,7 +42,7 @@ from swath.harvesters.errors import (
     ResponseTooLarge,
     Unauthorized,
 )
-from swath.harvesters.guard import OriginGuard
+from swath.harvesters.guard import OriginGuard, header_text
 from swath.harvesters.redaction import MIN_ANYWHERE, Redactor, redact_set_cookie, set_cookie_value
 from swath.harvesters.retry import MAX_RATE_LIMITS, MAX_RATE_WAIT, Attempt, GiveUp, RetryPolicy, Wait
 from swath.harvesters.retry import rate_limit_wait as rate_limit_wait  # re-exported: its callers import it here
@@ -94,10 +94,6 @@ def read_limited(chunks: Iterable[bytes], *, limit: int, too_large: Callable[[],
             raise too_large()
         parts.append(chunk)
     return b"".join(parts)
-
-
-def _text(value: str | bytes) -> str:
-    return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
 def _http_version(raw: Any) -> str:
@@ -245,7 +241,7 @@ class RecordingAdapter(GuardedAdapter):
         split = urlsplit(uri)
         target = (split.path or "/") + (f"?{split.query}" if split.query else "")
         # some auth libraries (requests_oauthlib) set header names or values as bytes
-        headers = [(_text(name), _text(value)) for name, value in header_items]
+        headers = [(header_text(name), header_text(value)) for name, value in header_items]
         content_type = next((value for name, value in headers if name.lower() == "content-type"), "")
         if not any(name.lower() == "host" for name, _ in headers):
             headers.insert(0, ("Host", urlsplit(url).netloc.rpartition("@")[2]))

@@ -84,6 +84,12 @@ def scrub(text: str) -> str:
     return text
 
 
+def without_userinfo(url: str) -> str:
+    """The URL without `user:password@` (requests sends those as Basic auth): the form to store or show."""
+    split = urlsplit(url)
+    return urlunsplit(split._replace(netloc=split.netloc.rpartition("@")[2])) if "@" in split.netloc else url
+
+
 def _secret_params_out(encoded: str) -> str:
     """`a=b&c=d` with the values of secret-named parameters replaced, every other byte as it was."""
     if "=" not in encoded:
@@ -228,9 +234,8 @@ class Redactor:
         return self.text(_secret_params_out(encoded))
 
     def url(self, url: str) -> str:
-        split = urlsplit(url)
-        netloc = split.netloc.rpartition("@")[2] if "@" in split.netloc else split.netloc
-        return self.text(urlunsplit(split._replace(netloc=netloc, query=_secret_params_out(split.query))))
+        split = urlsplit(without_userinfo(url))
+        return self.text(urlunsplit(split._replace(query=_secret_params_out(split.query))))
 
     def headers(self, items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         out = []

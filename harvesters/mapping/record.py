@@ -8,11 +8,12 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import orjson
 
 from swath.harvesters.mapping.dataset import Dataset
+from swath.harvesters.redaction import without_userinfo
 
 RECORD_CONTENT_TYPE = "application/json"
 DONE, SKIPPED, FAILED, DELETED = "done", "skipped", "failed", "deleted"
@@ -33,8 +34,7 @@ class Source:
     @property
     def public_url(self) -> str:
         """The URL without `user:password@` (requests sends those as Basic auth): the one to store or show."""
-        split = urlsplit(self.url)
-        return urlunsplit(split._replace(netloc=split.netloc.rpartition("@")[2])) if "@" in split.netloc else self.url
+        return without_userinfo(self.url)
 
 
 def harvest_metadata(source: Source, backend: str, remote_id: str) -> dict[str, str]:
