@@ -9,18 +9,15 @@ harvest metadata is filled in, and each mapped dataset (or deletion) is written 
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, ClassVar
 from urllib.parse import quote, urlsplit
 
 import orjson
 import requests
 
-from swath.core import discovery
 from swath.harvesters.base import Harvester
 from swath.harvesters.capture import safe_uri
 from swath.harvesters.errors import HarvestError, HarvestStopped
@@ -42,7 +39,6 @@ from swath.harvesters.warc_records import LAST_RESPONSE
 from swath.messages import codes
 
 # third-party backends without a platform declaration; a platform's own backend is in its declaration
-ENTRY_POINT_GROUP = "swath.backends"
 # the option every backend platform reads (BackendHarvester), for their declarations' option schemas
 DRYRUN_OPTION = {"type": "boolean", "description": "list and map everything, write nothing"}
 MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is treated as a failure
@@ -168,46 +164,6 @@ class Backend:
                 return False
             time.sleep(min(0.2, max(0.0, end - time.monotonic())))
         return True
-
-
-def load_backend(name: str) -> type[Backend]:
-    """The backend class registered under `name` (a platform's or an entry point); LookupError if none."""
-    target = installed_backends().get(name)
-    if target is None:
-        raise LookupError(f"no metadata backend named {name!r}; installed: {', '.join(installed_backends())}")
-    module_name, _, attr = target.partition(":")
-    cls = getattr(importlib.import_module(module_name), attr)
-    if not (isinstance(cls, type) and issubclass(cls, Backend)):
-        raise LookupError(f"{target} is not a harvesters.backends.Backend subclass")
-    return cls
-
-
-def installed_backends() -> dict[str, str]:
-    """Backend name -> "module:Class": those the platforms declare plus every `swath.backends` entry point."""
-    found = _declared_backends()
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.value)
-    return dict(sorted(found.items()))
-
-
-def _declared_backends() -> dict[str, str]:
-    """A backend platform's backend is named after the platform (its harvest type)."""
-    return {platform.name: platform.backend for platform in discovery.platforms() if platform.backend}
-
-
-def describe_backends() -> list[dict[str, str]]:
-    """One row per installed backend (for `swath harvest backends`): name, display name, class, origin."""
-    rows = []
-    declared = _declared_backends()
-    for name, target in installed_backends().items():
-        builtin = declared.get(name) == target and discovery.builtin(name)
-        row = {"name": name, "target": target, "origin": "built-in" if builtin else "entry point"}
-        try:
-            row["display_name"] = load_backend(name).display_name or name
-        except Exception as exc:  # a broken plugin is listed with its error, never hides the others
-            row["display_name"], row["error"] = name, f"{type(exc).__name__}: {exc}"
-        rows.append(row)
-    return rows
 
 
 # --- running one source -------------------------------------------------------------------------

@@ -91,13 +91,13 @@ def lookup(type_name: str) -> HarvesterType:
 def _plugin_backends(declared: set[str]) -> dict[str, str]:
     """Entry-point backends whose name is not a declared type (the declaration wins), name -> target."""
     # imported here: harvesters.backends imports the engine, which imports this module
-    from swath.harvesters.backends import installed_backends
+    from swath.harvesters.backend_plugins import installed_backends
 
     return {name: target for name, target in installed_backends().items() if name not in declared}
 
 
 def _backend_harvester(name: str, target: str) -> type[Harvester]:
-    from swath.harvesters.backends import load_backend
+    from swath.harvesters.backend_plugins import load_backend
 
     try:
         backend = load_backend(name)

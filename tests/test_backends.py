@@ -8,14 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from swath.core.platforms import HarvestKind, Platform
-from swath.harvesters.backends import (
-    Backend,
-    Item,
-    describe_backends,
-    harvester_for,
-    installed_backends,
-    load_backend,
-)
+from swath.harvesters.backend_plugins import describe_backends, installed_backends, load_backend
+from swath.harvesters.backends import Backend, Item, harvester_for
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError
 from swath.messages import codes

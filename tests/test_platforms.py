@@ -20,7 +20,8 @@ from swath.core.platforms import BadDeclaration, ExportKind, HarvestKind, Platfo
 from swath.exporters import registry as export_registry
 from swath.exporters.items import Source
 from swath.harvesters import registry
-from swath.harvesters.backends import Backend, describe_backends, installed_backends
+from swath.harvesters.backend_plugins import describe_backends, installed_backends
+from swath.harvesters.backends import Backend
 from swath.harvesters.base import Harvester
 from swath.services import all_services, service
 from tests.entrypoints import install_entry_points

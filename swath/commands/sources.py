@@ -108,7 +108,7 @@ def sources(ctx: click.Context, deleted: bool, as_json: bool) -> None:
 @JSON_OPTION
 def backends(as_json: bool) -> None:
     """List the metadata backends installed (built-in and `swath.backends` entry points)."""
-    from swath.harvesters.backends import installed_backends
+    from swath.harvesters.backend_plugins import installed_backends
 
     rows = [{"name": name, "target": target} for name, target in installed_backends().items()]
     emit(rows, as_json, "\n".join(f"{r['name']:<16} {r['target']}" for r in rows))
