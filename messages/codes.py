@@ -100,3 +100,8 @@ KIEL_BAD_RECORD = "kiel_bad_record"  # an AMF file or record could not be parsed
 KIEL_OBJECT_FAILED = "kiel_object_failed"  # an object could not be fetched; stored as status 000 with an empty body
 KIEL_REDIRECT_LOOP = "kiel_redirect_loop"  # a redirect chain came back to a URL already in it or was too long
 KIEL_BAD_TERMINATION = "kiel_bad_termination"  # the termination strategy file is invalid; nothing was pruned
+
+# --- quorum queues and broker clusters ---
+DELIVERY_LIMIT = "delivery_limit"  # the broker dead-lettered a message delivered SWATH_DELIVERY_LIMIT times unacked
+DEAD_LETTERED = "dead_lettered"  # the broker dead-lettered a message for another reason (x-first-death-reason says)
+BROKER_QUEUE_MISMATCH = "broker_queue_mismatch"  # a queue exists with other arguments (classic?): setup --migrate

@@ -51,6 +51,7 @@ def worker_env(config: Config, **extra: str) -> dict[str, str]:
         "SWATH_HTTP_BACKOFF": str(config.http_backoff),
         "SWATH_HTTP_TIMEOUT": str(config.http_timeout),
         "SWATH_MAX_RESPONSE_BYTES": str(config.max_response_bytes),
+        "SWATH_DELIVERY_LIMIT": str(config.delivery_limit),
         **{api_url_env(platform): url for platform, url in config.api_urls.items()},
     }
     base = {k: v for k, v in os.environ.items() if not k.startswith("SWATH_")}
