@@ -49,6 +49,7 @@ __all__ = ["DEAD_QUEUE", "DEAD_REASON_CODE", "DEAD_REASON_MESSAGE", "DEAD_ROUTIN
            "worker_queue_arguments", "Publisher", "PublishError", "Unroutable", "Nacked", "PublisherClosed"]
 
 log = logging.getLogger(__name__)
+NACK_RETRIES = 8  # a nacked message is sent again on a new connection this often, then its publish fails
 
 class PublishError(SwathError):
     """A message was not accepted by the broker."""
@@ -74,6 +75,7 @@ class _Pending:
     headers: dict[str, Any]
     future: Future[None] = field(default_factory=Future)
     message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    nacks: int = 0  # times the broker nacked it; sent again until NACK_RETRIES
 
 
 class Publisher:
@@ -276,7 +278,7 @@ class Publisher:
         )
 
     def _on_channel_closed(self, channel: Channel, reason: Exception) -> None:
-        if not self._closing:
+        if not self._closing and not isinstance(reason, pika.exceptions.ChannelClosedByClient):
             self.last_error = classify(reason, self._nodes.current_url())  # e.g. no permission to declare
         self._channel = None
         self._requeue_unconfirmed()
@@ -329,14 +331,31 @@ class Publisher:
             items = [self._unconfirmed.pop(t) for t in tags]
             for item in items:
                 self._by_message_id.pop(item.message_id, None)
+        retry = [item for item in items if nack and not item.future.done() and item.nacks < NACK_RETRIES]
         for item in items:
-            if item.future.done():
+            if item.future.done() or item in retry:
                 continue
             if nack:
-                item.future.set_exception(Nacked(f"broker nacked message for {item.routing_key!r}"))
+                item.future.set_exception(Nacked(f"broker nacked message for {item.routing_key!r} "
+                                                 f"{item.nacks + 1} times"))
             else:
                 item.future.set_result(None)
+        if retry:
+            self._retry_nacked(retry)
         self._drain()
+
+    def _retry_nacked(self, items: list[_Pending]) -> None:
+        """A quorum queue nacks while it has no leader, and RabbitMQ 3.10 keeps nacking a channel that first
+        published to the queue then, even after a new leader took over: send them again on a new connection."""
+        with self._lock:
+            for item in items:
+                item.nacks += 1
+            self._pending.extendleft(reversed(items))
+        self.last_error = BrokerError(f"the broker nacked {len(items)} message(s) (a queue electing a new leader "
+                                      "after a lost node?); sending them again on a new connection")
+        channel = self._channel
+        if channel is not None and channel.is_open:
+            channel.close()  # _on_channel_closed puts the unconfirmed back and closes the connection
 
     def _requeue_unconfirmed(self) -> None:
         """After a lost channel: messages not yet confirmed go back to the front, in order."""

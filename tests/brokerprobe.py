@@ -14,13 +14,14 @@ import pika
 
 from swath.core.config import Config
 from swath.messages.broker import declare_topology, declare_work_queue
+from swath.messages.topology import connection_parameters
 from swath.messages.worker import Worker
 
 
 class BrokerProbe:
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+        self.connection = pika.BlockingConnection(connection_parameters(config, name="swath-test-probe"))
         self.channel = self.connection.channel()
         declare_topology(self.channel, config)
 
