@@ -2,8 +2,9 @@
 queue per worker service, and how a blocking client connects to the nodes in SWATH_AMQP_URL.
 
 Work queues (and the status and dead-letter queues) are quorum queues: replicated on every node of a cluster
-(a majority must be up), durable, with a delivery limit, so a message whose worker dies with it every time is
-dead-lettered after `SWATH_DELIVERY_LIMIT` deliveries (reason `delivery_limit`) instead of looping forever.
+(a majority must be up) and durable. Work queues have a delivery limit, so a message whose worker dies with it
+every time is dead-lettered once it went back more than `SWATH_DELIVERY_LIMIT` times (reason `delivery_limit`)
+instead of looping forever.
 Dead-lettering is at-least-once (RabbitMQ 3.10+: the broker keeps the message until the dead-letter queue
 confirmed it, which needs `x-overflow: reject-publish`). Per-replica stop queues are exclusive, so classic.
 """
@@ -47,16 +48,17 @@ def connection_parameters(config: Config, *, name: str) -> list[pika.URLParamete
     return Nodes(config.amqp_url, name=name, heartbeat=config.heartbeat).parameters()
 
 
-def worker_queue_arguments(config: Config) -> dict[str, Any]:
-    """Arguments of every work queue; identical on every declare (RabbitMQ refuses a mismatch, and
-    `swath broker setup --migrate` moves a queue declared otherwise)."""
+def worker_queue_arguments(config: Config, queue: str | None = None) -> dict[str, Any]:
+    """Arguments of a work queue (`queue`: its name); identical on every declare (RabbitMQ refuses a mismatch,
+    and `swath broker setup --migrate` moves a queue declared otherwise)."""
     arguments: dict[str, Any] = {
         "x-queue-type": "quorum",
         "x-dead-letter-exchange": config.dead_letter_exchange,
         "x-dead-letter-strategy": "at-least-once",
         "x-overflow": "reject-publish",  # at-least-once dead-lettering requires it
     }
-    if config.delivery_limit > 0:
+    # not the status queue: the monitor hands a status back every few seconds while the store is away
+    if config.delivery_limit > 0 and queue != config.status_queue:
         arguments["x-delivery-limit"] = config.delivery_limit
     return arguments
 
@@ -77,7 +79,7 @@ def declare_topology(channel: Any, config: Config) -> None:
 
 
 def declare_work_queue(channel: Any, config: Config, queue: str, bindings: list[str]) -> None:
-    channel.queue_declare(queue=queue, durable=True, arguments=worker_queue_arguments(config))
+    channel.queue_declare(queue=queue, durable=True, arguments=worker_queue_arguments(config, queue))
     for binding in bindings:
         channel.queue_bind(queue=queue, exchange=config.exchange, routing_key=binding)
 
@@ -99,7 +101,7 @@ def queue_plans(config: Config, work_queues: dict[str, list[str]]) -> list[Queue
                        dead_letter_queue_arguments(config))]
     if config.status_queue:
         plans.append(QueuePlan(config.status_queue, config.exchange, list(STATUS_BINDINGS),
-                               worker_queue_arguments(config)))
-    plans += [QueuePlan(name, config.exchange, bindings, worker_queue_arguments(config))
+                               worker_queue_arguments(config, config.status_queue)))
+    plans += [QueuePlan(name, config.exchange, bindings, worker_queue_arguments(config, name))
               for name, bindings in work_queues.items()]
     return plans

@@ -57,8 +57,10 @@ def test_every_queue_swath_declares_is_a_quorum_queue_with_the_delivery_limit(co
     types = queue_types(config)
     for queue in (config.dead_letter_queue, config.status_queue, config.queue_prefix + "generic_harvester"):
         assert types[queue][0] == "quorum", (queue, types)
-    assert f'{{"x-delivery-limit",{config.delivery_limit}}}' in types[config.status_queue][1]
+    assert f'{{"x-delivery-limit",{config.delivery_limit}}}' in types[config.queue_prefix + "generic_harvester"][1]
     assert "x-delivery-limit" not in types[config.dead_letter_queue][1]  # peeking it must never drop a letter
+    assert "x-delivery-limit" not in types[config.status_queue][1]  # the monitor returns statuses while the store
+    assert "x-dead-letter-strategy" in types[config.status_queue][1]  # is away; it dead-letters bad ones itself
 
 
 def test_a_classic_queue_of_the_same_name_is_refused_with_what_to_do(config: Config, broker) -> None:
@@ -144,7 +146,6 @@ def test_an_interrupted_migration_is_finished_by_the_next_setup(config: Config, 
 def test_a_message_that_kills_its_worker_every_time_is_dead_lettered_after_the_limit(config: Config, broker,
                                                                                      tmp_path: Path) -> None:
     config = dataclasses.replace(config, delivery_limit=2)
-    broker.channel.queue_delete(config.status_queue)  # the probe declared it with the default limit
     declare_queues(config, ["generic_harvester"])
     arrived, release = [], threading.Event()
 
