@@ -52,9 +52,12 @@ class Renewal:
             self._note_record(book, start, record, previous, current if stored else None, urls)
             touched: set[str] = set()
             for url in urls:  # objects of the current version only
-                for hop in renew_object(harvest.http, rdir, url, clock=self.clock):
+                chain = renew_object(harvest.http, rdir, url, clock=self.clock)
+                for hop in chain:
                     touched.add(escape_name(hop.url))
-                    self._fetched(book, rdir, hop)
+                    self._fetched(book, hop)
+                for hop in chain:  # after the chain, so the notes stay in the order things happened
+                    self._prune(book, rdir.object(hop.url))
             self._prune_others(book, rdir, touched)
         finally:
             book.write(rdir.path, start)
@@ -84,7 +87,7 @@ class Renewal:
         if dropped:
             self.harvest.count("objects_dropped", len(dropped))
 
-    def _fetched(self, book: Notebook, rdir: RecordDir, hop: Fetched) -> None:
+    def _fetched(self, book: Notebook, hop: Fetched) -> None:
         harvest, version = self.harvest, hop.version
         harvest.count("objects_unchanged" if hop.unchanged else "objects_stored")
         problem = harvest.redactor.text(hop.problem) if hop.problem else None
@@ -93,7 +96,6 @@ class Renewal:
         book.object(version.tist, hop.url, "fetched", hop.outcome, status=f"{hop.status:03d}", type=version.type,
                     file=version.path.name, same_as=link_name(version.path) if hop.unchanged else None,
                     location=hop.location or None, problem=problem)
-        self._prune(book, rdir.object(hop.url))
 
     def _prune_others(self, book: Notebook, rdir: RecordDir, touched: set[str]) -> None:
         """The termination strategy for the record's objects not renewed this time (dropped ones included)."""
