@@ -38,6 +38,13 @@ class Harvester:
         the message decides, e.g. an option; the registry's `stream` only says the type may stream."""
         return start.type in cls.stream_types
 
+    @classmethod
+    def honours_stop(cls, start: HarvestStart) -> bool:
+        """Whether harvest.stop ends this harvest early, keeping what it has (final status, complete WARCs).
+        Streams do; a REST harvest ignores it (shutdown ends any). Override for a harvest that is fed, not
+        paged, and so can end cleanly at any moment (xesam_pmh)."""
+        return cls.is_stream(start)
+
 
 class Redacting(Protocol):
     def text(self, value: str) -> str: ...  # the value with every credential of the harvest replaced

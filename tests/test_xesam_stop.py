@@ -1,0 +1,145 @@
+"""harvest.stop ends a non-live xesam_pmh harvest too: against a target whose backlog never ends (it can only
+end by the stop), on a real dbus-daemon; what arrived is in complete WARCs, the crawler is invalidated."""
+
+from __future__ import annotations
+
+import threading
+from functools import partial
+
+from fastwarc.warc import ArchiveIterator as FastIterator
+from fastwarc.warc import WarcRecordType
+from jeepney import DBusAddress, HeaderFields, Message, new_method_call
+from warcio.archiveiterator import ArchiveIterator
+
+from swath.harvesters.embedded import is_stream_message
+from swath.harvesters.state import StateStore
+from swath.harvesters.xesam.bus import ERR_UNKNOWN_OBJECT, Call, Endpoint, Interface, error_of, header
+from swath.harvesters.xesam.payload import (
+    DEFAULT_TARGET_PATH,
+    ERR_INVALIDATED,
+    IFACE_CRAWLER,
+    IFACE_TARGET,
+    NORMAL,
+    UPDATE_RECORDS_SIG,
+    Payload,
+    ms_to_iso,
+)
+from swath.harvesters.xesam.target import NO_REPLY
+from swath.messages import codes
+from tests.test_engine_support import wait_for, warc_files
+from tests.test_xesam_support import (  # noqa: F401 (fixtures)
+    TARGET_NAME,
+    bus_config_fixture,
+    bus_fixture,
+    codes_of,
+    final,
+    harvest,
+    start_message,
+    stored,
+)
+
+BATCH = 4
+SERVICE_UNKNOWN = "org.freedesktop.DBus.Error.ServiceUnknown"  # the crawler's connection is gone from the bus
+
+
+class EndlessTarget:
+    """Sends batches of old payloads (so the crawl is never caught up), the next one as soon as the last is
+    answered; `acked` holds the uris of every batch the crawler answered with success, in order."""
+
+    def __init__(self, address: str) -> None:
+        self.endpoint = Endpoint(address=address)
+        self.endpoint.request_name(TARGET_NAME)
+        self.acked: list[str] = []
+        self.sent = 0
+        self.refusal = ""  # the error that answered the first batch after the crawler went
+        self.ended = threading.Event()
+        self.invalidated: list[tuple[str, str]] = []  # (crawler path, message) of Invalidated signals
+        self.endpoint.export(DEFAULT_TARGET_PATH, Interface(IFACE_TARGET, {"ListRecords": self._list_records}))
+        self.endpoint.watch_signal(interface=IFACE_CRAWLER, member="Invalidated", callback=self._on_invalidated)
+
+    def _list_records(self, call: Call) -> None:
+        *_, crawler = call.args
+        self.crawler = DBusAddress(crawler, bus_name=call.sender, interface=IFACE_CRAWLER)
+        call.reply("b", (True,))
+        self._send()
+
+    def _send(self) -> None:
+        payloads = [Payload(uri=f"file:///endless/{n:06d}", timestamp=ms_to_iso(1_000_000 + n), content_cat="email",
+                            source_cat="local", state=NORMAL, fields=(("title", f"n{n}"),))
+                    for n in range(self.sent, self.sent + BATCH)]
+        self.sent += BATCH
+        batch = [p.to_wire() for p in payloads]
+        self.endpoint.call_async(new_method_call(self.crawler, "UpdateRecords", UPDATE_RECORDS_SIG, (batch,)),
+                                 partial(self._answered, [p.uri for p in payloads]))
+
+    def _answered(self, uris: list[str], msg: Message) -> None:
+        err = error_of(msg)
+        if err is not None:
+            self.refusal = err.name
+            self.ended.set()
+            return
+        self.acked.extend(uris)
+        self._send()
+
+    def _on_invalidated(self, msg: Message) -> None:
+        self.invalidated.append((header(msg, HeaderFields.path, ""), msg.body[0] if msg.body else ""))
+
+
+def test_a_non_live_harvest_stops_mid_crawl_with_complete_warcs(bus_config, bus, data_root):
+    target = EndlessTarget(bus)
+    stop = threading.Event()
+    result: list = []
+    body = start_message(harvest_id="stop:1", options={"max_batch_size": BATCH, "idle_timeout": 3600})
+    runner = threading.Thread(target=lambda: result.append(harvest(bus_config, body, stop)))
+    runner.start()
+    try:
+        wait_for(lambda: len(target.acked) >= 5 * BATCH, what="five batches stored")
+    finally:
+        stop.set()  # the target is still sending: only the stop can end this harvest
+        runner.join(timeout=120)
+    try:
+        assert not runner.is_alive(), "the non-live harvest did not end within 120 s of its stop"
+        wait_for(target.ended.is_set, what="the target's next batch refused")
+    finally:
+        target.endpoint.close()
+
+    status = final(result[0])
+    assert status["status"] == "completed success", status["errors"]
+    acked = list(target.acked)
+    totals = {k: v for day in status["stats"].values() for k, v in day.items()}
+    assert totals == {"payloads": len(acked)}
+    [info] = [n for n in status["infos"] if n["code"] == codes.XESAM_STOPPED]
+    assert f"{len(acked)} payload(s) stored" in info["message"] and info["seed_id"] == "seed-1"
+    assert codes_of(status, "warnings") == [] and codes_of(status, "errors") == []
+    # the crawler told the target it is gone; a batch sent after that got an error (refused by the crawler,
+    # or NoReply/ServiceUnknown from the bus once it left), never a success
+    assert [message for _path, message in target.invalidated] == ["harvest stopped"]
+    assert target.refusal in (ERR_INVALIDATED, ERR_UNKNOWN_OBJECT, NO_REPLY, SERVICE_UNKNOWN)
+    assert len(acked) < target.sent  # the last batch sent was refused, not stored
+
+    # every batch the crawler answered is in the WARCs, nothing else; the WARCs are complete for both readers
+    paths = warc_files(data_root / "coll")
+    assert paths and not list((data_root / "coll").rglob("*.open"))
+    assert [r["uri"] for r in stored(data_root, "stop:1")] == acked
+    warcio_uris, fast_uris = [], []
+    for path in paths:
+        with open(path, "rb") as fh:
+            for rec in ArchiveIterator(fh, check_digests="raise"):
+                rec.content_stream().read()
+                if rec.rec_type == "resource":
+                    warcio_uris.append(rec.rec_headers.get_header("WARC-Target-URI"))
+        with open(path, "rb") as fh:
+            for frec in FastIterator(fh, parse_http=False):
+                assert frec.verify_block_digest(), f"{path.name}: a block digest does not match"
+                if frec.record_type == WarcRecordType.resource:
+                    fast_uris.append(frec.headers.get("WARC-Target-URI"))
+    assert warcio_uris == fast_uris == acked
+    watermark = f"xesam:{TARGET_NAME}{DEFAULT_TARGET_PATH}:mtime"
+    assert StateStore(directory=data_root / "coll").get(watermark) == 1_000_000 + len(acked) - 1
+
+
+def test_a_first_ctrl_c_stops_any_xesam_harvest_cleanly_while_rest_harvests_ignore_stop():
+    assert is_stream_message(start_message(harvest_id="c:1"))  # not live: stop, not interrupt
+    assert is_stream_message(start_message(harvest_id="c:2", options={"live": True}))
+    rest = {"id": "c:3", "type": "generic_pages", "path": "coll", "seeds": [{"id": "s", "token": "http://x/"}]}
+    assert not is_stream_message(rest)
