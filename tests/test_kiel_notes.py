@@ -188,3 +188,17 @@ def test_notes_files_are_fresh_names_and_bad_lines_are_reported(tmp_path):
     assert len(notes) == 6 and notes[1].subject == "http://example.org/a\tb\n" and "same_as" not in notes[1].detail
     assert [(p.name, line) for p, line, n in found if not isinstance(n, Note)] == [("102.notes.jsonl", 3)]
     assert Notebook("x").write(tmp_path, 5) is None  # nothing done, nothing written
+
+
+def test_a_link_planted_as_a_notes_file_is_neither_written_through_nor_read(tmp_path):
+    record, outside = tmp_path / "record", tmp_path / "outside.txt"
+    record.mkdir()
+    outside.write_bytes(b'{"tist":1,"item":"record","subject":"x","event":"renewed","outcome":"new"}\n')
+    before = outside.read_bytes()
+    (record / "100.notes.jsonl").symlink_to(outside)
+    book = Notebook("id:1")
+    book.record(100, "renewed", "new")
+    written = book.write(record, 100)
+    assert written.name == "101.notes.jsonl" and not written.is_symlink()
+    assert outside.read_bytes() == before
+    assert [(p.name, n.subject) for p, _line, n in read_notes(record, root=record)] == [("101.notes.jsonl", "id:1")]

@@ -26,6 +26,8 @@ from swath.harvesters.xesam.payload import (
 )
 from swath.harvesters.xesam.target import NO_REPLY
 from swath.messages import codes
+from swath.messages.broker import Publisher
+from tests.brokerprobe import running_worker, until_final
 from tests.test_engine_support import wait_for, warc_files
 from tests.test_xesam_support import (  # noqa: F401 (fixtures)
     TARGET_NAME,
@@ -143,3 +145,25 @@ def test_a_first_ctrl_c_stops_any_xesam_harvest_cleanly_while_rest_harvests_igno
     assert is_stream_message(start_message(harvest_id="c:2", options={"live": True}))
     rest = {"id": "c:3", "type": "generic_pages", "path": "coll", "seeds": [{"id": "s", "token": "http://x/"}]}
     assert not is_stream_message(rest)
+
+
+def test_harvest_stop_through_rabbitmq_reaches_a_non_live_crawl(bus_config, bus, broker):
+    target = EndlessTarget(bus)
+    start = start_message(harvest_id="stop:broker", options={"max_batch_size": BATCH, "idle_timeout": 3600})
+    try:
+        with running_worker(bus_config, "xesam_harvester"), Publisher(config=bus_config) as requester:
+            requester.publish("harvest.start.xesam.xesam_pmh", start).result(120)
+            wait_for(lambda: len(target.acked) >= 3 * BATCH, what="three batches stored")
+            requester.publish("harvest.stop.xesam.xesam_pmh", {"id": start["id"]}).result(120)
+            received = until_final(broker, bus_config.status_queue)
+        wait_for(target.ended.is_set, what="the target's next batch refused")
+    finally:
+        target.endpoint.close()
+    final_status = received[-1][1]
+    assert final_status["status"] == "completed success", final_status["errors"]
+    assert codes.XESAM_STOPPED in codes_of(final_status, "infos")
+    warcs = [body["warc"]["path"] for key, body in received if key == "warc_created"]
+    assert warcs and final_status["warcs"]["count"] == len(warcs)
+    totals = {k: v for day in final_status["stats"].values() for k, v in day.items()}
+    assert totals == {"payloads": len(target.acked)}
+    assert [message for _path, message in target.invalidated] == ["harvest stopped"]

@@ -47,7 +47,8 @@ class Note:
         return orjson.dumps({**fixed, **{k: v for k, v in self.detail.items() if v is not None}}) + b"\n"
 
     def as_dict(self) -> dict[str, Any]:
-        return orjson.loads(self.line())  # type: ignore[no-any-return]
+        data: dict[str, Any] = orjson.loads(self.line())
+        return data
 
     @classmethod
     def parse(cls, line: bytes) -> Note:
@@ -60,10 +61,10 @@ class Note:
         tist = data.pop("tist")
         if not isinstance(tist, int) or isinstance(tist, bool) or data["item"] not in ITEMS:
             raise BadNote("tist must be a whole number and item 'record' or 'object'")
-        fixed = [data.pop(k) for k in FIXED[1:]]
-        if not all(isinstance(v, str) for v in fixed):
+        item, subject, event, outcome = (data.pop(k) for k in FIXED[1:])
+        if not all(isinstance(v, str) for v in (subject, event, outcome)):
             raise BadNote("subject, event and outcome must be strings")
-        return cls(tist, *fixed, detail=data)
+        return cls(tist, item, subject, event, outcome, data)
 
 
 @dataclass
