@@ -80,6 +80,7 @@ class Recording(Protocol):
     directory: Path
     is_stream: bool
     resumed: bool
+    stop_requested: bool
     http: requests.Session
 
     @property  # read-only, so the concrete Redactor, StateStore and Ledger satisfy these Protocols
@@ -122,6 +123,11 @@ class Harvest:
     def stopping(self) -> bool:
         """harvest.stop or a shutdown arrived: new requests raise HarvestStopped; streams still read to EOF."""
         return self._recorder.stopping
+
+    @property
+    def stop_requested(self) -> bool:
+        """harvest.stop (not a shutdown) ended this harvest: it finishes now, with a final status."""
+        return self._recorder.stop_requested
 
     def recording_adapter(self, secrets: list[str]) -> HTTPAdapter:
         """An adapter recording into this harvest's WARCs; mount it on a client library's Session."""

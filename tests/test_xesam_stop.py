@@ -11,7 +11,9 @@ from fastwarc.warc import WarcRecordType
 from jeepney import DBusAddress, HeaderFields, Message, new_method_call
 from warcio.archiveiterator import ArchiveIterator
 
+from swath.core.jobs import JobInterrupted
 from swath.harvesters.embedded import is_stream_message
+from swath.harvesters.run import run_harvest
 from swath.harvesters.state import StateStore
 from swath.harvesters.xesam.bus import ERR_UNKNOWN_OBJECT, Call, Endpoint, Interface, error_of, header
 from swath.harvesters.xesam.payload import (
@@ -28,8 +30,9 @@ from swath.harvesters.xesam.target import NO_REPLY
 from swath.messages import codes
 from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
-from tests.test_engine_support import wait_for, warc_files
+from tests.test_engine_support import context, wait_for, warc_files
 from tests.test_xesam_support import (  # noqa: F401 (fixtures)
+    ROUTING_KEY,
     TARGET_NAME,
     bus_config_fixture,
     bus_fixture,
@@ -167,3 +170,35 @@ def test_harvest_stop_through_rabbitmq_reaches_a_non_live_crawl(bus_config, bus,
     totals = {k: v for day in final_status["stats"].values() for k, v in day.items()}
     assert totals == {"payloads": len(target.acked)}
     assert [message for _path, message in target.invalidated] == ["harvest stopped"]
+
+
+def test_a_shutdown_interrupts_the_crawl_for_a_resume_and_says_no_stop(bus_config, bus, data_root):
+    target = EndlessTarget(bus)
+    ctx, published = context(bus_config)
+    body = start_message(harvest_id="stop:shut", options={"max_batch_size": BATCH, "idle_timeout": 3600})
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            run_harvest(body, routing_key=ROUTING_KEY, ctx=ctx)
+            outcome.append("returned")
+        except JobInterrupted as exc:
+            outcome.append(exc)
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    try:
+        wait_for(lambda: len(target.acked) >= 2 * BATCH, what="two batches stored")
+    finally:
+        ctx.shutdown.set()
+        ctx.stop.set()
+        runner.join(timeout=120)
+    try:
+        assert not runner.is_alive(), "the harvest did not end within 120 s of the shutdown"
+        wait_for(target.ended.is_set, what="the target's next batch refused")  # every answer has arrived
+    finally:
+        target.endpoint.close()
+    assert len(outcome) == 1 and isinstance(outcome[0], JobInterrupted)
+    assert {s["status"] for s in published.statuses} == {"running"}  # no final status: it resumes
+    assert all(codes.XESAM_STOPPED not in codes_of(s, "infos") for s in published.statuses)
+    assert [r["uri"] for r in stored(data_root, "stop:shut")] == target.acked  # kept for the resumed run

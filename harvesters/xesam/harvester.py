@@ -111,7 +111,7 @@ class XesamHarvester(Harvester):
             for run in runs:
                 run.crawler.invalidate("harvest stopped" if harvest.stopping else "harvest complete")
             self._drain(events)
-            if harvest.stopping:
+            if harvest.stop_requested:  # a shutdown resumes instead: nothing to report yet
                 self._stopped(runs)
         finally:
             endpoint.close()
@@ -213,7 +213,7 @@ class XesamHarvester(Harvester):
         event.done()
 
     def _stopped(self, runs: list[SeedRun]) -> None:
-        """harvest.stop (or a shutdown) ended the crawl: say so per seed, with what was stored."""
+        """harvest.stop ended the crawl: say so per seed, with what was stored."""
         for run in runs:
             state = "had already finished" if run.done else "was still sending"
             self.harvest.info(codes.XESAM_STOPPED, f"stopped the crawl of {run.crawler.target_name} "
