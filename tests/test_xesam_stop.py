@@ -13,7 +13,6 @@ from warcio.archiveiterator import ArchiveIterator
 
 from swath.core.jobs import JobInterrupted
 from swath.harvesters.embedded import is_stream_message
-from swath.harvesters.run import run_harvest
 from swath.harvesters.state import StateStore
 from swath.harvesters.xesam.bus import ERR_UNKNOWN_OBJECT, Call, Endpoint, Interface, error_of, header
 from swath.harvesters.xesam.payload import (
@@ -30,7 +29,7 @@ from swath.harvesters.xesam.target import NO_REPLY
 from swath.messages import codes
 from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
-from tests.test_engine_support import context, wait_for, warc_files
+from tests.test_engine_support import context, harvest_thread, wait_for, warc_files
 from tests.test_xesam_support import (  # noqa: F401 (fixtures)
     ROUTING_KEY,
     TARGET_NAME,
@@ -176,17 +175,7 @@ def test_a_shutdown_interrupts_the_crawl_for_a_resume_and_says_no_stop(bus_confi
     target = EndlessTarget(bus)
     ctx, published = context(bus_config)
     body = start_message(harvest_id="stop:shut", options={"max_batch_size": BATCH, "idle_timeout": 3600})
-    outcome: list = []
-
-    def run() -> None:
-        try:
-            run_harvest(body, routing_key=ROUTING_KEY, ctx=ctx)
-            outcome.append("returned")
-        except JobInterrupted as exc:
-            outcome.append(exc)
-
-    runner = threading.Thread(target=run)
-    runner.start()
+    runner, outcome = harvest_thread(body, routing_key=ROUTING_KEY, ctx=ctx)
     try:
         wait_for(lambda: len(target.acked) >= 2 * BATCH, what="two batches stored")
     finally:
