@@ -145,7 +145,7 @@ def export_run(ctx: click.Context, message: str, skip_unreadable: bool) -> None:
     records and removes its unfinished files).
     """
     from swath.core.jobs import JobContext, JobInterrupted
-    from swath.exporters.base import run_export
+    from swath.export_index import run_export
     from swath.exporters.registry import lookup
     from swath.harvesters.embedded import EXIT_INTERRUPTED, install_signal_handlers, print_publish, terminal_progress
     from swath.messages.model import COMPLETED_SUCCESS
