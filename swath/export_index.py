@@ -28,7 +28,7 @@ from swath.exporters.warc_index import ScanIndex, Selected, is_warc
 from swath.messages import codes
 from swath.messages.model import ExportStart
 from swath.store import Store, StoreError
-from swath.store.warc_index import IndexedWarc, indexed_in, select_indexed
+from swath.store.warc_index import IndexedWarc, indexed_in, relative_path, select_indexed
 
 _stores: dict[str, Store] = {}  # one engine per URL for the life of the worker
 _lock = threading.Lock()
@@ -78,8 +78,11 @@ class StoreIndex:
             return self._listed(start, f"the WARC index holds no WARC of {what} (harvested by SFM or before "
                                 "the monitor ran?)", code=codes.WARC_INDEX_SCAN)
         warnings: list[tuple[str, str]] = []
-        warcs = {p for p in (self._path(r, warnings) for r in rows) if p is not None}
-        unindexed = self._unindexed(rows, known, warnings)
+        resolved = [(row, self._path(row, warnings)) for row in rows]
+        warcs = {path for _, path in resolved if path is not None}
+        folders = {folder for row, path in resolved
+                   if path is not None and (folder := self._collection_folder(path, row.collection_id))}
+        unindexed = self._unindexed(folders, known)
         infos: list[tuple[str, str]] = []
         if unindexed:
             warcs.update(unindexed)
@@ -102,27 +105,25 @@ class StoreIndex:
                              f"root {self.root}; not read (was the data root moved? rerun the monitor there)"))
             return None
 
-    def _unindexed(self, rows: list[IndexedWarc], known: list[IndexedWarc],
-                   warnings: list[tuple[str, str]]) -> set[Path]:
-        """WARC files in the selected WARCs' collection folders that the index does not hold."""
-        folders = {folder for row in rows if (folder := self._collection_folder(row)) is not None}
-        indexed = {p for p in (self._path(r, []) for r in known) if p is not None}
+    def _unindexed(self, folders: set[Path], known: list[IndexedWarc]) -> set[Path]:
+        """WARC files in the selected WARCs' collection folders that the index does not hold (compared by their
+        path from the data root: resolving every entry of a big collection would cost what the index saves)."""
+        indexed = {os.path.normpath(k.rel_path) if k.rel_path else relative_path(k.path, self.root) for k in known}
         found: set[Path] = set()
         for folder in folders:
             for top, dirs, files in os.walk(folder):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
-                found.update(p for name in files if is_warc(name) and (p := Path(top) / name) not in indexed)
+                here = Path(top)
+                found.update(here / name for name in files
+                             if is_warc(name) and str((here / name).relative_to(self.root)) not in indexed)
         return found
 
-    def _collection_folder(self, row: IndexedWarc) -> Path | None:
+    def _collection_folder(self, path: Path, collection_id: str) -> Path | None:
         """The nearest folder above the WARC named by its collection id (the harvest path ends in it)."""
-        path = self._path(row, [])
-        if path is None:
-            return None
         for folder in path.parents:
             if folder == self.root or self.root not in folder.parents:
                 return None
-            if folder.name == row.collection_id:
+            if folder.name == collection_id:
                 return folder
         return None
 
