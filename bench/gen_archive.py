@@ -82,18 +82,13 @@ def generate(*, out: Path, warcs: int, per_collection: int = 100, seed_warcs: in
 
 
 def index_messages(store: Any, messages: list[dict[str, Any]], *, data_root: Path) -> None:
-    """Record the warc_created bodies as the monitor does (swath.monitor.record), in one transaction."""
+    """Record the warc_created bodies as the monitor does, in one transaction."""
     from swath.messages.model import WarcCreated
-    from swath.store import repo, warc_index
+    from swath.monitor import record_warc_created
 
     with store.session() as s:
         for body in messages:
-            warc = WarcCreated.from_dict(body)
-            row = repo.record_warc(s, warc_id=warc.warc_id, path=warc.path, sha1=warc.sha1, size=warc.bytes,
-                                   date_created=warc.date_created, collection_set_id=warc.collection_set_id,
-                                   collection_id=warc.collection_id, harvest_id=warc.harvest_id,
-                                   harvest_type=warc.harvest_type)
-            warc_index.record_details(s, row, warc, data_root=data_root)
+            record_warc_created(s, WarcCreated.from_dict(body), data_root=data_root)
 
 
 def main() -> None:

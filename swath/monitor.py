@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
 from swath.core.config import Config
 from swath.core.jobs import JobContext, JobInterrupted
@@ -50,14 +51,19 @@ def record(store: Store, routing_key: str, body: Any, *, data_root: Path | None 
     elif kind == routing.WARC_CREATED:
         warc = WarcCreated.from_dict(body)
         with store.session() as s:
-            row = repo.record_warc(s, warc_id=warc.warc_id, path=warc.path, sha1=warc.sha1, size=warc.bytes,
-                                   date_created=warc.date_created, collection_set_id=warc.collection_set_id,
-                                   collection_id=warc.collection_id, harvest_id=warc.harvest_id,
-                                   harvest_type=warc.harvest_type)
-            warc_index.record_details(s, row, warc, data_root=data_root)
+            record_warc_created(s, warc, data_root=data_root)
     else:
         raise InvalidMessage(f"the monitor does not record {routing_key} messages", code=codes.UNKNOWN_ROUTING_KEY)
     return kind
+
+
+def record_warc_created(s: Session, warc: WarcCreated, *, data_root: Path | None) -> None:
+    """The WARC and its entry in the WARC index exports select by (store/warc_index.py)."""
+    row = repo.record_warc(s, warc_id=warc.warc_id, path=warc.path, sha1=warc.sha1, size=warc.bytes,
+                           date_created=warc.date_created, collection_set_id=warc.collection_set_id,
+                           collection_id=warc.collection_id, harvest_id=warc.harvest_id,
+                           harvest_type=warc.harvest_type)
+    warc_index.record_details(s, row, warc, data_root=data_root)
 
 
 @dataclasses.dataclass(kw_only=True)
