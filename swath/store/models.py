@@ -112,7 +112,7 @@ class Warc(Base):
     """A WARC announced by warc_created: the WARC index exporters can read."""
 
     __tablename__ = "warcs"
-    __table_args__ = (Index("ix_warcs_collection", "collection_id"),)
+    __table_args__ = (Index("ix_warcs_collection", "collection_id"), Index("ix_warcs_seeds_known", "seeds_known"))
 
     id: Mapped[str] = mapped_column(String(100), primary_key=True)
     path: Mapped[str] = mapped_column(String(1000))

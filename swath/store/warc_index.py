@@ -15,7 +15,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, union
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -78,9 +78,10 @@ def select_indexed(s: Session, *, collection_id: str | None, seed_ids: Collectio
     if collection_id is not None:
         query = query.where(Warc.collection_id == collection_id)
     if seed_ids or uids:
+        # a union of two indexed lookups: an OR of the two would read every row of the table
         of_seeds = select(WarcSeed.warc_id).where(or_(WarcSeed.seed_id.in_(list(seed_ids)),
                                                       WarcSeed.uid.in_(list(uids))))
-        query = query.where(or_(Warc.seeds_known.is_(False), Warc.id.in_(of_seeds)))
+        query = query.where(Warc.id.in_(union(of_seeds, select(Warc.id).where(Warc.seeds_known.is_(False)))))
     if date_start is not None:
         query = query.where(or_(Warc.date_last.is_(None), Warc.date_last >= _naive(date_start)))
     if date_end is not None:

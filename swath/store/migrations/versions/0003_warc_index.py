@@ -24,6 +24,7 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('date_first', sa.DateTime(), nullable=True))
         batch_op.add_column(sa.Column('date_last', sa.DateTime(), nullable=True))
         batch_op.add_column(sa.Column('seeds_known', sa.Boolean(), server_default=sa.false(), nullable=False))
+        batch_op.create_index('ix_warcs_seeds_known', ['seeds_known'], unique=False)
     op.create_table('warc_seeds',
     sa.Column('warc_id', sa.String(length=100), nullable=False),
     sa.Column('seed_id', sa.String(length=200), nullable=False),
@@ -39,6 +40,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table('warc_seeds')
     with op.batch_alter_table('warcs') as batch_op:
+        batch_op.drop_index('ix_warcs_seeds_known')
         batch_op.drop_column('seeds_known')
         batch_op.drop_column('date_last')
         batch_op.drop_column('date_first')
