@@ -34,7 +34,7 @@ class Selected:
     warcs: list[Path]
     infos: list[tuple[str, str]] = field(default_factory=list)  # (code, message) for the export status
     warnings: list[tuple[str, str]] = field(default_factory=list)
-    outside_dates: int = 0  # WARCs of the collection or seeds left out: all their records are outside the harvest dates
+    outside_dates: int = 0  # when no WARC is left: how many of the collection or seeds the harvest dates left out
 
 
 class WarcIndex(Protocol):
