@@ -248,3 +248,20 @@ def test_a_date_range_outside_every_warc_is_an_empty_export_not_a_missing_one(co
     store.close()
 
 
+
+
+def test_hostile_index_fields_leave_a_warc_selectable_not_a_monitor_stuck(config: Config, db_url: str) -> None:  # noqa: F811
+    store = Store(url=db_url)
+    manifest = gen.generate(out=config.data_root, warcs=3, per_collection=3, seed_warcs=1, seed_items=3)
+    long_seed, backwards, fine = manifest["messages"]
+    long_seed["seeds"] = [{"id": "s" * 300, "uid": "1000"}]  # longer than the column: PostgreSQL would refuse it
+    backwards["warc"]["date_first"], backwards["warc"]["date_last"] = date(5), date(1)
+    for body in (long_seed, backwards, fine):
+        record(store, "warc_created", body, data_root=config.data_root)
+    index = StoreIndex(store=store, data_root=config.data_root)
+    first, second, third = manifest["warcs"]
+    # the long seed's WARC has unknown seeds: every seed export reads it
+    assert index.select(start(seeds=[{"id": "seed-2", "uid": "1002"}])).warcs == paths([first, third])
+    # the backwards range counts as none: no harvest date leaves that WARC out
+    assert index.select(start(collection={"id": "c0000"}, harvest_date_start=date(3))).warcs == paths([second])
+    store.close()

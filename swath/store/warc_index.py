@@ -22,6 +22,8 @@ from sqlalchemy.orm import Session
 from swath.messages.model import Seed, WarcCreated
 from swath.store.models import Job, Source, Warc, WarcSeed
 
+MAX_PATH, MAX_SEED = 1000, 200  # the columns' lengths (PostgreSQL refuses longer values)
+
 
 @dataclass(frozen=True)
 class IndexedWarc:
@@ -32,11 +34,13 @@ class IndexedWarc:
 
 def record_details(s: Session, row: Warc, warc: WarcCreated, *, data_root: Path | None) -> None:
     """Complete the index entry of a WARC repo.record_warc recorded (idempotent: redeliveries add nothing)."""
-    row.rel_path = relative_path(warc.path, data_root)
-    row.date_first, row.date_last = _naive_utc(warc.date_first), _naive_utc(warc.date_last)
+    rel_path = relative_path(warc.path, data_root)
+    row.rel_path = rel_path if rel_path is not None and len(rel_path) <= MAX_PATH else None
+    first, last = _naive_utc(warc.date_first), _naive_utc(warc.date_last)
+    row.date_first, row.date_last = (first, last) if first and last and first <= last else (None, None)
     seeds = warc.seeds if warc.seeds is not None else harvest_seeds(s, warc.harvest_id)
-    if seeds is None:
-        return
+    if seeds is None or any(len(seed.id) > MAX_SEED or len(seed.uid or "") > MAX_SEED for seed in seeds):
+        return  # not told, or not storable: its seeds stay unknown, so every seed export reads it
     row.seeds_known = True
     have = set(s.scalars(select(WarcSeed.seed_id).where(WarcSeed.warc_id == row.id)))
     fresh = {seed.id: seed.uid for seed in seeds if seed.id not in have}
