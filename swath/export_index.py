@@ -28,6 +28,7 @@ from swath.exporters.warc_index import ScanIndex, Selected, is_warc
 from swath.messages import codes
 from swath.messages.model import ExportStart
 from swath.store import Store, StoreError
+from swath.store.dberrors import classify
 from swath.store.warc_index import IndexedWarc, indexed_in, relative_path, select_indexed
 
 _stores: dict[str, Store] = {}  # one engine per URL for the life of the worker
@@ -71,8 +72,9 @@ class StoreIndex:
                 undated = rows or ask(s, date_start=None, date_end=None)
                 known = indexed_in(s, {r.collection_id for r in rows}) if rows else []
         except SQLAlchemyError as exc:
-            return self._listed(start, f"the WARC index in the store could not be read ({type(exc).__name__})",
-                                code=codes.WARC_INDEX_UNAVAILABLE)
+            _, line = classify(exc)
+            return self._listed(start, f"the WARC index in the store could not be read ({line}; an older store "
+                                "gets the index when the monitor next starts)", code=codes.WARC_INDEX_UNAVAILABLE)
         if not undated:
             what = f"collection {start.collection_id}" if start.collection_id else "these seeds"
             return self._listed(start, f"the WARC index holds no WARC of {what} (harvested by SFM or before "
@@ -136,7 +138,9 @@ def store_index(config: Config) -> StoreIndex:
                           why=f"no store at {url.database} holds a WARC index (no monitor recorded warc_created)")
     try:
         with _lock:
-            store = _stores.get(config.db_url) or _stores.setdefault(config.db_url, Store(url=config.db_url))
+            store = _stores.get(config.db_url)
+            if store is None:  # the monitor and the CLI migrate the store; an exporter only reads it
+                store = _stores[config.db_url] = Store(url=config.db_url, migrate=False)
     except StoreError as exc:
         return StoreIndex(store=None, data_root=config.data_root, why=f"the WARC index is unavailable: {exc}",
                           why_code=codes.WARC_INDEX_UNAVAILABLE)

@@ -171,7 +171,8 @@ def test_without_an_index_the_export_lists_the_data_root_and_says_so(config: Con
     broken.write_bytes(b"this is not a database" * 100)
     status, _ = export(dataclasses.replace(config, db_url=f"sqlite:///{broken}"), body, None, "broken")
     assert status["status"] == "completed success" and status["items"] == items
-    assert codes.WARC_INDEX_UNAVAILABLE in codes_of(status["warnings"])
+    unavailable = [n["message"] for n in status["warnings"] if n["code"] == codes.WARC_INDEX_UNAVAILABLE]
+    assert len(unavailable) == 1 and "could not be read" in unavailable[0] and "listing the data root" in unavailable[0]
 
 
 def test_unindexed_warcs_are_read_and_missing_ones_reported(config: Config) -> None:
