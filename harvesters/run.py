@@ -73,6 +73,7 @@ class _Run:
             path=str(warc.path), sha1=warc.sha1, bytes=warc.bytes, warc_id=warc.warc_id,
             date_created=warc.date_created, collection_set_id=start.collection_set_id or "unknown",
             collection_id=start.collection_id or "unknown", harvest_id=start.id, harvest_type=start.type,
+            seeds=start.seeds, date_first=warc.date_first, date_last=warc.date_last,
         ).to_dict())
 
     def drain(self) -> None:

@@ -105,3 +105,8 @@ KIEL_BAD_TERMINATION = "kiel_bad_termination"  # the termination strategy file i
 KIEL_NO_RECORD = "kiel_no_record"  # `swath kiel notes`: the archive has no record directory for that id
 KIEL_BAD_NOTE = "kiel_bad_note"  # a line of a record's notes file is not a note (edited by hand); skipped
 XESAM_STOPPED = "xesam_stopped"  # harvest.stop ended the crawl: what was received so far is stored, counts given
+
+# --- WARC index (exports that read only what they select) ---
+WARC_INDEX_SCAN = "warc_index_scan"  # no WARC index answered for this export: it listed the data root for its WARCs
+WARC_INDEX_UNAVAILABLE = "warc_index_unavailable"  # the store holding the WARC index could not be read; listed instead
+WARC_UNINDEXED = "warc_unindexed"  # WARCs on disk in the selected collections' folders with no index entry; read too
