@@ -100,3 +100,6 @@ KIEL_BAD_RECORD = "kiel_bad_record"  # an AMF file or record could not be parsed
 KIEL_OBJECT_FAILED = "kiel_object_failed"  # an object could not be fetched; stored as status 000 with an empty body
 KIEL_REDIRECT_LOOP = "kiel_redirect_loop"  # a redirect chain came back to a URL already in it or was too long
 KIEL_BAD_TERMINATION = "kiel_bad_termination"  # the termination strategy file is invalid; nothing was pruned
+
+# --- bluesky ---
+JETSTREAM_RECONNECTED = "jetstream_reconnected"  # a Jetstream connection ended; reconnected at the last event's cursor

@@ -1,0 +1,197 @@
+"""Bluesky REST harvests (author feed, search, custom feed) through the atproto SDK on the recording path,
+against a fake XRPC API: WARC, status, incremental re-runs, app-password sessions kept secret, exports."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import logging
+from collections import Counter
+
+import pytest
+
+from swath.core.jobs import JobContext
+from swath.exporters.base import run_export
+from swath.messages import codes
+from tests.fakes.bluesky import APP_PASSWORD, IDENTIFIER, FakeBluesky
+from tests.fakes.social import run_harvest_job, start_body
+
+LOGIN = {"identifier": IDENTIFIER, "app_password": APP_PASSWORD}
+ALICE, BOB, CAROL = "did:plc:alice0000000000000000001", "did:plc:bob000000000000000000002", \
+    "did:plc:carol0000000000000000003"
+FEED = "at://did:plc:bob000000000000000000002/app.bsky.feed.generator/science"
+
+
+@pytest.fixture
+def fake():
+    with FakeBluesky(require_auth=True) as server:
+        yield server
+
+
+@pytest.fixture
+def cfg(config, fake):
+    return config.with_api_url("bluesky", fake.url)
+
+
+def entry_key(entry: dict) -> str:
+    reason = entry.get("reason")
+    return reason["uri"] if reason else entry["post"]["uri"]
+
+
+def served_keys(fake: FakeBluesky, path: str, field: str) -> list[str]:
+    """The id of every entry the fake sent on that path (a search hit is a post)."""
+    return [entry_key(e) if field == "feed" else e["uri"]
+            for body in fake.bodies(path) for e in json.loads(body)[field]]
+
+
+def export_rows(config, export_type: str, export_id: str, *, fmt: str = "csv", dedupe: bool = True) -> tuple[dict,
+                                                                                                       list[dict]]:
+    statuses: list[dict] = []
+    ctx = JobContext(config=config, publish=lambda key, body: statuses.append(body), service="test")
+    body = {"id": export_id, "type": export_type, "collection": {"id": "c1"}, "path": f"exports/{export_id}",
+            "format": fmt, "dedupe": dedupe, "segment_size": None}
+    run_export(body, routing_key=f"export.start.bluesky.{export_type}", ctx=ctx)
+    rows: list[dict] = []
+    for path in sorted((config.data_root / "exports" / export_id).glob(f"*.{fmt}")):
+        if fmt == "csv":
+            with path.open(newline="", encoding="utf-8") as fh:
+                rows += list(csv.DictReader(fh))
+        else:
+            rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return statuses[-1], rows
+
+
+def assert_no_secrets(out, fake: FakeBluesky, config, caplog) -> None:
+    secrets = [APP_PASSWORD, *fake.issued]
+    assert fake.issued  # the login happened: there are tokens to look for
+    published = json.dumps(out.sent)
+    stored = [p.read_bytes() for p in config.data_root.rglob("*") if p.is_file()]  # WARCs, state, journal
+    raw = out.raw_warc_bytes()
+    for secret in secrets:
+        assert secret not in published and secret not in caplog.text
+        assert secret.encode() not in raw and not any(secret.encode() in data for data in stored)
+
+
+def test_author_feed_end_to_end_with_login_renames_and_incremental(cfg, fake, caplog):
+    caplog.set_level(logging.DEBUG)
+    seeds = [{"id": "s-alice", "token": "alice.example.com"},
+             {"id": "s-carol", "token": "carol.bsky.social", "uid": CAROL},  # renamed since
+             {"id": "s-gone", "token": "nobody.bsky.social"},
+             {"id": "s-spam", "token": "spam.bsky.social"}]
+    body = start_body("bluesky_author_feed", seeds, credentials=LOGIN, options={"incremental": True})
+    out = run_harvest_job(cfg, body)
+
+    assert out.status["status"] == "completed success", out.status
+    assert out.status["uids"] == {"s-alice": ALICE}
+    assert out.status["token_updates"] == {"s-carol": "carol-new.bsky.social"}
+    assert sorted(out.codes("warnings")) == [(codes.TOKEN_NOT_FOUND, "s-gone"), (codes.TOKEN_SUSPENDED, "s-spam")]
+    expected = fake.author_entries(ALICE) + fake.author_entries(CAROL)
+    assert any("reason" in e for e in expected)  # reposts are part of it
+    assert out.count("posts") == len(expected)
+    # every page paged by cursor, the WARC replays exactly what was sent; the login is not in it
+    assert Counter(b for uri, s, b in out.records() if s == 200 and "getAuthorFeed" in uri) == \
+        Counter(fake.bodies("/xrpc/app.bsky.feed.getAuthorFeed"))
+    assert b"createSession" not in out.raw_warc_bytes() and b"refreshSession" not in out.raw_warc_bytes()
+    assert len(fake.server.requests_to("/xrpc/com.atproto.server.refreshSession")) == 1  # the SDK refreshed
+    # the DID document names another PDS: the client stayed on the configured API root
+    assert {r.path.split("/")[1] for r in fake.server.requests} == {"xrpc"}
+    assert_no_secrets(out, fake, cfg, caplog)
+
+    # the same harvest again: nothing new, only the first page of each feed asked for
+    before = len(fake.server.requests_to("/xrpc/app.bsky.feed.getAuthorFeed"))
+    again = run_harvest_job(cfg, {**body, "id": body["id"] + "-2"})
+    assert again.status["status"] == "completed success" and again.count("posts") == 0
+    assert len(fake.server.requests_to("/xrpc/app.bsky.feed.getAuthorFeed")) - before == 2
+    added = fake.add_posts(3, did=ALICE)
+    third = run_harvest_job(cfg, {**body, "id": body["id"] + "-3"})
+    assert third.count("posts") == len(added)
+
+    status, rows = export_rows(cfg, "bluesky_author_feed", "e1")
+    assert status["status"] == "completed success", status
+    assert sorted(r["id"] for r in rows) == sorted({entry_key(e) for e in expected} | {p["uri"] for p in added})
+    by_id = {r["id"]: r for r in rows}
+    repost = next(e for e in expected if "reason" in e)
+    row = by_id[repost["reason"]["uri"]]
+    assert row["uri"] == repost["post"]["uri"] and row["reposted_by"] == "alice.example.com"
+    post = next(e["post"] for e in expected if "reason" not in e)
+    row = by_id[post["uri"]]
+    handle, rkey = post["author"]["handle"], post["uri"].rsplit("/", 1)[1]
+    assert row["url"] == f"https://bsky.app/profile/{handle}/post/{rkey}"
+    assert row["text"] == post["record"]["text"] and row["author_display_name"] == post["author"]["displayName"]
+    assert row["like_count"] == str(post["likeCount"])
+
+
+def test_search_pages_with_since_until_and_waits_out_a_rate_limit(cfg, fake):
+    hits = fake.search_hits("archive")
+    since, until = hits[-5]["indexedAt"], hits[4]["indexedAt"]  # newest first: a window inside the hits
+    window = fake.search_hits("archive", since, until)
+    assert 10 < len(window) < len(hits)
+    fake.faults.rate_limited, fake.faults.path = 1, "/xrpc/app.bsky.feed.searchPosts"
+    out = run_harvest_job(cfg, start_body("bluesky_search", [
+        {"id": "s1", "token": {"query": "archive", "since": since, "until": until}}], credentials=LOGIN))
+
+    assert fake.faults.served and fake.faults.served[0][0] == 429
+    assert out.status["status"] == "completed success", out.status
+    assert codes.RATE_LIMITED in [c for c, _ in out.codes("infos")]
+    assert out.count("posts") == len(window)
+    asked = fake.server.requests_to("/xrpc/app.bsky.feed.searchPosts")
+    assert all(r.arg("since") == since and r.arg("until") == until and r.arg("sort") == "latest" for r in asked)
+    assert sorted(served_keys(fake, "/xrpc/app.bsky.feed.searchPosts", "posts")) == sorted(p["uri"] for p in window)
+
+    status, rows = export_rows(cfg, "bluesky_search", "s1", fmt="json")
+    assert status["status"] == "completed success", status
+    assert sorted(r["id"] for r in rows) == sorted(p["uri"] for p in window)
+    row = next(r for r in rows if r["id"] == window[0]["uri"])
+    assert json.loads(row["hashtags"]) == [t["features"][0]["tag"] for t in window[0]["record"]["facets"][:1]]
+    assert json.loads(row["mentions"]) == [BOB]
+    assert json.loads(row["links"]) == [window[0]["record"]["facets"][2]["features"][0]["uri"]]
+
+
+def test_incremental_search_sends_the_last_runs_newest_time(cfg, fake):
+    body = start_body("bluesky_search", [{"id": "s1", "token": "archive"}], credentials={},
+                      options={"incremental": True})
+    denied = run_harvest_job(cfg, body)  # this AppView wants a login
+    assert denied.status["status"] == "completed failure"
+    assert [c for c, _ in denied.codes("errors")] == [codes.UNAUTHORIZED]
+    fake.require_auth = False  # searching without login (a public AppView)
+    first = run_harvest_job(cfg, {**body, "id": body["id"] + "-a"})
+    hits = fake.search_hits("archive")
+    assert first.count("posts") == len(hits)
+    second = run_harvest_job(cfg, {**body, "id": body["id"] + "-b"})
+    assert second.count("posts") == 0
+    sent = fake.server.requests_to("/xrpc/app.bsky.feed.searchPosts")[-1].arg("since")
+    assert dt.datetime.fromisoformat(sent) == max(dt.datetime.fromisoformat(h["indexedAt"]) for h in hits)
+
+
+def test_feed_with_deleted_and_edited_posts_exports_each_post_once_newest_copy(cfg, fake):
+    body = start_body("bluesky_feed", [{"id": "science", "token": FEED}, {"id": "nope", "token": FEED + "-x"}],
+                      credentials=LOGIN)
+    first = run_harvest_job(cfg, body)
+    uris = fake.world.feeds[FEED]
+    assert first.status["status"] == "completed success", first.status
+    assert first.codes("warnings") == [(codes.TOKEN_NOT_FOUND, "nope")]
+    assert first.count("posts") == len(uris) > 3
+    gone, edited = uris[0], uris[1]
+    fake.delete(gone)
+    fake.edit(edited, "edited text, same uri")
+    second = run_harvest_job(cfg, {**body, "id": body["id"] + "-2"})
+    assert second.count("posts") == len(uris) - 1
+
+    status, rows = export_rows(cfg, "bluesky_feed", "f1")
+    assert status["status"] == "completed success", status
+    assert sorted(r["id"] for r in rows) == sorted(uris)  # the deleted post was harvested once: kept
+    assert {r["id"]: r["text"] for r in rows}[edited] == "edited text, same uri"
+    _, everything = export_rows(cfg, "bluesky_feed", "f2", dedupe=False)
+    assert len(everything) == 2 * len(uris) - 1
+
+
+def test_wrong_app_password_fails_without_the_password_anywhere(cfg, fake, caplog):
+    caplog.set_level(logging.DEBUG)
+    wrong = "wxyz-wxyz-wxyz-wxyz"
+    out = run_harvest_job(cfg, start_body("bluesky_author_feed", [{"id": "a", "token": "alice.example.com"}],
+                                          credentials={"identifier": IDENTIFIER, "app_password": wrong}))
+    assert out.status["status"] == "completed failure"
+    assert out.codes("errors") == [(codes.UNAUTHORIZED, None)]
+    assert wrong not in json.dumps(out.sent) and wrong not in caplog.text
+    assert not out.warcs or wrong.encode() not in out.raw_warc_bytes()
