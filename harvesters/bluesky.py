@@ -3,30 +3,26 @@
 atproto's client speaks httpx; its transport is swath's recording path (harvesters/httpx_bridge.py), so
 every XRPC exchange is in the WARC with the retries, limits and origin guard of any harvest request. An
 app-password login (credentials `identifier` + `app_password`) goes unrecorded, and its session tokens
-join the harvest's secrets. The Jetstream type is in harvesters/jetstream.py. See docs/bluesky.md.
+join the harvest's secrets (harvesters/bluesky_xrpc.py, imported only when such a harvest runs). The
+Jetstream type is in harvesters/jetstream.py. See docs/bluesky.md.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
-from functools import cached_property, partial
-from typing import Any
-
-import requests
-from atproto_client import Client, models
-from atproto_client.exceptions import AtProtocolError, ModelError, RequestErrorBase, UnauthorizedError
-from atproto_client.request import Request
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
-from swath.harvesters.errors import BadResponse, Unauthorized
-from swath.harvesters.httpx_bridge import RecordedTransport
+from swath.harvesters.errors import BadResponse
 from swath.harvesters.pages import listing
-from swath.harvesters.social import mount_recording
 from swath.harvesters.values import as_text
 from swath.messages import codes
 from swath.messages.model import Seed
+
+if TYPE_CHECKING:
+    from swath.harvesters.bluesky_xrpc import Xrpc
 
 _BSKY_DID = "did:plc:z72i7hdynmk6r22z27h6tvur"  # the bsky.app account
 _POSTS = ("swath.exporters.bluesky:BlueskyPosts",)
@@ -62,19 +58,9 @@ PLATFORM = Platform(
     ),
 )
 PAGE_SIZE = 100  # the largest page the feed and search endpoints serve
-AUTH_PATHS = ("/com.atproto.server.createSession", "/com.atproto.server.refreshSession")
-SESSION_TOKENS = ("accessJwt", "refreshJwt")
 # XRPC error names that say the account is gone or held, not that the request was wrong
 _SUSPENDED = frozenset({"AccountTakedown", "AccountDeactivated", "AccountSuspended", "BlockedActor"})
 _NOT_FOUND = frozenset({"NotFound", "UnknownFeed", "ActorNotFound"})
-
-
-class _Client(Client):
-    """atproto's Client staying on the configured API root after login: the session's DID document may
-    name another host (the account's PDS), and credentials go only to the harvest's own origins."""
-
-    def _update_pds_endpoint(self, pds_endpoint: str) -> None:
-        pass
 
 
 class BlueskyHarvester(Harvester):
@@ -88,54 +74,28 @@ class BlueskyHarvester(Harvester):
         return bool(self.harvest.start.options.get("incremental"))
 
     @cached_property
-    def client(self) -> Client:
-        harvest = self.harvest
-        session = requests.Session()
-        mount_recording(session, adapter=harvest.recording_adapter([]), default="", base="")
-        transport = RecordedTransport(recorded=session, unrecorded=harvest.unrecorded_session,
-                                      add_secret=harvest.add_secret, timeout=harvest.config.http_timeout,
-                                      auth_paths=AUTH_PATHS, secret_fields=SESSION_TOKENS)
-        client = _Client(base_url=PLATFORM.api_root(harvest.config), request=Request(transport=transport))
-        creds = harvest.start.credentials
-        if creds.get("identifier") or creds.get("app_password"):
-            try:
-                client.login(str(creds.get("identifier") or ""), str(creds.get("app_password") or ""),
-                             fetch_bsky_profile=False)
-            except ValueError:
-                raise Unauthorized("Bluesky login needs both identifier and app_password") from None
-            except UnauthorizedError:
-                raise Unauthorized("Bluesky refused the identifier/app_password (createSession)") from None
-            except RequestErrorBase as exc:
-                raise Unauthorized(f"Bluesky login failed: {_problem(exc)}") from None
-        return client
+    def xrpc(self) -> Xrpc:
+        from swath.harvesters.bluesky_xrpc import Xrpc  # atproto's models take seconds to import
 
-    # --- one XRPC query ---
-    def _query(self, call: Callable[[], Any], seed: Seed, what: str) -> dict[str, Any] | None:
+        return Xrpc(self.harvest, api_root=PLATFORM.api_root(self.harvest.config))
+
+    def _query(self, nsid: str, seed: Seed, what: str, **params: Any) -> dict[str, Any] | None:
         """The JSON object a query answered; None (and a note for the seed) when Bluesky refused it."""
-        try:
-            content = call().content
-        except ModelError as exc:
-            raise BadResponse(f"Bluesky sent {what} atproto could not read: {exc}", seed_id=seed.id) from None
-        except RequestErrorBase as exc:
-            name = _error_name(exc)
-            if name in _SUSPENDED:
-                self.harvest.warning(codes.TOKEN_SUSPENDED, f"Bluesky {what}: {_problem(exc)}", seed.id)
-            elif name in _NOT_FOUND or "not found" in _problem(exc).lower():
-                self.harvest.warning(codes.TOKEN_NOT_FOUND, f"Bluesky {what}: {_problem(exc)}", seed.id)
-            else:
-                self.harvest.error(codes.BAD_REQUEST, f"Bluesky refused {what}: {_problem(exc)}", seed.id)
-            return None
-        except AtProtocolError as exc:
-            raise BadResponse(f"Bluesky {what}: {type(exc).__name__}", seed_id=seed.id) from None
-        if not isinstance(content, dict):
-            raise BadResponse(f"Bluesky sent {what} that is not a JSON object", seed_id=seed.id)
-        return content
+        from swath.harvesters.bluesky_xrpc import XrpcRefused
 
-    def _invoke(self, nsid: str, params: Any) -> Callable[[], Any]:
-        return lambda: self.client.invoke_query(nsid, params=params)
+        try:
+            return self.xrpc.query(nsid, what=what, seed_id=seed.id, **params)
+        except XrpcRefused as exc:
+            if exc.error in _SUSPENDED:
+                self.harvest.warning(codes.TOKEN_SUSPENDED, str(exc), seed.id)
+            elif exc.error in _NOT_FOUND or "not found" in str(exc).lower():
+                self.harvest.warning(codes.TOKEN_NOT_FOUND, str(exc), seed.id)
+            else:
+                self.harvest.error(codes.BAD_REQUEST, str(exc), seed.id)
+            return None
 
     # --- paged listings ---
-    def _pages(self, seed: Seed, *, nsid: str, field: str, params: Callable[..., Any], key: str,
+    def _pages(self, seed: Seed, *, nsid: str, field: str, params: dict[str, Any], key: str,
                chronological: bool = True) -> None:
         """Page a listing by its cursor, counting the posts newer than the last run's mark (incremental),
         and move the mark on when the listing ended cleanly."""
@@ -146,7 +106,7 @@ class BlueskyHarvester(Harvester):
             while not self.harvest.stopping:
                 if cursor is not None:
                     guard.cursor(cursor)
-                page = self._query(self._invoke(nsid, params(cursor=cursor)), seed, f"{nsid} page")
+                page = self._query(nsid, seed, f"{nsid} page", **params, cursor=cursor)
                 if page is None:
                     return
                 entries = page.get(field)
@@ -177,7 +137,7 @@ class BlueskyHarvester(Harvester):
             if did is None:
                 continue
             self._pages(seed, nsid="app.bsky.feed.getAuthorFeed", field="feed", key=f"bluesky.author.{did}.newest",
-                        params=partial(models.AppBskyFeedGetAuthorFeed.Params, actor=did, limit=PAGE_SIZE))
+                        params={"actor": did, "limit": PAGE_SIZE})
 
     def _actor(self, seed: Seed) -> str | None:
         """The seed's account DID (by uid, else by its handle or DID token); reports the DID learnt as the
@@ -186,9 +146,7 @@ class BlueskyHarvester(Harvester):
         if not actor:
             self.harvest.error(codes.BAD_REQUEST, "seed has no handle or DID", seed.id)
             return None
-        profile = self._query(self._invoke("app.bsky.actor.getProfile",
-                                           models.AppBskyActorGetProfile.Params(actor=actor)),
-                              seed, f"profile of {actor}")
+        profile = self._query("app.bsky.actor.getProfile", seed, f"profile of {actor}", actor=actor)
         if profile is None:
             return None
         did, handle = as_text(profile.get("did")), as_text(profile.get("handle"))
@@ -218,8 +176,7 @@ class BlueskyHarvester(Harvester):
             since = mark or since  # incremental: from the newest post of the last run (inclusive: not counted)
             until = token.get("until") or defaults.get("until")
             self._pages(seed, nsid="app.bsky.feed.searchPosts", field="posts", key=key,
-                        params=partial(models.AppBskyFeedSearchPosts.Params, q=query, sort="latest", since=since,
-                                       until=until, limit=PAGE_SIZE))
+                        params={"q": query, "sort": "latest", "since": since, "until": until, "limit": PAGE_SIZE})
 
     def feed(self) -> None:
         for seed in self.harvest.start.seeds:
@@ -232,7 +189,7 @@ class BlueskyHarvester(Harvester):
             # a feed's order is the generator's own: a page without anything new ends an incremental run
             self._pages(seed, nsid="app.bsky.feed.getFeed", field="feed", key=f"bluesky.feed.{uri}.newest",
                         chronological=False,
-                        params=partial(models.AppBskyFeedGetFeed.Params, feed=uri, limit=PAGE_SIZE))
+                        params={"feed": uri, "limit": PAGE_SIZE})
 
     def jetstream(self) -> None:
         from swath.harvesters.jetstream import run_jetstream  # the WebSocket side, only for this type
@@ -275,16 +232,3 @@ def _time(value: Any) -> dt.datetime | None:
         parsed = parsed.replace(tzinfo=dt.UTC)
     return parsed
 
-
-def _error_name(exc: RequestErrorBase) -> str:
-    content = exc.response.content if exc.response is not None else None
-    return str(getattr(content, "error", "") or "")
-
-
-def _problem(exc: RequestErrorBase) -> str:
-    """Bluesky's own words for a refused request (XRPC error and message), without URL or credentials."""
-    if exc.response is None:
-        return type(exc).__name__
-    content = exc.response.content
-    name, message = getattr(content, "error", ""), getattr(content, "message", "")
-    return f"{exc.response.status_code} {name or ''}: {message or ''}".strip(": ")

@@ -1,7 +1,8 @@
 """The bluesky_jetstream harvest: Jetstream's WebSocket firehose recorded to WARC as it arrives.
 
 One connection is recorded as (docs/bluesky.md "Jetstream in the WARC"):
-- a `request` record (the GET upgrade, WARC-Target-URI the ws(s):// subscribe URL with its cursor) and a
+- a `request` record (the GET upgrade; WARC-Target-URI the subscribe URL with its cursor in its http(s) form,
+  `WARC-Swath-WebSocket-URI` the ws(s):// URL itself) and a
   `response` record (`101 Switching Protocols` and the handshake headers, no body), then
 - `resource` records, `Content-Type: application/x-ndjson`, one per segment: the text frames received,
   one JSON event per line, `WARC-Concurrent-To` the request and `WARC-Swath-Stream-Segment: n`.
@@ -28,7 +29,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from swath.harvesters.base import Harvest
 from swath.harvesters.capture import warc_date
-from swath.harvesters.errors import HarvestStopped, RemoteError
+from swath.harvesters.errors import HarvestStopped, RemoteError, StreamLineTooLong
 from swath.harvesters.http import RecordingAdapter
 from swath.harvesters.streams import StreamRecording
 from swath.harvesters.warc import find_harvest_warcs
@@ -38,6 +39,7 @@ DEFAULT_URL = "wss://jetstream2.us-east.bsky.network"
 DEFAULT_COLLECTIONS = ("app.bsky.feed.post",)
 CURSOR = "bluesky.jetstream.time_us"  # checkpoint: the last event recorded
 NDJSON = "application/x-ndjson"
+WS_HEADER = "WARC-Swath-WebSocket-URI"  # the ws(s):// URL the records' http(s) target stands for
 POST = "app.bsky.feed.post"
 
 
@@ -118,7 +120,10 @@ class WebSocketRecording(StreamRecording):
     def __init__(self, *, adapter: RecordingAdapter, frames: Frames, uri: str) -> None:
         super().__init__(sink=adapter.sink, factory=adapter.factory, upstream=frames, pair={},
                          max_line_bytes=adapter.limits.max_line_bytes)
-        self.uri = adapter.redactor.url(uri)
+        # the handshake is an HTTP GET to the http(s) form of the ws(s) URL (RFC 6455 section 3): WARC readers
+        # parse HTTP records of http(s) URIs only, so that is the records' target; the ws URL is kept beside it
+        self.ws_uri = adapter.redactor.url(uri)
+        self.uri = "http" + self.ws_uri.removeprefix("ws")
         ws, factory = frames.ws, adapter.factory
         request, response = ws.request, ws.response
         assert request is not None and response is not None  # connect() returns after the handshake
@@ -126,11 +131,11 @@ class WebSocketRecording(StreamRecording):
                     request_headers=adapter.redactor.headers(list(request.headers.raw_items())), request_body=b"",
                     status_line=f"{response.status_code} {response.reason_phrase}",
                     response_headers=list(response.headers.raw_items()), response_body=b"",
-                    extra={"WARC-Date": warc_date()}, request_id=self.request_id)
+                    extra={"WARC-Date": warc_date(), WS_HEADER: self.ws_uri}, request_id=self.request_id)
         self.sink.write_records(lambda: factory.pair(**pair))
 
     def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list]:
-        headers = {**extra, "WARC-Concurrent-To": self.request_id}
+        headers = {**extra, "WARC-Concurrent-To": self.request_id, WS_HEADER: self.ws_uri}
         return lambda: [self.factory.plain(uri=self.uri, record_type="resource", payload=body,
                                            content_type=NDJSON, headers=headers)]
 
@@ -200,24 +205,28 @@ def _read(harvest: Harvest, adapter: RecordingAdapter, frames: Frames) -> int:
     if harvest.stopping:
         tap.stop()  # the stop came between the loop's check and the registration
     bad = 0
-    try:
-        for line in io.BufferedReader(tap, buffer_size=1 << 16):
-            event = _event(line)
-            if event is None:
-                bad += 1
-                continue
-            time_us, is_post = event
-            harvest.checkpoint(CURSOR, time_us, events=1, **({"posts": 1} if is_post else {}))
-    except HarvestStopped:
-        pass
-    finally:
-        tap.close()
-        frames.close()
+    with frames.ws:  # websockets wants its connections used as context managers
+        try:
+            for line in io.BufferedReader(tap, buffer_size=1 << 16):
+                event = _event(line)
+                if event is None:
+                    bad += 1
+                    continue
+                time_us, is_post = event
+                harvest.checkpoint(CURSOR, time_us, events=1, **({"posts": 1} if is_post else {}))
+        except HarvestStopped:
+            pass
+        finally:
+            tap.close()
     if bad:
         harvest.warning(codes.BAD_RESPONSE, f"{bad} Jetstream frame(s) were not events with a time_us; "
                                             "recorded as received")
     if frames.binary:
         harvest.warning(codes.BAD_RESPONSE, f"{frames.binary} binary Jetstream frame(s) were not recorded")
+    if isinstance(frames.error, ConnectionClosed) and frames.error.sent is not None \
+            and frames.error.sent.code == 1009:  # reconnecting would get the same frame again
+        raise StreamLineTooLong(f"a Jetstream frame passed {adapter.limits.max_line_bytes} bytes "
+                                "(SWATH_STREAM_MAX_LINE_BYTES); the events before it are in the WARC")
     return frames.handed
 
 

@@ -321,16 +321,29 @@ class FakeJetstream:
         with self._changed:
             for _ in range(n):
                 self._time += random.randrange(1, 5000)
-                rkey = f"3j{len(self.events):011d}"
-                commit: dict = {"rev": f"rev{len(self.events)}", "operation": operation, "collection": collection,
-                                "rkey": rkey}
+                serial = len(self.events)
+                commit: dict = {"rev": f"rev{serial}", "operation": operation, "collection": collection,
+                                "rkey": f"3j{serial:011d}"}
                 if operation != "delete":
-                    commit["cid"] = f"bafyreij{len(self.events):040d}"
-                    commit["record"] = {"$type": collection, "text": f"live post {len(self.events)} #jet",
+                    commit["cid"] = f"bafyreij{serial:040d}"
+                    commit["record"] = {"$type": collection, "text": f"live post {serial} #jet",
                                         "createdAt": _iso(dt.datetime.fromtimestamp(self._time / 1e6, dt.UTC)),
                                         "langs": ["en"]}
                 added.append({"did": did, "time_us": self._time, "kind": "commit", "commit": commit})
-            self.events += added
+                self.events.append(added[-1])
+            self._changed.notify_all()
+        return added
+
+    def delete(self, events: list[dict]) -> list[dict]:
+        """Delete events for earlier creates (same DID, collection and rkey), as the network emits them."""
+        added = []
+        with self._changed:
+            for created in events:
+                self._time += random.randrange(1, 5000)
+                commit = {key: created["commit"][key] for key in ("collection", "rkey")}
+                added.append({"did": created["did"], "time_us": self._time, "kind": "commit",
+                              "commit": {**commit, "rev": f"rev{len(self.events)}", "operation": "delete"}})
+                self.events.append(added[-1])
             self._changed.notify_all()
         return added
 
