@@ -50,7 +50,7 @@ def export_rows(config, export_type: str, export_id: str, *, fmt: str = "csv", d
     statuses: list[dict] = []
     ctx = JobContext(config=config, publish=lambda key, body: statuses.append(body), service="test")
     body = {"id": export_id, "type": export_type, "collection": {"id": "c1"}, "path": f"exports/{export_id}",
-            "format": fmt, "dedupe": dedupe, "segment_size": None}
+            "format": "json_full" if fmt == "jsonl" else fmt, "dedupe": dedupe, "segment_size": None}
     run_export(body, routing_key=f"export.start.bluesky.{export_type}", ctx=ctx)
     rows: list[dict] = []
     for path in sorted((config.data_root / "exports" / export_id).glob(f"*.{fmt}")):
@@ -146,6 +146,10 @@ def test_search_pages_with_since_until_and_waits_out_a_rate_limit(cfg, fake):
     assert json.loads(row["hashtags"]) == [t["features"][0]["tag"] for t in window[0]["record"]["facets"][:1]]
     assert json.loads(row["mentions"]) == [BOB]
     assert json.loads(row["links"]) == [window[0]["record"]["facets"][2]["features"][0]["uri"]]
+    # json_full: each hit's JSON as it was sent
+    status, full = export_rows(cfg, "bluesky_search", "s2", fmt="jsonl")
+    assert status["status"] == "completed success", status
+    assert sorted(full, key=lambda p: p["uri"]) == sorted(window, key=lambda p: p["uri"])
 
 
 def test_incremental_search_sends_the_last_runs_newest_time(cfg, fake):
