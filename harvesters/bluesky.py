@@ -52,7 +52,7 @@ PLATFORM = Platform(
         collections={"type": "array", "items": {"type": "string", "pattern": r"^[a-zA-Z][\w.-]*(\.\*)?$"},
                      "maxItems": 100, "description": "bluesky_jetstream: the record collections (NSIDs) wanted; "
                                                      "default app.bsky.feed.post"},
-        jetstream_url={"type": "string", "pattern": "^wss?://",
+        jetstream_url={"type": "string", "pattern": r"^wss?://[^/?#@\s]+(/[^?#\s]*)?$",  # no user:password@
                        "description": "bluesky_jetstream: the Jetstream instance (default "
                                       "wss://jetstream2.us-east.bsky.network)"},
     ),

@@ -50,14 +50,19 @@ def subscribe_url(base: str, *, collections: list[str], dids: list[str], cursor:
     return f"{base.rstrip('/').removesuffix('/subscribe')}/subscribe?{urlencode(query)}"
 
 
-def event_time(line: bytes) -> int | None:
-    """An event's time_us, None for a line that is not an event with an integer time_us."""
+def event_of(line: bytes) -> tuple[int, bool] | None:
+    """(time_us, whether it created a post) of an event line; None for a line that is not an event with an
+    integer time_us."""
     try:
-        value = orjson.loads(line)
+        value: Any = orjson.loads(line)
     except orjson.JSONDecodeError:
         return None
     time_us = value.get("time_us") if isinstance(value, dict) else None
-    return time_us if type(time_us) is int else None
+    if type(time_us) is not int:
+        return None
+    commit = value.get("commit")
+    is_post = isinstance(commit, dict) and commit.get("collection") == POST and commit.get("operation") == "create"
+    return time_us, is_post
 
 
 class Frames:
@@ -90,7 +95,8 @@ class Frames:
                 continue
             # JSON allows CR/LF only as whitespace between tokens: a space keeps it one line, same meaning
             line = message.encode("utf-8").replace(b"\r", b" ").replace(b"\n", b" ")
-            time_us = event_time(line)
+            event = event_of(line)
+            time_us = event[0] if event else None
             if time_us is not None and self.floor is not None and time_us <= self.floor:
                 self.replayed += 1
                 continue
@@ -208,7 +214,7 @@ def _read(harvest: Harvest, adapter: RecordingAdapter, frames: Frames) -> int:
     with frames.ws:  # websockets wants its connections used as context managers
         try:
             for line in io.BufferedReader(tap, buffer_size=1 << 16):
-                event = _event(line)
+                event = event_of(line)
                 if event is None:
                     bad += 1
                     continue
@@ -230,19 +236,6 @@ def _read(harvest: Harvest, adapter: RecordingAdapter, frames: Frames) -> int:
     return frames.handed
 
 
-def _event(line: bytes) -> tuple[int, bool] | None:
-    try:
-        value: Any = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    time_us = value.get("time_us") if isinstance(value, dict) else None
-    if type(time_us) is not int:
-        return None
-    commit = value.get("commit")
-    is_post = isinstance(commit, dict) and commit.get("collection") == POST and commit.get("operation") == "create"
-    return time_us, is_post
-
-
 def catch_up(harvest: Harvest, floor: int | None) -> int | None:
     """The events an interrupted run recorded after its last committed checkpoint (a WARC recovered after
     kill -9 holds them): counted and checkpointed now; returns the last event's time_us."""
@@ -256,7 +249,7 @@ def catch_up(harvest: Harvest, floor: int | None) -> int | None:
                 if record.rec_type != "resource" or record.rec_headers.get_header("Content-Type") != NDJSON:
                     continue
                 for line in record.content_stream().read().splitlines():
-                    event = _event(line)
+                    event = event_of(line)
                     if event is None:
                         continue
                     if floor is not None and event[0] <= floor:

@@ -190,6 +190,18 @@ def test_feed_with_deleted_and_edited_posts_exports_each_post_once_newest_copy(c
     assert len(everything) == 2 * len(uris) - 1
 
 
+def test_incremental_feed_rerun_counts_nothing_and_stops_after_one_page(cfg, fake):
+    body = start_body("bluesky_feed", [{"id": "science", "token": FEED}], credentials=LOGIN,
+                      options={"incremental": True})
+    first = run_harvest_job(cfg, body)
+    uris = fake.world.feeds[FEED]
+    assert first.count("posts") == len(uris) > fake.page_size  # more than one page
+    asked = len(fake.server.requests_to("/xrpc/app.bsky.feed.getFeed"))
+    again = run_harvest_job(cfg, {**body, "id": body["id"] + "-2"})
+    assert again.status["status"] == "completed success" and again.count("posts") == 0
+    assert len(fake.server.requests_to("/xrpc/app.bsky.feed.getFeed")) - asked == 1
+
+
 def test_wrong_app_password_fails_without_the_password_anywhere(cfg, fake, caplog):
     caplog.set_level(logging.DEBUG)
     wrong = "wxyz-wxyz-wxyz-wxyz"

@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import orjson
+import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from swath.harvesters.run import run_harvest
@@ -119,38 +120,77 @@ class Runner:
         return code
 
 
-def test_jetstream_resumes_after_kill_9_without_loss_or_duplicates(config, data_root, tmp_path):
+@pytest.mark.parametrize("killed_with", ["events_in_memory", "events_in_an_open_warc"])
+def test_jetstream_resumes_after_kill_9_without_loss_or_duplicates(config, data_root, tmp_path, killed_with):
+    in_warc = killed_with == "events_in_an_open_warc"
     with FakeJetstream() as fake:
         body = start_body("bluesky_jetstream", [], credentials={}, options={"jetstream_url": fake.url},
                           harvest_id="jet:kill9")
         message = tmp_path / "start.json"
         message.write_text(json.dumps(body))
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWATH_")},
-               "SWATH_DATA_ROOT": str(data_root), "SWATH_WARC_MAX_SECONDS": "0.3", "SWATH_STATUS_INTERVAL": "0.1",
-               "PYTHONPATH": str(ROOT)}
+               "SWATH_DATA_ROOT": str(data_root), "SWATH_WARC_MAX_SECONDS": "300" if in_warc else "0.3",
+               "SWATH_STATUS_INTERVAL": "0.1", "PYTHONPATH": str(ROOT)}
         first = Runner(message, env)
-        fake.emit(15)
-        wait_for(lambda: counted(first.statuses, "events") == 15 and warc_files(data_root), what="a closed WARC")
-        fake.emit(7)
-        wait_for(lambda: len(fake.sent) == 22, what="the last events sent")
-        first.proc.send_signal(signal.SIGKILL)  # some events are in an open WARC, some maybe only in memory
+        if in_warc:  # more than a segment's 1 MiB: written to the open WARC, which is never closed
+            fake.emit(2500, pad=600)
+            wait_for(lambda: any(p.stat().st_size > 8192 for p in data_root.rglob("*.open")),
+                     what="a segment in the open WARC")
+        else:  # a closed WARC, then events that reach only the harvester's memory
+            fake.emit(15)
+            wait_for(lambda: counted(first.statuses, "events") == 15 and warc_files(data_root),
+                     what="a closed WARC")
+            fake.emit(7)
+            wait_for(lambda: len(fake.sent) == 22, what="the last events sent")
+        first.proc.send_signal(signal.SIGKILL)
         first.wait()
+        before = len(fake.events)
 
         second = Runner(message, env)
         wait_for(lambda: len(fake.connections) == 2, what="the resumed run's connection")
         fake.emit(8)
-        wait_for(lambda: counted(second.statuses, "events") == 30, what="every event counted once")
+        wait_for(lambda: counted(second.statuses, "events") == before + 8, what="every event counted once")
         second.proc.send_signal(signal.SIGINT)  # harvest.stop
         assert second.wait() == 0
         events = list(fake.events)
 
     final = second.statuses[-1]
     assert final["status"] == "completed success", final
-    assert counted([final], "events") == counted([final], "posts") == len(events) == 30
-    assert codes.HARVEST_RESUMED in [n["code"] for n in final["warnings"]]
+    assert counted([final], "events") == counted([final], "posts") == len(events) == before + 8
+    warned = [n["code"] for n in final["warnings"]]
+    assert codes.HARVEST_RESUMED in warned
+    assert codes.WARC_RECOVERED in warned or not in_warc  # its events were counted from the recovered WARC
     files = warc_files(data_root)
     assert not list(data_root.rglob("*.open")) and warcio_check(files).returncode == 0
     assert [e["time_us"] for e in recorded_events(files)] == [e["time_us"] for e in events]  # once each, in order
     # the resumed connection asked from the newest event in the WARCs, recovered ones included
     cursor = int(fake.connections[1]["cursor"][0])
-    assert cursor in [e["time_us"] for e in events[:22]]
+    assert cursor in [e["time_us"] for e in events[:before]]
+
+
+def test_a_frame_over_the_line_limit_ends_the_harvest_and_keeps_what_came_before(config, data_root):
+    config = dataclasses.replace(config, stream_max_line_bytes=2000)
+    with FakeJetstream() as fake:
+        before = fake.emit(3, did=ALICE)
+        big = fake.emit(1, did=ALICE)[0]
+        big["commit"]["record"]["text"] = "x" * 5000
+        body = start_body("bluesky_jetstream", [], credentials={}, options={"jetstream_url": fake.url})
+        ctx, published = context(config)
+        run_harvest(body, routing_key=ROUTING_KEY, ctx=ctx)  # ends by itself: no stop needed
+
+    final = published.statuses[-1]
+    assert final["status"] == "completed failure"
+    assert [n["code"] for n in final["errors"]] == [codes.LINE_TOO_LONG]
+    assert recorded_events(warc_files(data_root)) == before
+    assert len(fake.connections) == 1  # not reconnected into the same frame
+
+
+def test_jetstream_url_with_credentials_or_a_query_is_refused_before_the_harvest():
+    from swath.messages.settings import problems
+
+    for url in ("wss://user:secret@jetstream.example/subscribe", "wss://jetstream.example/subscribe?cursor=1",
+                "https://jetstream.example"):
+        found = problems("bluesky_jetstream", options={"jetstream_url": url}, seeds=[], credentials=[])
+        assert found and "jetstream_url" in found[0], (url, found)
+    assert problems("bluesky_jetstream", options={"jetstream_url": "wss://jetstream2.us-east.bsky.network"},
+                    seeds=[], credentials=[]) == []

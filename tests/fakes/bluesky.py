@@ -316,7 +316,8 @@ class FakeJetstream:
         return f"ws://{host}:{port}"
 
     def emit(self, n: int, *, did: str = "did:plc:alice0000000000000000001", collection: str = POST,
-             operation: str = "create") -> list[dict]:
+             operation: str = "create", pad: int = 0) -> list[dict]:
+        """`n` new events (`pad` more characters of text each), sent to every connection that wants them."""
         added = []
         with self._changed:
             for _ in range(n):
@@ -326,7 +327,7 @@ class FakeJetstream:
                                 "rkey": f"3j{serial:011d}"}
                 if operation != "delete":
                     commit["cid"] = f"bafyreij{serial:040d}"
-                    commit["record"] = {"$type": collection, "text": f"live post {serial} #jet",
+                    commit["record"] = {"$type": collection, "text": f"live post {serial} #jet" + " x" * (pad // 2),
                                         "createdAt": _iso(dt.datetime.fromtimestamp(self._time / 1e6, dt.UTC)),
                                         "langs": ["en"]}
                 added.append({"did": did, "time_us": self._time, "kind": "commit", "commit": commit})
