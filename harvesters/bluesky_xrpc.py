@@ -12,11 +12,17 @@ from typing import Any
 
 import requests
 from atproto_client import Client, models
-from atproto_client.exceptions import AtProtocolError, ModelError, RequestErrorBase, UnauthorizedError
+from atproto_client.exceptions import (
+    AtProtocolError,
+    ModelError,
+    RateLimitExceededError,
+    RequestErrorBase,
+    UnauthorizedError,
+)
 from atproto_client.request import Request
 
 from swath.harvesters.base import Harvest
-from swath.harvesters.errors import BadResponse, HarvestError, Unauthorized
+from swath.harvesters.errors import BadResponse, HarvestError, RateLimited, Unauthorized
 from swath.harvesters.httpx_bridge import RecordedTransport
 from swath.harvesters.social import mount_recording
 from swath.messages import codes
@@ -70,6 +76,10 @@ class Xrpc:
             raise Unauthorized("Bluesky login needs both identifier and app_password") from None
         except UnauthorizedError:
             raise Unauthorized("Bluesky refused the identifier/app_password (createSession)") from None
+        except RateLimitExceededError as exc:  # logins have their own, tight limits; not retried (not recorded)
+            reset = exc.response.headers.get("ratelimit-reset") if exc.response is not None else None
+            raise RateLimited(f"Bluesky rate-limits logins for this account; try again after "
+                              f"{reset or 'the limit resets'} (epoch seconds)") from None
         except RequestErrorBase as exc:
             raise Unauthorized(f"Bluesky login failed: {_problem(exc)}") from None
 

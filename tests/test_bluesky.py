@@ -211,3 +211,12 @@ def test_wrong_app_password_fails_without_the_password_anywhere(cfg, fake, caplo
     assert out.codes("errors") == [(codes.UNAUTHORIZED, None)]
     assert wrong not in json.dumps(out.sent) and wrong not in caplog.text
     assert not out.warcs or wrong.encode() not in out.raw_warc_bytes()
+
+
+def test_a_rate_limited_login_is_rate_limited_not_unauthorized(cfg, fake):
+    fake.faults.rate_limited, fake.faults.path = 1, "/xrpc/com.atproto.server.createSession"
+    out = run_harvest_job(cfg, start_body("bluesky_author_feed", [{"id": "a", "token": "alice.example.com"}],
+                                          credentials=LOGIN))
+    assert out.status["status"] == "completed failure"
+    assert out.codes("errors") == [(codes.RATE_LIMITED, None)]
+    assert not fake.server.requests_to("/xrpc/app.bsky.feed.getAuthorFeed")
