@@ -45,12 +45,13 @@ def served_keys(fake: FakeBluesky, path: str, field: str) -> list[str]:
             for body in fake.bodies(path) for e in json.loads(body)[field]]
 
 
-def export_rows(config, export_type: str, export_id: str, *, fmt: str = "csv", dedupe: bool = True) -> tuple[dict,
-                                                                                                       list[dict]]:
+def export_rows(config, export_type: str, export_id: str, *, fmt: str = "csv", dedupe: bool = True,
+                skip_unreadable: bool = False) -> tuple[dict, list[dict]]:
     statuses: list[dict] = []
     ctx = JobContext(config=config, publish=lambda key, body: statuses.append(body), service="test")
     body = {"id": export_id, "type": export_type, "collection": {"id": "c1"}, "path": f"exports/{export_id}",
-            "format": "json_full" if fmt == "jsonl" else fmt, "dedupe": dedupe, "segment_size": None}
+            "format": "json_full" if fmt == "jsonl" else fmt, "dedupe": dedupe, "segment_size": None,
+            **({"options": {"skip_unreadable": True}} if skip_unreadable else {})}
     run_export(body, routing_key=f"export.start.bluesky.{export_type}", ctx=ctx)
     rows: list[dict] = []
     for path in sorted((config.data_root / "exports" / export_id).glob(f"*.{fmt}")):

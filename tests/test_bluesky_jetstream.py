@@ -194,3 +194,38 @@ def test_jetstream_url_with_credentials_or_a_query_is_refused_before_the_harvest
         assert found and "jetstream_url" in found[0], (url, found)
     assert problems("bluesky_jetstream", options={"jetstream_url": "wss://jetstream2.us-east.bsky.network"},
                     seeds=[], credentials=[]) == []
+
+
+def test_frames_that_are_not_events_are_recorded_or_counted_and_said(config, data_root):
+    config = dataclasses.replace(config, status_interval=0.1)
+    with FakeJetstream() as fake:
+        first = fake.emit(2, did=ALICE)
+        fake.raw("not json at all", b"\x28\xb5\x2f\xfd binary")
+        second = fake.emit(2, did=ALICE)
+        body = start_body("bluesky_jetstream", [], credentials={}, options={"jetstream_url": fake.url})
+        ctx, published = context(config)
+        thread = threading.Thread(target=run_harvest, args=(body,), kwargs={"routing_key": ROUTING_KEY, "ctx": ctx})
+        thread.start()
+        try:
+            wait_for(lambda: counted(published.statuses, "events") == 4, what="the four events")
+        finally:
+            ctx.stop.set()
+        thread.join(120)
+
+    final = published.statuses[-1]
+    assert final["status"] == "completed success", final
+    warnings = [n["message"] for n in final["warnings"] if n["code"] == codes.BAD_RESPONSE]
+    assert len(warnings) == 2 and "1 Jetstream frame" in warnings[0] and "1 binary" in warnings[1]
+    lines = [line for path in warc_files(data_root) for line in _resource_lines(path)]
+    assert lines[2] == b"not json at all"  # recorded as received, in its place: nothing dropped silently
+    assert [orjson.loads(x) for x in lines[:2] + lines[3:]] == first + second
+    failed, _ = export_rows(config, "bluesky_jetstream", "bad")
+    assert failed["status"] == "completed failure"  # an unreadable line fails the export unless asked to skip
+    status, rows = export_rows(config, "bluesky_jetstream", "skip", skip_unreadable=True)
+    assert status["status"] == "completed success" and len(rows) == 4
+
+
+def _resource_lines(path: Path) -> list[bytes]:
+    with path.open("rb") as fh:
+        return [line for rec in ArchiveIterator(fh) if rec.rec_type == "resource"
+                for line in rec.content_stream().read().splitlines()]

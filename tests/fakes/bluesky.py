@@ -299,7 +299,7 @@ class FakeJetstream:
     """Jetstream's /subscribe over a real WebSocket server (see the module docstring)."""
 
     def __init__(self, *, drop_after: int = 0, drops: int = 0) -> None:
-        self.events: list[dict] = []
+        self.events: list = []  # event dicts, and raw frames (str/bytes) from raw()
         self.drop_after = drop_after  # close a connection after sending this many events...
         self.drops = drops  # ...this many times
         self.sent: list[int] = []  # time_us of every event sent, replays included
@@ -335,6 +335,12 @@ class FakeJetstream:
             self._changed.notify_all()
         return added
 
+    def raw(self, *frames: str | bytes) -> None:
+        """Frames that are not events (text that is not JSON, binary), sent between the events."""
+        with self._changed:
+            self.events += frames
+            self._changed.notify_all()
+
     def delete(self, events: list[dict]) -> list[dict]:
         """Delete events for earlier creates (same DID, collection and rkey), as the network emits them."""
         added = []
@@ -368,6 +374,9 @@ class FakeJetstream:
                         return
                     batch, index = self.events[index:], len(self.events)
                 for event in batch:
+                    if not isinstance(event, dict):  # a raw frame (hostile tests): sent as it is, once
+                        ws.send(event)
+                        continue
                     if event["time_us"] < cursor or not self._wanted(event, query):
                         continue
                     ws.send(json.dumps(event))
