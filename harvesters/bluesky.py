@@ -98,12 +98,14 @@ class BlueskyHarvester(Harvester):
     def _pages(self, seed: Seed, *, nsid: str, field: str, params: dict[str, Any], key: str,
                chronological: bool = True) -> None:
         """Page a listing by its cursor, counting the posts newer than the last run's mark (incremental),
-        and move the mark on when the listing ended cleanly."""
+        and move the mark on when the listing ended cleanly. Each page is a checkpoint: a resumed run of
+        this harvest goes on from the next cursor with the counts so far."""
         mark = _time(self.harvest.state.get(key)) if self.incremental else None
-        newest: dt.datetime | None = None
-        cursor: str | None = None
+        point = f"seed:{seed.id}"
+        cursor, newest_text, finished = self.harvest.resume_point(point, (None, None, False))
+        newest = _time(newest_text)
         with listing(self.harvest, what=f"Bluesky {nsid} of seed {seed.id}", seed_id=seed.id) as guard:
-            while not self.harvest.stopping:
+            while not finished and not self.harvest.stopping:
                 if cursor is not None:
                     guard.cursor(cursor)
                 page = self._query(nsid, seed, f"{nsid} page", **params, cursor=cursor)
@@ -117,23 +119,23 @@ class BlueskyHarvester(Harvester):
                     raise BadResponse(f"Bluesky sent a {nsid} entry without a post uri", seed_id=seed.id)
                 guard.items(k for k, _ in keyed)
                 fresh = [t for _, t in keyed if mark is None or (t is not None and t > mark)]
-                self.harvest.count("posts", len(fresh))
                 times = [t for _, t in keyed if t is not None]
                 if times and (newest is None or max(times) > newest):
                     newest = max(times)
                 cursor = as_text(page.get("cursor"))
                 done = len(fresh) < len(entries) if chronological else not fresh
-                if not cursor or not entries or (mark is not None and done):
-                    break
-        if self.incremental and newest is not None and not guard.looped and (mark is None or newest > mark):
-            self.harvest.state.set(key, newest.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+                finished = not cursor or not entries or (mark is not None and done)
+                self.harvest.checkpoint(point, [cursor, _text(newest), finished], posts=len(fresh))
+        if self.incremental and finished and newest is not None and not guard.looped and \
+                (mark is None or newest > mark):
+            self.harvest.state.set(key, _text(newest))
 
     # --- harvest types ---
     def author_feed(self) -> None:
         for seed in self.harvest.start.seeds:
             if self.harvest.stopping:
                 break
-            did = self._actor(seed)
+            did = self.harvest.resume_point(f"actor:{seed.id}") or self._actor(seed)  # known if resumed
             if did is None:
                 continue
             self._pages(seed, nsid="app.bsky.feed.getAuthorFeed", field="feed", key=f"bluesky.author.{did}.newest",
@@ -152,7 +154,7 @@ class BlueskyHarvester(Harvester):
         did, handle = as_text(profile.get("did")), as_text(profile.get("handle"))
         if not did or not did.startswith("did:"):
             raise BadResponse(f"Bluesky sent the profile of {actor} without a DID", seed_id=seed.id)
-        self.harvest.count("users")
+        self.harvest.checkpoint(f"actor:{seed.id}", did, users=1)
         if seed.uid != did:
             self.harvest.uid_found(seed.id, did)
         if handle and handle != "handle.invalid" and not str(seed.token or "").startswith("did:") \
@@ -219,6 +221,11 @@ def _sort_time(entry: Any) -> dt.datetime | None:
         if parsed is not None:
             return parsed
     return None
+
+
+def _text(when: dt.datetime | None) -> str | None:
+    """A time as Bluesky writes them (UTC, microseconds, Z): the incremental marks and checkpoints."""
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if when is not None else None
 
 
 def _time(value: Any) -> dt.datetime | None:

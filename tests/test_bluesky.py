@@ -248,3 +248,54 @@ def test_every_format_holds_every_feed_entry(cfg, fake, fmt):
         rows = read_rows(path)
         assert sorted(r["id"] for r in rows) == wanted
         assert {r["author_handle"] for r in rows} == {e["post"]["author"]["handle"] for e in entries}
+
+
+def test_a_shutdown_mid_feed_resumes_from_the_next_cursor_counting_each_post_once(config, fake, monkeypatch):
+    import threading
+
+    from swath.core.jobs import JobInterrupted
+    from swath.harvesters.recorder import Recorder
+    from swath.harvesters.run import run_harvest
+    from tests.test_engine_support import context
+
+    stopping = threading.Event()  # the engine has begun the shutdown: no new request will be sent
+    begin_stop = Recorder.begin_stop
+
+    def observed(self, *, shutdown: bool) -> None:
+        begin_stop(self, shutdown=shutdown)
+        stopping.set()
+
+    monkeypatch.setattr(Recorder, "begin_stop", observed)
+
+    cfg = config.with_api_url("bluesky", fake.url)
+    body = start_body("bluesky_author_feed", [{"id": "a", "token": "alice.example.com"}], credentials=LOGIN,
+                      options={"incremental": True}, harvest_id="bsky:resume")
+    path = "/xrpc/app.bsky.feed.getAuthorFeed"
+    ctx, _ = context(cfg)
+    serve = fake.server.routes[("GET", path)]
+
+    def page_then_shutdown(req):  # the shutdown arrives while the second page is being answered
+        if len(fake.server.requests_to(path)) == 2:
+            ctx.shutdown.set()
+            ctx.stop.set()
+            assert stopping.wait(60)
+        return serve(req)
+
+    fake.server.routes[("GET", path)] = page_then_shutdown
+    with pytest.raises(JobInterrupted):
+        run_harvest(body, routing_key="harvest.start.bluesky.bluesky_author_feed", ctx=ctx)
+    fake.server.routes[("GET", path)] = serve
+    cursors = [r.arg("cursor") for r in fake.server.requests_to(path)]
+    assert cursors == [None, str(fake.page_size)]
+
+    out = run_harvest_job(cfg, body)  # the redelivery
+    entries = fake.author_entries(ALICE)
+    assert out.status["status"] == "completed success", out.status
+    assert codes.HARVEST_RESUMED in [c for c, _ in out.codes("warnings")]
+    assert out.count("posts") == len(entries) and out.count("users") == 1
+    resumed = [r.arg("cursor") for r in fake.server.requests_to(path)][2:]
+    assert resumed[0] == str(2 * fake.page_size)  # after the two pages in the first run's WARC
+    assert len(fake.server.requests_to("/xrpc/app.bsky.actor.getProfile")) == 1  # the DID was a checkpoint
+    assert out.status["uids"] == {"a": ALICE}
+    again = run_harvest_job(cfg, {**body, "id": "bsky:resume-2"})  # the mark was set by the resumed run
+    assert again.count("posts") == 0
