@@ -299,3 +299,22 @@ def test_a_shutdown_mid_feed_resumes_from_the_next_cursor_counting_each_post_onc
     assert out.status["uids"] == {"a": ALICE}
     again = run_harvest_job(cfg, {**body, "id": "bsky:resume-2"})  # the mark was set by the resumed run
     assert again.count("posts") == 0
+
+
+def test_export_date_filter_and_segments(cfg, fake):
+    run_harvest_job(cfg, start_body("bluesky_author_feed", [{"id": "a", "token": "alice.example.com"}],
+                                    credentials=LOGIN))
+    entries = fake.author_entries(ALICE)
+    created = sorted(e["post"]["record"]["createdAt"] for e in entries)
+    start = created[len(created) // 2]
+    statuses: list[dict] = []
+    ctx = JobContext(config=cfg, publish=lambda key, body: statuses.append(body), service="test")
+    run_export({"id": "d", "type": "bluesky_author_feed", "collection": {"id": "c1"}, "path": "exports/d",
+                "format": "csv", "dedupe": True, "segment_size": 10, "item_date_start": start},
+               routing_key="export.start.bluesky.d", ctx=ctx)
+    assert statuses[-1]["status"] == "completed success", statuses[-1]
+    files = sorted((cfg.data_root / "exports" / "d").glob("*.csv"))
+    rows = [row for path in files for row in csv.DictReader(path.open(newline="", encoding="utf-8"))]
+    wanted = sorted(entry_key(e) for e in entries if e["post"]["record"]["createdAt"] >= start)
+    assert sorted(r["id"] for r in rows) == wanted
+    assert len(files) == -(-len(wanted) // 10) > 1

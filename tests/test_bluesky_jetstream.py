@@ -229,3 +229,19 @@ def _resource_lines(path: Path) -> list[bytes]:
     with path.open("rb") as fh:
         return [line for rec in ArchiveIterator(fh) if rec.rec_type == "resource"
                 for line in rec.content_stream().read().splitlines()]
+
+
+def test_a_jetstream_url_that_is_no_websocket_fails_after_the_retries(config, data_root):
+    from tests.fakes.httpserver import FakeServer
+
+    config = dataclasses.replace(config, http_retries=2, http_backoff=0.01)
+    with FakeServer() as server:  # answers the upgrade with a 404
+        body = start_body("bluesky_jetstream", [], credentials={},
+                          options={"jetstream_url": server.url.replace("http://", "ws://")})
+        ctx, published = context(config)
+        run_harvest(body, routing_key=ROUTING_KEY, ctx=ctx)
+        asked = len(server.requests_to("/subscribe"))
+    final = published.statuses[-1]
+    assert final["status"] == "completed failure"
+    assert [n["code"] for n in final["errors"]] == [codes.REMOTE_ERROR]
+    assert asked == 3  # the first try and two retries
