@@ -21,7 +21,7 @@ from swath.messages import codes
 from tests.fakes.bluesky import FakeJetstream
 from tests.fakes.social import start_body
 from tests.test_bluesky import export_rows
-from tests.test_engine_support import context, wait_for, warc_files, warcio_check
+from tests.test_engine_support import context, harvest_thread, wait_for, warc_files, warcio_check
 from tests.test_warc_replay import cdxj
 
 ALICE, BOB = "did:plc:alice0000000000000000001", "did:plc:bob000000000000000000002"
@@ -56,14 +56,13 @@ def test_jetstream_filters_reconnects_from_its_cursor_stops_and_exports(config, 
         body = start_body("bluesky_jetstream", [{"id": "alice", "token": ALICE}], credentials={},
                           options={"jetstream_url": fake.url, "collections": ["app.bsky.feed.post"]})
         ctx, published = context(config)
-        thread = threading.Thread(target=run_harvest, args=(body,), kwargs={"routing_key": ROUTING_KEY, "ctx": ctx})
-        thread.start()
+        thread, outcome = harvest_thread(body, routing_key=ROUTING_KEY, ctx=ctx)
         try:
             wait_for(lambda: counted(published.statuses, "events") == len(wanted), what="every wanted event")
         finally:
             ctx.stop.set()
         thread.join(120)
-        assert not thread.is_alive()
+        assert outcome == ["returned"]
         connections = list(fake.connections)
 
     final = published.statuses[-1]
@@ -204,13 +203,13 @@ def test_frames_that_are_not_events_are_recorded_or_counted_and_said(config, dat
         second = fake.emit(2, did=ALICE)
         body = start_body("bluesky_jetstream", [], credentials={}, options={"jetstream_url": fake.url})
         ctx, published = context(config)
-        thread = threading.Thread(target=run_harvest, args=(body,), kwargs={"routing_key": ROUTING_KEY, "ctx": ctx})
-        thread.start()
+        thread, outcome = harvest_thread(body, routing_key=ROUTING_KEY, ctx=ctx)
         try:
             wait_for(lambda: counted(published.statuses, "events") == 4, what="the four events")
         finally:
             ctx.stop.set()
         thread.join(120)
+        assert outcome == ["returned"]
 
     final = published.statuses[-1]
     assert final["status"] == "completed success", final
