@@ -110,3 +110,6 @@ XESAM_STOPPED = "xesam_stopped"  # harvest.stop ended the crawl: what was receiv
 WARC_INDEX_SCAN = "warc_index_scan"  # no WARC index answered for this export: it listed the data root for its WARCs
 WARC_INDEX_UNAVAILABLE = "warc_index_unavailable"  # the store holding the WARC index could not be read; listed instead
 WARC_UNINDEXED = "warc_unindexed"  # WARCs on disk in the selected collections' folders with no index entry; read too
+
+# --- bluesky ---
+JETSTREAM_RECONNECTED = "jetstream_reconnected"  # a Jetstream connection ended; reconnected at the last event's cursor
