@@ -100,3 +100,11 @@ KIEL_BAD_RECORD = "kiel_bad_record"  # an AMF file or record could not be parsed
 KIEL_OBJECT_FAILED = "kiel_object_failed"  # an object could not be fetched; stored as status 000 with an empty body
 KIEL_REDIRECT_LOOP = "kiel_redirect_loop"  # a redirect chain came back to a URL already in it or was too long
 KIEL_BAD_TERMINATION = "kiel_bad_termination"  # the termination strategy file is invalid; nothing was pruned
+
+# --- mastodon ---
+ACCOUNT_MOVED = "account_moved"  # the account says it moved; its new address is the seed's token update
+ACCOUNT_GONE = "account_gone"  # the instance answered 410 Gone for the account (suspended or deleted)
+INSTANCE_UNREACHABLE = "instance_unreachable"  # an instance failed (connection errors, 5xx, deadline) after retries
+SEARCH_UNAVAILABLE = "search_unavailable"  # a post search without an access token: most instances then find nothing
+CREDENTIAL_UNUSED = "credential_unused"  # an instance's access token was not sent: the seed does not name it as a URL
+STREAM_RECONNECTED = "stream_reconnected"  # a stream ended and was reopened; posts made meanwhile came from a timeline

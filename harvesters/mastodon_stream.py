@@ -1,0 +1,143 @@
+"""mastodon_stream: a hashtag, public or local timeline through the streaming API (server-sent events, read by
+Mastodon.py's own listener), recorded as it arrives until harvest.stop.
+
+Mastodon's streaming API replays nothing: posts made while the stream was down (a dropped connection, a
+worker killed and the harvest resumed) are fetched from the matching REST timeline with `since_id` = the newest
+post seen, before the stream is opened again. The newest post seen is checkpointed with every event, so a
+resumed run backfills from the last one whose WARC was complete; a post recorded twice that way is one row
+in an export (exports dedupe by id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mastodon import StreamListener
+
+from swath.harvesters.errors import BadResponse, HarvestStopped, RemoteError
+from swath.harvesters.mastodon import PLATFORM, MastodonHarvester, newer
+from swath.harvesters.mastodon_client import Target, call, host_of, target
+from swath.harvesters.values import as_text
+from swath.messages import codes
+
+MAX_FAILURES = 8  # reconnects in a row that brought no event before the stream is given up
+MAX_WAIT = 60.0
+
+
+class _Recorder(StreamListener):
+    """Counts what the stream brought and checkpoints the newest post id with each post."""
+
+    def __init__(self, harvester: MastodonHarvester, key: str, newest: str | None) -> None:
+        super().__init__()
+        self.harvester, self.key, self.newest, self.events = harvester, key, newest, 0
+
+    def _note(self, newest: str | None = None, **counts: int) -> None:
+        self.events += 1
+        self.newest = newer(self.newest, newest)
+        self.harvester.harvest.checkpoint(self.key, self.newest, **counts)
+
+    def on_update(self, status: Any) -> None:
+        self._note(_id(status), posts=1)
+
+    def on_status_update(self, status: Any) -> None:
+        self._note(edits=1)
+
+    def on_delete(self, status_id: Any) -> None:
+        self._note(deletions=1)
+
+    def on_unknown_event(self, name: str, unknown_event: Any = None) -> None:
+        self._note(other_events=1)
+
+
+def _id(status: Any) -> str | None:
+    return as_text(status.get("id")) if isinstance(status, dict) else None
+
+
+def _stream_target(h: MastodonHarvester) -> tuple[Target, str] | None:
+    """The one seed's instance and what it streams: ("hashtag", tag), ("public"|"local", "")."""
+    api_root = PLATFORM.api_root(h.harvest.config)
+    seeds = h.harvest.start.seeds
+    for extra in seeds[1:]:
+        h.harvest.error(codes.BAD_REQUEST, "a stream harvest follows one seed; start one harvest per stream",
+                        extra.id)
+    if not seeds:
+        return None
+    seed = seeds[0]
+    token = seed.token
+    field = "hashtag" if isinstance(token, dict) and "hashtag" in token else "timeline"
+    t = target(h.harvest, api_root, seed.id, token, field)
+    if t is None:
+        h.harvest.error(codes.BAD_REQUEST, "seed names no hashtag or timeline (public, local)", seed.id)
+        return None
+    value = t.value
+    if field == "timeline" and value.lower() in ("public", "local"):
+        return t, value.lower()
+    return Target(t.seed_id, t.instance, value.lstrip("#")), "hashtag"
+
+
+def run_stream(h: MastodonHarvester) -> None:
+    found = _stream_target(h)
+    if found is None:
+        return
+    t, kind = found
+    local = kind == "local" or bool(h.option("local"))
+    media = bool(h.option("only_media"))
+    what = f"the {'#' + t.value if kind == 'hashtag' else kind} stream of {t.instance}"
+    connect: Callable[[Any, Any], Any]
+    fetch: Callable[..., Any]
+    if kind == "hashtag":
+        connect = lambda c, listener: c.stream_hashtag(t.value, listener, local=local)  # noqa: E731
+        fetch = lambda c, **kw: c.timeline_hashtag(t.value, local=local, only_media=media, **kw)  # noqa: E731
+    else:
+        connect = lambda c, listener: c.stream_public(listener, local=local, only_media=media)  # noqa: E731
+        fetch = lambda c, **kw: c.timeline_public(local=local, only_media=media, **kw)  # noqa: E731
+    recorder = _Recorder(h, f"stream:{t.seed_id}", h.harvest.resume_point(f"stream:{t.seed_id}", None))
+    h.guarded(t, lambda: _follow(h, t, what, connect, fetch, recorder))
+
+
+def _follow(h: MastodonHarvester, t: Target, what: str, connect: Callable[[Any, Any], Any],
+            fetch: Callable[..., Any], recorder: _Recorder) -> None:
+    """Stream, and reconnect (backfilling first) until harvest.stop; a dead instance ends it after a while."""
+    client = h.clients.client(t.instance)
+    failures, reconnects = 0, 0
+    while True:
+        try:
+            if recorder.newest is not None:  # posts made while nothing was listening come from the timeline
+                _backfill(h, t, what, fetch, recorder)
+            before = recorder.events
+            call(connect, client, recorder, what=what)  # returns when the server (or harvest.stop) ends it
+            failures = 0 if recorder.events > before else failures + 1
+        except HarvestStopped:
+            return
+        except (RemoteError, BadResponse) as exc:
+            if h.harvest.stopping:
+                return
+            failures += 1
+            h.harvest.count("stream_failures")
+            if failures >= MAX_FAILURES:
+                h.harvest.error(codes.INSTANCE_UNREACHABLE, f"{what}: gave up after {failures} failed "
+                                                            f"connections: {exc.message}", t.seed_id)
+                return
+        if h.harvest.stopping:
+            return
+        reconnects += 1
+        h.harvest.count("reconnects")
+        if reconnects == 1:
+            h.harvest.info(codes.STREAM_RECONNECTED, f"{what} ended; reconnecting (posts made meanwhile are "
+                                                     f"fetched from the timeline)", t.seed_id)
+        wait = min(MAX_WAIT, h.harvest.config.http_backoff * 2 ** min(failures, 10))
+        if not h.harvest.sleep(wait):
+            return
+
+
+def _backfill(h: MastodonHarvester, t: Target, what: str, fetch: Callable[..., Any], recorder: _Recorder) -> None:
+    """Every post newer than the newest seen, from the REST timeline, counted and checkpointed like the stream's."""
+    def progress(cursor: str | None, newest: str | None, done: bool, fresh: int) -> None:
+        recorder.newest = newest if done else recorder.newest  # paged newest first: complete only at the end
+        h.harvest.checkpoint(recorder.key, recorder.newest, posts=fresh)
+
+    newest, done = h.listing(t, f"{what} (backfill from {host_of(t.instance)})", fetch, since=recorder.newest,
+                             cursor=None, newest=recorder.newest, done=False, progress=progress, limit=0)
+    if done:
+        recorder.newest = newest
