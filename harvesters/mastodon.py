@@ -12,7 +12,7 @@ from typing import Any
 from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, DeadlineExceeded, HarvestError, RemoteError
-from swath.harvesters.mastodon_client import Clients, Refused, Target, call, host_of, target
+from swath.harvesters.mastodon_client import Clients, Refused, Target, call, host_of, id_order, newer, target
 from swath.harvesters.pages import listing
 from swath.harvesters.values import as_text
 from swath.messages import codes
@@ -26,9 +26,9 @@ PLATFORM = Platform(
         HarvestKind(name="mastodon_hashtag", method="hashtag",
                     seeds=Seeds(example=({"id": "libraries", "token": "libraries"},))),
         HarvestKind(name="mastodon_account", method="account",
-                    seeds=Seeds(example=({"id": "gargron", "token": "@Gargron@mastodon.social"},))),
+                    seeds=Seeds(example=({"id": "gargron", "token": "@Gargron"},))),
         HarvestKind(name="mastodon_public", method="public",
-                    seeds=Seeds(required=False, example=({"id": "social", "token": {"instance": "https://mastodon.social"}},))),
+                    seeds=Seeds(required=False)),  # no seed: the API root's instance
         HarvestKind(name="mastodon_search", method="search",
                     seeds=Seeds(example=({"id": "webarchiving", "token": "web archiving"},))),
         HarvestKind(name="mastodon_stream", method="stream", stream=True,
@@ -45,17 +45,6 @@ PLATFORM = Platform(
     ),
 )
 PAGE = 40  # the most a Mastodon timeline page holds
-
-
-def id_order(value: str) -> tuple[int, str]:
-    """Ids sort as numbers (Mastodon's snowflakes) and fixed-width flake ids (Pleroma) alike."""
-    return len(value), value
-
-
-def newer(a: str | None, b: str | None) -> str | None:
-    if a is None or b is None:
-        return a or b
-    return max(a, b, key=id_order)
 
 
 class MastodonHarvester(Harvester):

@@ -42,6 +42,17 @@ class Target:
     value: str
 
 
+def id_order(value: str) -> tuple[int, str]:
+    """Ids sort as numbers (Mastodon's snowflakes) and fixed-width flake ids (Pleroma) alike."""
+    return len(value), value
+
+
+def newer(a: str | None, b: str | None) -> str | None:
+    if a is None or b is None:
+        return a or b
+    return max(a, b, key=id_order)
+
+
 def host_of(url: str) -> str:
     return (urlsplit(url).netloc.rpartition("@")[2]).lower()
 

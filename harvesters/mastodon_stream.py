@@ -11,15 +11,31 @@ in an export (exports dedupe by id).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from mastodon import StreamListener
 
 from swath.harvesters.errors import BadResponse, HarvestStopped, RemoteError
-from swath.harvesters.mastodon import PLATFORM, MastodonHarvester, newer
-from swath.harvesters.mastodon_client import Target, call, host_of, target
+from swath.harvesters.base import Harvest
+from swath.harvesters.mastodon_client import Clients, Target, call, host_of, newer, target
 from swath.harvesters.values import as_text
 from swath.messages import codes
+
+
+
+class Harvesting(Protocol):
+    """What a stream needs of harvesters/mastodon.py's harvester (which imports this module, not the reverse)."""
+
+    harvest: Harvest
+
+    @property
+    def clients(self) -> Clients: ...
+    def option(self, name: str) -> Any: ...
+    def guarded(self, t: Target, run: Callable[[], None]) -> None: ...
+    def listing(self, t: Target, what: str, fetch: Callable[..., Any], *, since: str | None, cursor: str | None,
+                newest: str | None, done: bool, progress: Callable[[str | None, str | None, bool, int], None],
+                limit: int | None = None) -> tuple[str | None, bool]: ...
+
 
 MAX_FAILURES = 8  # reconnects in a row that brought no event before the stream is given up
 MAX_WAIT = 60.0
@@ -28,7 +44,7 @@ MAX_WAIT = 60.0
 class _Recorder(StreamListener):
     """Counts what the stream brought and checkpoints the newest post id with each post."""
 
-    def __init__(self, harvester: MastodonHarvester, key: str, newest: str | None) -> None:
+    def __init__(self, harvester: Harvesting, key: str, newest: str | None) -> None:
         super().__init__()
         self.harvester, self.key, self.newest, self.events = harvester, key, newest, 0
 
@@ -54,9 +70,9 @@ def _id(status: Any) -> str | None:
     return as_text(status.get("id")) if isinstance(status, dict) else None
 
 
-def _stream_target(h: MastodonHarvester) -> tuple[Target, str] | None:
+def _stream_target(h: Harvesting) -> tuple[Target, str] | None:
     """The one seed's instance and what it streams: ("hashtag", tag), ("public"|"local", "")."""
-    api_root = PLATFORM.api_root(h.harvest.config)
+    api_root = h.clients.api_root
     seeds = h.harvest.start.seeds
     for extra in seeds[1:]:
         h.harvest.error(codes.BAD_REQUEST, "a stream harvest follows one seed; start one harvest per stream",
@@ -76,7 +92,7 @@ def _stream_target(h: MastodonHarvester) -> tuple[Target, str] | None:
     return Target(t.seed_id, t.instance, value.lstrip("#")), "hashtag"
 
 
-def run_stream(h: MastodonHarvester) -> None:
+def run_stream(h: Harvesting) -> None:
     found = _stream_target(h)
     if found is None:
         return
@@ -96,7 +112,7 @@ def run_stream(h: MastodonHarvester) -> None:
     h.guarded(t, lambda: _follow(h, t, what, connect, fetch, recorder))
 
 
-def _follow(h: MastodonHarvester, t: Target, what: str, connect: Callable[[Any, Any], Any],
+def _follow(h: Harvesting, t: Target, what: str, connect: Callable[[Any, Any], Any],
             fetch: Callable[..., Any], recorder: _Recorder) -> None:
     """Stream, and reconnect (backfilling first) until harvest.stop; a dead instance ends it after a while."""
     client = h.clients.client(t.instance)
@@ -131,7 +147,7 @@ def _follow(h: MastodonHarvester, t: Target, what: str, connect: Callable[[Any, 
             return
 
 
-def _backfill(h: MastodonHarvester, t: Target, what: str, fetch: Callable[..., Any], recorder: _Recorder) -> None:
+def _backfill(h: Harvesting, t: Target, what: str, fetch: Callable[..., Any], recorder: _Recorder) -> None:
     """Every post newer than the newest seen, from the REST timeline, counted and checkpointed like the stream's."""
     def progress(cursor: str | None, newest: str | None, done: bool, fresh: int) -> None:
         recorder.newest = newest if done else recorder.newest  # paged newest first: complete only at the end

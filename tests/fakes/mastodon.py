@@ -71,6 +71,7 @@ class FakeMastodon(FakePlatform):
                                                   Account("1003", "carol", domain="remote.example"))}
         self.accounts["olddave"] = Account("1004", "olddave", moved_to=self.accounts["bob"])
         self.accounts["gone"] = Account("1005", "gone", suspended=True)
+        self.accounts["Gargron"] = Account("1006", "Gargron")  # `swath harvest example mastodon_account`
         self.statuses: list[dict] = []  # newest first
         self.deleted: set[str] = set()
         self.rate_remaining = rate_remaining
@@ -83,8 +84,9 @@ class FakeMastodon(FakePlatform):
             for _ in range(statuses_per_tag):
                 self.post(tag)
         self.post("libraries", author="bob", reblog_of=self.statuses[3]["id"])  # a boost
+        self.post("archives", author="Gargron")
         self.edit(self.tagged("libraries")[10]["id"])
-        self.delete(self.tagged("libraries")[20]["id"])
+        self.delete(self.tagged("libraries")[15]["id"])
         for path, route in (("/api/v1/instance/", self.instance), ("/api/v2/instance/", self.instance_v2),
                             ("/api/v1/accounts/lookup", self.lookup), ("/api/v2/search", self.search),
                             ("/api/v1/timelines/public", self.public)):
