@@ -15,12 +15,11 @@ from typing import Any, Protocol
 
 from mastodon import StreamListener
 
-from swath.harvesters.errors import BadResponse, HarvestStopped, RemoteError
 from swath.harvesters.base import Harvest
+from swath.harvesters.errors import BadResponse, HarvestStopped, RemoteError
 from swath.harvesters.mastodon_client import Clients, Target, call, host_of, newer, target
 from swath.harvesters.values import as_text
 from swath.messages import codes
-
 
 
 class Harvesting(Protocol):
