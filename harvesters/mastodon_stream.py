@@ -10,9 +10,11 @@ in an export (exports dedupe by id).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+import requests
+import urllib3
 from mastodon import StreamListener
 
 from swath.harvesters.base import Harvest
@@ -52,6 +54,11 @@ class _Recorder(StreamListener):
         self.newest = newer(self.newest, newest)
         self.harvester.harvest.checkpoint(self.key, self.newest, **counts)
 
+    def handle_stream(self, response: Any) -> None:
+        # Mastodon.py reads the stream a byte at a time (iter_content(chunk_size=1)), some 50 kB/s here; it
+        # parses chunks of any size alike, so hand it what each read from the connection brings instead
+        super().handle_stream(_Arrivals(response))
+
     def on_update(self, status: Any) -> None:
         self._note(_id(status), posts=1)
 
@@ -63,6 +70,23 @@ class _Recorder(StreamListener):
 
     def on_unknown_event(self, name: str, unknown_event: Any = None) -> None:
         self._note(other_events=1)
+
+
+class _Arrivals:
+    """A streamed response whose iter_content yields the bytes as they arrive, whatever chunk size is asked."""
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+
+    def iter_content(self, chunk_size: int = 1, decode_unicode: bool = False) -> Iterator[bytes]:
+        raw = self.response.raw
+        try:
+            while chunk := raw.read1(65536):
+                yield chunk
+        except urllib3.exceptions.ProtocolError as exc:  # as requests' own iter_content says it, which
+            raise requests.exceptions.ChunkedEncodingError(exc) from exc  # Mastodon.py turns into a network error
+        except urllib3.exceptions.ReadTimeoutError as exc:
+            raise requests.exceptions.ConnectionError(exc) from exc
 
 
 def _id(status: Any) -> str | None:

@@ -23,7 +23,7 @@ from swath.harvesters.mastodon import TYPES
 from swath.messages import codes
 from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
-from tests.fakes.mastodon import FakeMastodon, Script
+from tests.fakes.mastodon import TOKEN, FakeMastodon, Script
 from tests.fakes.social import run_harvest_job, start_body
 from tests.test_engine_support import warcio_check
 from tests.test_mastodon import export_rows
@@ -61,8 +61,12 @@ def streamed_ids(paths: list[str]) -> list[str]:
             for rec in ArchiveIterator(fh):
                 uri = rec.rec_headers.get_header("WARC-Target-URI")
                 if rec.rec_type == "response" and "/api/v1/streaming/" in uri:
-                    ids += [json.loads(data)["id"] for name, data in sse_events(rec.content_stream().read())
-                            if name == "update" or (name == "" and data.startswith(b"{"))]
+                    for name, data in sse_events(rec.content_stream().read()):
+                        if name == "update" or (name == "" and data.startswith(b"{")):
+                            try:
+                                ids.append(json.loads(data)["id"])
+                            except ValueError:  # the half event of a connection cut short
+                                continue
     return ids
 
 
@@ -73,9 +77,10 @@ def test_stream_stops_reconnects_backfills_and_exports_edits_and_deletions(confi
         fake.stream_scripts = [
             Script([("post", None)] * 3 + [("edit", None), ("delete", None), ("missed", None), ("missed", None),
                                            ("drop", None)]),
-            Script([("post", None)] * 2 + [("drop", None)]),
+            Script([("post", None)] * 2 + [("break", None)]),
         ]
-        body = start_body("mastodon_stream", [{"id": "s-lib", "token": f"#{TAG}"}], credentials={})
+        body = start_body("mastodon_stream", [{"id": "s-lib", "token": f"#{TAG}"}],
+                          credentials={"access_token": TOKEN})
         out = run_harvest_job(cfg, body, stop_when=connected(fake, 3), stop_delay=0)
         posted = [s for s in fake.tagged(TAG) if s["id"] not in before]
         edited = next(s for s in posted if s["edited_at"])
@@ -83,16 +88,20 @@ def test_stream_stops_reconnects_backfills_and_exports_edits_and_deletions(confi
     assert out.status["status"] == "completed success", out.status
     assert len(posted) == 6  # 3 + 2 missed + 2, one deleted
     assert out.count("posts") == 7 and out.count("edits") == 1 and out.count("deletions") == 1
-    assert out.count("reconnects") == 2
+    assert out.count("reconnects") == 2  # after the drop, and after the connection cut mid-event
     assert out.codes("infos") == [(codes.STREAM_RECONNECTED, "s-lib")]
     # the posts the stream never carried came from the timeline, asked for since the newest post seen
     streamed = streamed_ids([w["path"] for w in out.warcs])
     backfills = [r for r in fake.server.requests_to(f"/api/v1/timelines/tag/{TAG}")]
     assert [r.arg("since_id") for r in backfills] == [streamed[2], streamed[2], streamed[-1]]  # two pages, one
     assert warcio_check([Path(w["path"]) for w in out.warcs]).returncode == 0
+    assert TOKEN.encode() not in out.raw_warc_bytes() and TOKEN not in json.dumps(out.sent)
+    auth = {r.headers.get("Authorization") for r in fake.server.requests}
+    assert auth == {f"Bearer {TOKEN}"}  # the token went with every request, to its own instance only
 
     status, rows = export_rows(cfg, "mastodon_stream", dedupe=True)
     assert status["status"] == "completed success", status
+    assert [w["code"] for w in status["warnings"]] == [codes.STREAM_LINE_CUT]  # the half event
     assert sorted(r["id"] for r in rows) == sorted(s["id"] for s in posted)  # each once, the deleted one gone
     assert next(r for r in rows if r["id"] == edited["id"])["text"].startswith("Edited: on")
 

@@ -56,7 +56,8 @@ class Account:
 @dataclass
 class Script:
     """What one stream connection does, in order: ("post", tag), ("edit", None), ("delete", None),
-    ("missed", tag) (a post the stream never carries), ("drop", None) (end the response), ("hold", None)."""
+    ("missed", tag) (a post the stream never carries), ("drop", None) (end the response), ("break", None) (half
+    an event, then the connection closes without ending the response), ("hold", None)."""
 
     steps: list[tuple[str, str | None]] = field(default_factory=list)
 
@@ -77,6 +78,7 @@ class FakeMastodon(FakePlatform):
         self.rate_remaining = rate_remaining
         self.stream_scripts: list[Script] = []  # one per connection, in order; past the list: hold
         self.stream_connections = 0
+        self.loop_links = False  # a broken instance: the next link of a page names the page itself again
         self.events_written = 0
         self._lock_store = threading.RLock()
         self._listeners: list[tuple[str, queue.Queue]] = []
@@ -211,7 +213,8 @@ class FakeMastodon(FakePlatform):
         if page:
             base = {k: v[0] for k, v in req.query.items() if k not in ("max_id", "since_id", "min_id")}
             url = f"{self.url}{req.path}?"
-            headers["Link"] = (f'<{url}{urlencode({**base, "max_id": page[-1]["id"]})}>; rel="next", '
+            following = (req.arg("max_id") or page[-1]["id"]) if self.loop_links else page[-1]["id"]
+            headers["Link"] = (f'<{url}{urlencode({**base, "max_id": following})}>; rel="next", '
                                f'<{url}{urlencode({**base, "min_id": page[0]["id"]})}>; rel="prev"')
         return self._json(page, headers=headers)
 
@@ -309,6 +312,9 @@ class FakeMastodon(FakePlatform):
                     elif step == "delete":
                         self.delete(self.tagged(wanted)[1]["id"])
                     self._drain(wfile, events)
+                    if step == "break":
+                        wfile.write_payload(b'event: update\ndata: {"id": "1119')
+                        return  # no last chunk: the client sees the response cut short
                     if step == "drop":
                         break
                     if step == "hold":
