@@ -64,7 +64,8 @@ class MastodonHarvester(Harvester):
         """Each seed's instance and value; a seed giving neither is an error for that seed."""
         api_root = PLATFORM.api_root(self.harvest.config)
         for seed in self.harvest.start.seeds:
-            found = target(self.harvest, api_root, seed.id, seed.token, field)
+            token = seed.token or (seed.uid if field == "account" else None)  # an account seed may give only its id
+            found = target(self.harvest, api_root, seed.id, token, field)
             if found is None:
                 self.harvest.error(codes.BAD_REQUEST, f"seed has no {field} (or its instance is not an http(s) "
                                                       "URL)", seed.id)
@@ -81,11 +82,13 @@ class MastodonHarvester(Harvester):
 
     def public(self) -> None:
         seeds = list(self.targets("instance")) if self.harvest.start.seeds else \
-            [Target(None, PLATFORM.api_root(self.harvest.config).rstrip("/"), "")]
+            [Target(None, PLATFORM.api_root(self.harvest.config).rstrip("/"), PLATFORM.api_root(self.harvest.config))]
+        local = bool(self.option("local"))
         for t in seeds:
-            instance = t.value if t.value.startswith(("http://", "https://")) else t.instance
-            t = Target(t.seed_id, instance.rstrip("/"), "public")
-            local = bool(self.option("local"))
+            if not t.value.startswith(("http://", "https://")):  # the token is the instance itself
+                self.harvest.error(codes.BAD_REQUEST, f"{t.value!r} is not an instance URL (https://...)", t.seed_id)
+                continue
+            t = Target(t.seed_id, t.value.rstrip("/"), "public")
             self.per_seed(t, f"the {'local' if local else 'public'} timeline of {t.instance}",
                           lambda c, local=local, **kw: c.timeline_public(
                               local=local, only_media=bool(self.option("only_media")), **kw),
@@ -107,6 +110,10 @@ class MastodonHarvester(Harvester):
         self.harvest.count("accounts")
         if uid is None and t.seed_id is not None:
             self.harvest.uid_found(t.seed_id, account_id)
+        acct = found.get("acct")
+        if uid is not None and t.seed_id is not None and isinstance(acct, str) and acct and \
+                acct.lower() != t.value.lstrip("@").split("@")[0].lower():  # renamed, or a uid seed's name learnt
+            self.harvest.token_update(t.seed_id, f"@{acct}")
         moved = found.get("moved")
         if isinstance(moved, dict) and isinstance(moved.get("acct"), str) and t.seed_id is not None:
             acct = moved["acct"] if "@" in moved["acct"] else f"{moved['acct']}@{host_of(t.instance)}"

@@ -122,16 +122,17 @@ def test_account_by_address_reports_uid_boosts_and_moves(cfg, fake):
     seeds = [{"id": "s-alice", "token": "@alice"}, {"id": "s-dave", "token": {"instance": fake.url,
                                                                               "account": "@olddave"}},
              {"id": "s-bob", "uid": "1002", "token": "@bob"}, {"id": "s-none", "token": "@nobody"},
-             {"id": "s-gone", "token": "@gone"}]
+             {"id": "s-gone", "token": "@gone"}, {"id": "s-uid", "uid": "1003"}]
     out = run_harvest_job(cfg, start_body("mastodon_account", seeds, credentials={}))
 
     assert out.status["status"] == "completed success", out.status
-    assert out.status["uids"] == {"s-alice": "1001", "s-dave": "1004", "s-none": None} or \
-        out.status["uids"] == {"s-alice": "1001", "s-dave": "1004", "s-gone": "1005"}
-    assert out.status["token_updates"] == {"s-dave": "@bob@" + fake.url.removeprefix("http://")}
+    # found by address: the account ids (a suspended account is found; its statuses answer 410)
+    assert out.status["uids"] == {"s-alice": "1001", "s-dave": "1004", "s-gone": "1005"}
+    assert out.status["token_updates"] == {"s-dave": "@bob@" + fake.url.removeprefix("http://"),
+                                           "s-uid": "@carol@remote.example"}  # a uid seed's address learnt
     assert sorted(out.codes("warnings")) == sorted([(codes.ACCOUNT_MOVED, "s-dave"), (codes.TOKEN_NOT_FOUND, "s-none"),
                                                     (codes.ACCOUNT_GONE, "s-gone")])
-    mine = [s["id"] for s in fake.statuses if s["account"]["id"] in ("1001", "1002")]
+    mine = [s["id"] for s in fake.statuses if s["account"]["id"] in ("1001", "1002", "1003")]
     assert sorted(served_ids(out)) == sorted(mine) and out.count("posts") == len(mine)
     boosts = [s for s in fake.statuses if s["reblog"] and s["account"]["id"] == "1002"]
     _, rows = export_rows(cfg, "mastodon_account")
@@ -145,6 +146,10 @@ def test_public_local_timeline_and_only_media(cfg, fake):
     assert out.status["status"] == "completed success", out.status
     assert served_ids(out)[:50] == local[:50] and out.count("posts") == 50
     assert all(r.arg("local") == "1" for r in fake.server.requests_to("/api/v1/timelines/public"))
+
+    seeds = [{"id": "s-url", "token": fake.url}, {"id": "s-name", "token": "fosstodon.org"}]
+    named = run_harvest_job(cfg, start_body("mastodon_public", seeds, credentials={}, options={"limit": 5}))
+    assert named.codes("errors") == [(codes.BAD_REQUEST, "s-name")] and named.count("posts") == 5
 
 
 def test_search_needs_the_token_and_pages_by_offset(cfg, fake, caplog):
