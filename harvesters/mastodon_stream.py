@@ -1,5 +1,5 @@
-"""mastodon_stream: a hashtag, public or local timeline through the streaming API (server-sent events, read by
-Mastodon.py's own listener), recorded as it arrives until harvest.stop.
+"""mastodon_stream: a hashtag, public or local timeline through the streaming API (server-sent events on the
+connection Mastodon.py opens, read by a loop of our own), recorded as it arrives until harvest.stop.
 
 Mastodon's streaming API replays nothing: posts made while the stream was down (a dropped connection, a
 worker killed and the harvest resumed) are fetched from the matching REST timeline with `since_id` = the newest
@@ -43,7 +43,8 @@ MAX_FAILURES = 8  # reconnects in a row that brought no event before the stream 
 MAX_WAIT = 60.0
 
 
-COUNTED = {"update": "posts", "status.update": "edits", "delete": "deletions"}  # event -> stats label
+# event -> stats label; an `update` whose data is not a post with an id is recorded, and counted as unreadable
+COUNTED = {"update": "posts", "status.update": "edits", "delete": "deletions", "unreadable": "unreadable_events"}
 
 
 class _Recorder(StreamListener):

@@ -106,6 +106,18 @@ def test_stream_stops_reconnects_backfills_and_exports_edits_and_deletions(confi
     assert next(r for r in rows if r["id"] == edited["id"])["text"].startswith("Edited: on")
 
 
+def test_an_unreadable_event_is_counted_and_the_stream_goes_on(config):
+    with FakeMastodon(statuses_per_tag=20) as fake:
+        fake.stream_scripts = [Script([("post", None), ("garbage", None), ("post", None), ("drop", None)])]
+        out = run_harvest_job(config.with_api_url("mastodon", fake.url),
+                              start_body("mastodon_stream", [{"id": "s", "token": "local"}], credentials={}),
+                              stop_when=connected(fake, 2), stop_delay=0)
+        streams = {r.path for r in fake.server.requests if "/streaming/" in r.path}
+    assert out.status["status"] == "completed success", out.status
+    assert out.count("posts") == 2 and out.count("unreadable_events") == 1
+    assert streams == {"/api/v1/streaming/public/local"}
+
+
 def test_kill_9_then_resume_loses_nothing_and_exports_each_post_once(config, data_root, tmp_path):
     with FakeMastodon() as fake:
         fake.stream_scripts = [Script([("post", None)] * 3 + [("hold", None)]),

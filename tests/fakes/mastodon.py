@@ -57,7 +57,8 @@ class Account:
 class Script:
     """What one stream connection does, in order: ("post", tag), ("edit", None), ("delete", None),
     ("missed", tag) (a post the stream never carries), ("drop", None) (end the response), ("break", None) (half
-    an event, then the connection closes without ending the response), ("hold", None)."""
+    an event, then the connection closes without ending the response), ("garbage", None) (an update whose data is
+    not JSON), ("hold", None)."""
 
     steps: list[tuple[str, str | None]] = field(default_factory=list)
 
@@ -312,6 +313,8 @@ class FakeMastodon(FakePlatform):
                     elif step == "delete":
                         self.delete(self.tagged(wanted)[1]["id"])
                     self._drain(wfile, events)
+                    if step == "garbage":
+                        wfile.write_payload(b"event: update\ndata: <html>502 Bad Gateway</html>\n\n")
                     if step == "break":
                         wfile.write_payload(b'event: update\ndata: {"id": "1119')
                         return  # no last chunk: the client sees the response cut short
