@@ -198,3 +198,24 @@ def test_hashtag_harvest_through_rabbitmq(config, broker):
     assert warcs and warcio_check(warcs).returncode == 0
     status, rows = export_rows(cfg, "mastodon_hashtag", fmt="json")
     assert [r["id"] for r in rows] == expected
+
+
+def test_stream_stops_through_rabbitmq(config, broker):
+    with FakeMastodon(statuses_per_tag=20) as fake:
+        cfg = config.with_api_url("mastodon", fake.url)
+        fake.stream_scripts = [Script([("post", None)] * 3 + [("drop", None)])]
+        body = start_body("mastodon_stream", [{"id": "s", "token": "#archives"}], credentials={},
+                          path=str(cfg.data_root / "collections" / "cs1" / "c1"))
+        with running_worker(cfg, "mastodon_harvester") as worker, Publisher(config=cfg) as requester:
+            requester.publish("harvest.start.mastodon.mastodon_stream", body).result(120)
+            wait_until(lambda: fake.stream_connections >= 2, "the stream reopened after its drop")
+            requester.publish("harvest.stop.mastodon.mastodon_stream", {"id": body["id"]}).result(120)
+            messages = until_final(broker, cfg.status_queue, timeout=120)
+            assert broker.depth(worker.queue) == 0
+        posted = fake.tagged("archives")[:3]
+
+    final = messages[-1][1]
+    assert final["status"] == "completed success", final
+    assert sum(day.get("posts", 0) for day in final["stats"].values()) == 3
+    warcs = [b["warc"]["path"] for k, b in messages if k == "warc_created"]
+    assert sorted(streamed_ids(warcs)) == sorted(s["id"] for s in posted)
