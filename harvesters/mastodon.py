@@ -5,6 +5,7 @@ and state commits are the engine's; instances and tokens are harvesters/mastodon
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from functools import cached_property, partial
 from typing import Any
@@ -14,6 +15,7 @@ from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, DeadlineExceeded, HarvestError, RemoteError
 from swath.harvesters.mastodon_client import Clients, Refused, Target, call, host_of, id_order, newer, target
 from swath.harvesters.pages import listing
+from swath.harvesters.retry import MAX_RATE_WAIT
 from swath.harvesters.values import as_text
 from swath.messages import codes
 
@@ -141,6 +143,7 @@ class MastodonHarvester(Harvester):
         with listing(self.harvest, what=what, seed_id=t.seed_id) as guard:
             while not done and not self.harvest.stopping:
                 guard.cursor(offset)
+                self.pace(client, t)
                 found = call(client.search_v2, t.value, result_type="statuses", offset=offset or None,
                              min_id=since, limit=PAGE, what=what)
                 ids = self.status_ids(found.get("statuses") if isinstance(found, dict) else None, t)
@@ -197,6 +200,7 @@ class MastodonHarvester(Harvester):
             while not done and not self.harvest.stopping:
                 if cursor is not None:
                     guard.cursor(cursor)
+                self.pace(client, t)
                 page = call(fetch, client, max_id=cursor, since_id=since, limit=PAGE, what=what)
                 ids = self.status_ids(page, t)
                 fresh = self.take(ids, limit, counted)
@@ -208,6 +212,17 @@ class MastodonHarvester(Harvester):
                 done = not ids or cursor is None or bool(limit and counted >= limit)
                 progress(cursor, newest, done, fresh)
         return newest, done and not guard.looped
+
+    def pace(self, client: Any, t: Target) -> None:
+        """The instance said no request is left in its window (X-RateLimit-Remaining 0): wait for its
+        X-RateLimit-Reset (as Mastodon.py read it, against the answer's Date) rather than earn a 429."""
+        remaining, reset = getattr(client, "ratelimit_remaining", None), getattr(client, "ratelimit_reset", None)
+        if remaining != 0 or not isinstance(reset, (int, float)):
+            return
+        wait = reset - time.time() + 1.0  # a second more, as the engine waits after a 429
+        if 0 < wait <= MAX_RATE_WAIT:
+            self.harvest.count("rate_limit_waits")
+            self.harvest.sleep(wait)
 
     @staticmethod
     def take(ids: list[str], limit: int | None, counted: int) -> int:

@@ -223,3 +223,15 @@ def test_a_next_link_that_comes_back_is_a_pagination_loop_and_an_unknown_hashtag
                                             options={"incremental": True}))
     assert fake.server.requests_to("/api/v1/timelines/tag/libraries")[len(pages)].arg("since_id") is None
     assert again.codes("errors") == [(codes.PAGINATION_LOOP, "s-loop")]  # no high-water mark from a broken run
+
+
+def test_an_exhausted_window_is_waited_out_before_the_next_request_not_after_a_429(config):
+    with FakeMastodon(statuses_per_tag=95, rate_limit=2, rate_window=1.0) as fake:
+        cfg = config.with_api_url("mastodon", fake.url)
+        out = run_harvest_job(cfg, start_body("mastodon_hashtag", [{"id": "s", "token": "archives"}], credentials={}))
+        expected = [s["id"] for s in fake.tagged("archives")]
+        pages = len(fake.server.requests_to("/api/v1/timelines/tag/archives"))
+    assert out.status["status"] == "completed success", out.status
+    assert served_ids(out) == expected and pages == 4  # 95 posts: 40 + 40 + 15, then the empty page
+    assert fake.over_limit == 0  # X-RateLimit-Remaining 0 was honoured: no request past the budget
+    assert out.count("rate_limit_waits") >= 1

@@ -19,6 +19,7 @@ import json
 import queue
 import random
 import threading
+import time
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -64,7 +65,8 @@ class Script:
 
 
 class FakeMastodon(FakePlatform):
-    def __init__(self, *, seed: int = 11, statuses_per_tag: int = 95, rate_remaining: int = 300) -> None:
+    def __init__(self, *, seed: int = 11, statuses_per_tag: int = 95, rate_limit: int = 300,
+                 rate_window: float = 300.0) -> None:
         super().__init__()
         self.rng = random.Random(seed)
         self.host = "127.0.0.1"
@@ -76,7 +78,9 @@ class FakeMastodon(FakePlatform):
         self.accounts["Gargron"] = Account("1006", "Gargron")  # `swath harvest example mastodon_account`
         self.statuses: list[dict] = []  # newest first
         self.deleted: set[str] = set()
-        self.rate_remaining = rate_remaining
+        self.rate_limit, self.rate_window = rate_limit, rate_window  # requests per window, as Mastodon's 300/5 min
+        self._window_end, self._used = 0.0, 0
+        self.over_limit = 0  # 429s served for requests past the window's budget
         self.stream_scripts: list[Script] = []  # one per connection, in order; past the list: hold
         self.stream_connections = 0
         self.loop_links = False  # a broken instance: the next link of a page names the page itself again
@@ -171,16 +175,25 @@ class FakeMastodon(FakePlatform):
             return [s for s in self.statuses if s["reblog"] is None and tag in [t["name"] for t in s["tags"]]]
 
     # --- HTTP plumbing ---
-    def _headers(self) -> dict[str, str]:
+    def _rate(self) -> tuple[bool, dict[str, str]]:
+        """Count a request against the window: (over the budget, the X-RateLimit-* headers to send)."""
+        now = time.time()
         with self._lock_store:
-            self.rate_remaining = max(0, self.rate_remaining - 1)
-            remaining = self.rate_remaining
-        reset = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=5)
-        return {"X-RateLimit-Limit": "300", "X-RateLimit-Remaining": str(remaining),
-                "X-RateLimit-Reset": reset.isoformat(timespec="milliseconds").replace("+00:00", "Z")}
+            if now >= self._window_end:
+                self._window_end, self._used = now + self.rate_window, 0
+            self._used += 1
+            over = self._used > self.rate_limit
+            self.over_limit += over
+            remaining, end = max(0, self.rate_limit - self._used), self._window_end
+        reset = dt.datetime.fromtimestamp(end, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return over, {"X-RateLimit-Limit": str(self.rate_limit), "X-RateLimit-Remaining": str(remaining),
+                      "X-RateLimit-Reset": reset}
 
     def _json(self, body: object, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-        return Response(status, json.dumps(body, ensure_ascii=False).encode(), {**self._headers(), **(headers or {})})
+        over, rate = self._rate()
+        if over and status == 200:
+            return Response(429, b'{"error": "Too many requests"}', rate)
+        return Response(status, json.dumps(body, ensure_ascii=False).encode(), {**rate, **(headers or {})})
 
     def fault_response(self, status: int, req: Request) -> Response:
         if status == 401:
