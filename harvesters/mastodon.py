@@ -13,7 +13,17 @@ from typing import Any
 from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, DeadlineExceeded, HarvestError, RemoteError
-from swath.harvesters.mastodon_client import Clients, Refused, Target, call, host_of, id_order, newer, target
+from swath.harvesters.mastodon_client import (
+    Clients,
+    Refused,
+    Target,
+    call,
+    hashtag,
+    host_of,
+    id_order,
+    newer,
+    target,
+)
 from swath.harvesters.pages import listing
 from swath.harvesters.retry import MAX_RATE_WAIT
 from swath.harvesters.values import as_text
@@ -77,7 +87,10 @@ class MastodonHarvester(Harvester):
     # --- the harvest types ---
     def hashtag(self) -> None:
         for t in self.targets("hashtag"):
-            tag = t.value.lstrip("#")
+            tag = hashtag(t.value)
+            if tag is None:
+                self.harvest.error(codes.BAD_REQUEST, f"{t.value!r} is not a hashtag (letters, digits, _)", t.seed_id)
+                continue
             self.per_seed(t, f"#{tag} on {t.instance}", lambda c, tag=tag, **kw: c.timeline_hashtag(
                 tag, local=bool(self.option("local")), only_media=bool(self.option("only_media")), **kw),
                 key=f"mastodon.{host_of(t.instance)}.tag.{tag.lower()}")

@@ -10,6 +10,7 @@ with a `credential_unused` warning and the instance is read without it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -51,6 +52,13 @@ def newer(a: str | None, b: str | None) -> str | None:
     if a is None or b is None:
         return a or b
     return max(a, b, key=id_order)
+
+
+def hashtag(value: str) -> str | None:
+    """A hashtag without its `#`; None unless it is word characters only (as Mastodon's are), since Mastodon.py
+    puts it into the URL as it is."""
+    tag = value.strip().lstrip("#")
+    return tag if re.fullmatch(r"\w+", tag) else None
 
 
 def host_of(url: str) -> str:

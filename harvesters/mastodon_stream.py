@@ -19,7 +19,7 @@ from mastodon import StreamListener
 
 from swath.harvesters.base import Harvest
 from swath.harvesters.errors import BadResponse, HarvestStopped, RemoteError
-from swath.harvesters.mastodon_client import Clients, Target, call, host_of, newer, target
+from swath.harvesters.mastodon_client import Clients, Target, call, hashtag, host_of, newer, target
 from swath.harvesters.streams import split_lines
 from swath.harvesters.values import as_text
 from swath.messages import codes
@@ -122,7 +122,12 @@ def _stream_target(h: Harvesting) -> tuple[Target, str] | None:
     value = t.value
     if field == "timeline" and value.lower() in ("public", "local"):
         return t, value.lower()
-    return Target(t.seed_id, t.instance, value.lstrip("#")), "hashtag"
+    tag = hashtag(value)
+    if tag is None:
+        h.harvest.error(codes.BAD_REQUEST, f"{value!r} is not a hashtag (letters, digits, _), public or local",
+                        seed.id)
+        return None
+    return Target(t.seed_id, t.instance, tag), "hashtag"
 
 
 def run_stream(h: Harvesting) -> None:

@@ -212,11 +212,12 @@ def test_a_token_for_an_instance_not_named_by_url_is_not_sent(cfg, fake):
 
 def test_a_next_link_that_comes_back_is_a_pagination_loop_and_an_unknown_hashtag_is_not_found(cfg, fake):
     fake.loop_links = True
-    seeds = [{"id": "s-loop", "token": "libraries"}, {"id": "s-none", "token": "nosuchtag"}]
+    seeds = [{"id": "s-loop", "token": "libraries"}, {"id": "s-none", "token": "nosuchtag"},
+             {"id": "s-bad", "token": "x?local=1"}]
     out = run_harvest_job(cfg, start_body("mastodon_hashtag", seeds, credentials={}, options={"incremental": True}))
     pages = fake.server.requests_to("/api/v1/timelines/tag/libraries")
     assert out.status["status"] == "completed failure"
-    assert out.codes("errors") == [(codes.PAGINATION_LOOP, "s-loop")]
+    assert out.codes("errors") == [(codes.PAGINATION_LOOP, "s-loop"), (codes.BAD_REQUEST, "s-bad")]
     assert out.codes("warnings") == [(codes.TOKEN_NOT_FOUND, "s-none")]
     assert len(pages) == 2 and out.count("posts") == 80  # the first two pages; the repeated link is not followed
     again = run_harvest_job(cfg, start_body("mastodon_hashtag", seeds[:1], credentials={},
