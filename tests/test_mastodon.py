@@ -43,24 +43,23 @@ def served_ids(out: Outcome) -> list[str]:
     return ids
 
 
-def export_rows(config, harvest_type: str, fmt: str = "csv", **fields) -> tuple[dict, list[dict]]:
-    """Export collection c1 (start_body's) and read the rows back (CSV, or JSON lines)."""
+def export_rows(config, harvest_type: str, fmt: str = "csv", path: str = "exports/m", **fields) -> tuple[dict, list]:
+    """Export collection c1 (start_body's) into `path` and read the rows back (CSV, TSV, JSON lines, json_full;
+    the ids of a dehydrate)."""
     published: list[tuple[str, dict]] = []
     ctx = JobContext(config=dataclasses.replace(config, status_interval=0.0),
                      publish=lambda key, body: published.append((key, body)), service="Test Exporter")
-    body = {"id": "exp1", "type": harvest_type, "path": "exports/m", "format": fmt, "collection": {"id": "c1"},
-            **fields}
+    body = {"id": "exp1", "type": harvest_type, "path": path, "format": fmt, "collection": {"id": "c1"}, **fields}
     run_export(body, routing_key=export_registry.start_routing_key(harvest_type), ctx=ctx)
-    out = config.data_root / "exports" / "m"
-    files = sorted(out.glob("exp1_*"))
-    rows: list[dict] = []
-    for path in files:
-        if path.suffix == ".csv":
-            rows += list(csv.DictReader(path.open(newline="", encoding="utf-8")))
-        elif path.suffix == ".json":
-            rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    rows: list = []
+    for file in sorted((config.data_root / path).glob("exp1_*")):
+        if file.suffix in (".csv", ".tsv"):
+            rows += list(csv.DictReader(file.open(newline="", encoding="utf-8"),
+                                        delimiter="," if file.suffix == ".csv" else "\t"))
+        elif file.suffix in (".json", ".jsonl"):
+            rows += [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()]
         else:
-            rows += [{"id": line} for line in path.read_text().split()]
+            rows += [{"id": line} for line in file.read_text().split()]
     return published[-1][1], rows
 
 
@@ -236,3 +235,28 @@ def test_an_exhausted_window_is_waited_out_before_the_next_request_not_after_a_4
     assert served_ids(out) == expected and pages == 4  # 95 posts: 40 + 40 + 15, then the empty page
     assert fake.over_limit == 0  # X-RateLimit-Remaining 0 was honoured: no request past the budget
     assert out.count("rate_limit_waits") >= 1
+
+
+def test_every_format_date_filters_and_segments(cfg, fake):
+    out = run_harvest_job(cfg, start_body("mastodon_hashtag", [{"id": "s", "token": "archives"}], credentials={}))
+    served = {}
+    for _, status, body in out.records():
+        if status == 200 and isinstance(doc := json.loads(body), list):
+            served.update({s["id"]: s for s in doc})
+    order = [s["id"] for s in fake.tagged("archives")]
+    assert list(served) == order
+
+    _, ids = export_rows(cfg, "mastodon_hashtag", "dehydrate", path="exports/ids")
+    assert [r["id"] for r in ids] == order
+    _, full = export_rows(cfg, "mastodon_hashtag", "json_full", path="exports/full")
+    assert full == [served[i] for i in order]  # each status as the instance sent it
+    _, tsv = export_rows(cfg, "mastodon_hashtag", "tsv", path="exports/tsv")
+    assert [r["id"] for r in tsv] == order and all(r["account_handle"].startswith("@") for r in tsv)
+
+    start, end = served[order[60]]["created_at"], served[order[20]]["created_at"]
+    inside = [i for i in order if start <= served[i]["created_at"] <= end]  # both ends inclusive
+    status, window = export_rows(cfg, "mastodon_hashtag", path="exports/window", item_date_start=start,
+                                 item_date_end=end, segment_size=15)
+    assert status["status"] == "completed success", status
+    assert [r["id"] for r in window] == inside and len(inside) == 41
+    assert len(list((cfg.data_root / "exports" / "window").glob("exp1_*.csv"))) == 3  # 41 rows, 15 a file
