@@ -118,6 +118,24 @@ def test_an_unreadable_event_is_counted_and_the_stream_goes_on(config):
     assert streams == {"/api/v1/streaming/public/local"}
 
 
+def test_a_streaming_server_elsewhere_gets_the_token_only_when_the_seed_names_it(config):
+    with FakeMastodon(statuses_per_tag=20) as fake, FakeMastodon(statuses_per_tag=20) as streaming:
+        fake.streaming_api = streaming.url
+        cfg = config.with_api_url("mastodon", fake.url)
+        streaming.stream_scripts = [Script([("post", None), ("drop", None)])]
+        refused = run_harvest_job(cfg, start_body("mastodon_stream", [{"id": "s", "token": "#libraries"}],
+                                                  credentials={"access_token": TOKEN}))
+        assert refused.codes("errors") == [(codes.CREDENTIAL_ORIGIN_REFUSED, "s")]
+        assert streaming.server.requests == []  # refused before a byte was sent
+
+        seed = {"id": "s", "token": {"instance": fake.url, "hashtag": "libraries", "streaming": streaming.url}}
+        out = run_harvest_job(cfg, start_body("mastodon_stream", [seed], credentials={"access_token": TOKEN}),
+                              stop_when=connected(streaming, 2), stop_delay=0)
+        auth = {r.headers.get("Authorization") for r in streaming.server.requests}
+    assert out.status["status"] == "completed success", out.status
+    assert out.count("posts") == 1 and auth == {f"Bearer {TOKEN}"}
+
+
 def test_kill_9_then_resume_loses_nothing_and_exports_each_post_once(config, data_root, tmp_path):
     with FakeMastodon() as fake:
         fake.stream_scripts = [Script([("post", None)] * 3 + [("hold", None)]),

@@ -83,6 +83,7 @@ class FakeMastodon(FakePlatform):
         self.over_limit = 0  # 429s served for requests past the window's budget
         self.stream_scripts: list[Script] = []  # one per connection, in order; past the list: hold
         self.stream_connections = 0
+        self.streaming_api: str | None = None  # where /api/v1/instance says the streaming server is (else here)
         self.loop_links = False  # a broken instance: the next link of a page names the page itself again
         self.events_written = 0
         self._lock_store = threading.RLock()
@@ -240,8 +241,8 @@ class FakeMastodon(FakePlatform):
 
     # --- routes ---
     def instance(self, req: Request) -> Response:
-        return self._json({"uri": self.host, "title": "Fake", "version": "4.3.0",
-                           "urls": {"streaming_api": self.url.replace("http://", "ws://")}})
+        streaming = (self.streaming_api or self.url).replace("http://", "ws://")
+        return self._json({"uri": self.host, "title": "Fake", "version": "4.3.0", "urls": {"streaming_api": streaming}})
 
     def instance_v2(self, req: Request) -> Response:
         feeds = {"local": "public", "remote": "public"}
