@@ -260,3 +260,17 @@ def test_every_format_date_filters_and_segments(cfg, fake):
     assert status["status"] == "completed success", status
     assert [r["id"] for r in window] == inside and len(inside) == 41
     assert len(list((cfg.data_root / "exports" / "window").glob("exp1_*.csv"))) == 3  # 41 rows, 15 a file
+
+
+@pytest.mark.parametrize("body", [b'{"statuses": []}', b'[{"content": "no id"}]', b'[{"id": {"$oid": 1}}]', b"<html>"])
+def test_a_page_that_is_not_a_list_of_posts_with_ids_fails_its_seed_only(cfg, fake, body):
+    from tests.fakes.httpserver import Response
+
+    fake.add_route("/api/v1/timelines/tag/empty", lambda req: Response(200, body))
+    seeds = [{"id": "s-bad", "token": "empty"}, {"id": "s-ok", "token": "archives"}]
+    out = run_harvest_job(cfg, start_body("mastodon_hashtag", seeds, credentials={}))
+    assert out.status["status"] == "completed failure"
+    assert out.codes("errors") == [(codes.BAD_RESPONSE, "s-bad")]
+    assert out.count("posts") == len(fake.tagged("archives"))
+    # the refused page is kept in the WARC as it came
+    assert [b for uri, _, b in out.records() if "/timelines/tag/empty" in uri] == [body]
