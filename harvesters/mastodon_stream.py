@@ -10,6 +10,7 @@ in an export (exports dedupe by id).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -23,6 +24,7 @@ from swath.harvesters.mastodon_client import Clients, Target, call, hashtag, hos
 from swath.harvesters.streams import split_lines
 from swath.harvesters.values import as_text
 from swath.messages import codes
+from swath.messages.model import Seed
 
 
 class Harvesting(Protocol):
@@ -103,19 +105,11 @@ def _id(status: Any) -> str | None:
     return as_text(status.get("id")) if isinstance(status, dict) else None
 
 
-def _stream_target(h: Harvesting) -> tuple[Target, str] | None:
-    """The one seed's instance and what it streams: ("hashtag", tag), ("public"|"local", "")."""
-    api_root = h.clients.api_root
-    seeds = h.harvest.start.seeds
-    for extra in seeds[1:]:
-        h.harvest.error(codes.BAD_REQUEST, "a stream harvest follows one seed; start one harvest per stream",
-                        extra.id)
-    if not seeds:
-        return None
-    seed = seeds[0]
+def _stream_target(h: Harvesting, seed: Seed) -> tuple[Target, str] | None:
+    """A seed's instance and what it streams: ("hashtag", tag), ("public"|"local", "")."""
     token = seed.token
     field = "hashtag" if isinstance(token, dict) and "hashtag" in token else "timeline"
-    t = target(h.harvest, api_root, seed.id, token, field)
+    t = target(h.harvest, h.clients.api_root, seed.id, token, field)
     if t is None:
         h.harvest.error(codes.BAD_REQUEST, "seed names no hashtag or timeline (public, local)", seed.id)
         return None
@@ -131,10 +125,29 @@ def _stream_target(h: Harvesting) -> tuple[Target, str] | None:
 
 
 def run_stream(h: Harvesting) -> None:
-    found = _stream_target(h)
-    if found is None:
-        return
-    t, kind = found
+    """Each seed's stream on a thread of its own (Mastodon's streams carry one timeline each), until stop."""
+    streams = [found for seed in h.harvest.start.seeds if (found := _stream_target(h, seed)) is not None]
+    for t, _ in streams:
+        h.clients.client(t.instance)  # made here, once, not raced for by the threads
+    failed: list[BaseException] = []
+
+    def run(t: Target, kind: str) -> None:
+        try:
+            _stream(h, t, kind)
+        except BaseException as exc:  # a stop ends every stream as a normal end; anything else is the harvest's
+            failed.append(exc)
+
+    threads = [threading.Thread(target=run, args=found, name=f"mastodon-stream-{found[0].seed_id}", daemon=True)
+               for found in streams]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failed and not all(isinstance(exc, HarvestStopped) for exc in failed):
+        raise next(exc for exc in failed if not isinstance(exc, HarvestStopped))
+
+
+def _stream(h: Harvesting, t: Target, kind: str) -> None:
     local = kind == "local" or bool(h.option("local"))
     media = bool(h.option("only_media"))
     what = f"the {'#' + t.value if kind == 'hashtag' else kind} stream of {t.instance}"

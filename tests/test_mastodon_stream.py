@@ -136,6 +136,23 @@ def test_a_streaming_server_elsewhere_gets_the_token_only_when_the_seed_names_it
     assert out.count("posts") == 1 and auth == {f"Bearer {TOKEN}"}
 
 
+def test_each_seed_is_a_stream_of_its_own(config):
+    with FakeMastodon(statuses_per_tag=20) as fake:
+        fake.stream_scripts = [Script([("post", None), ("post", None), ("drop", None)])] * 2
+        before = {s["id"] for s in fake.statuses}
+        seeds = [{"id": "s-lib", "token": "#libraries"}, {"id": "s-arch", "token": {"hashtag": "archives"}}]
+        out = run_harvest_job(config.with_api_url("mastodon", fake.url),
+                              start_body("mastodon_stream", seeds, credentials={}),
+                              stop_when=connected(fake, 4), stop_delay=0)
+        posted = {tag: [s["id"] for s in fake.tagged(tag) if s["id"] not in before]
+                  for tag in ("libraries", "archives")}
+        tags = sorted(r.arg("tag") for r in fake.server.requests if "/streaming/" in r.path)
+    assert out.status["status"] == "completed success", out.status
+    assert [len(ids) for ids in posted.values()] == [2, 2] and out.count("posts") == 4
+    assert sorted(streamed_ids([w["path"] for w in out.warcs])) == sorted(posted["libraries"] + posted["archives"])
+    assert tags == ["archives", "archives", "libraries", "libraries"]  # each reopened after its drop
+
+
 def test_kill_9_then_resume_loses_nothing_and_exports_each_post_once(config, data_root, tmp_path):
     with FakeMastodon() as fake:
         fake.stream_scripts = [Script([("post", None)] * 3 + [("hold", None)]),
