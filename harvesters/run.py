@@ -247,7 +247,7 @@ def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, sta
                  ctx: JobContext, fence: Callable[[], None]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     recorder = Recorder(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start),
-                        log=ctx.log, fence=fence)
+                        stoppable=cls.honours_stop(start), log=ctx.log, fence=fence)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:

@@ -101,6 +101,11 @@ KIEL_OBJECT_FAILED = "kiel_object_failed"  # an object could not be fetched; sto
 KIEL_REDIRECT_LOOP = "kiel_redirect_loop"  # a redirect chain came back to a URL already in it or was too long
 KIEL_BAD_TERMINATION = "kiel_bad_termination"  # the termination strategy file is invalid; nothing was pruned
 
+# --- Kiel notes and Xesam stop ---
+KIEL_NO_RECORD = "kiel_no_record"  # `swath kiel notes`: the archive has no record directory for that id
+KIEL_BAD_NOTE = "kiel_bad_note"  # a line of a record's notes file is not a note (edited by hand); skipped
+XESAM_STOPPED = "xesam_stopped"  # harvest.stop ended the crawl: what was received so far is stored, counts given
+
 # --- mastodon ---
 ACCOUNT_MOVED = "account_moved"  # the account says it moved; its new address is the seed's token update
 ACCOUNT_GONE = "account_gone"  # the instance answered 410 Gone for the account (suspended or deleted)

@@ -327,7 +327,7 @@ class Requester:
         job.stop_requested_at = utcnow()
         try:
             self._send_stop(job)
-            return "a worker holds it: harvest.stop sent (a stream ends; a REST harvest runs to its end)"
+            return "a worker holds it: harvest.stop sent (a stream or an xesam_pmh crawl ends; a REST harvest runs on)"
         except Unroutable:
             return "no worker holds it; the stop is recorded in the data root for one that takes it later"
         except (PublishError, TimeoutError) as exc:
