@@ -87,6 +87,11 @@ class StreamRecording(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def read1(self, size: int = -1) -> bytes:
+        """What one read from the connection brings (at most `size` bytes; b"" at the end), so a client may
+        take a stream's bytes as they arrive (urllib3's `read1` on the tap) rather than fill fixed-size chunks."""
+        return self.read(size if size > 0 else STREAM_FLUSH_BYTES) or b""
+
     @property
     def buffered(self) -> int:
         """Bytes read by the client and not yet written to a WARC."""

@@ -113,3 +113,11 @@ WARC_UNINDEXED = "warc_unindexed"  # WARCs on disk in the selected collections' 
 
 # --- bluesky ---
 JETSTREAM_RECONNECTED = "jetstream_reconnected"  # a Jetstream connection ended; reconnected at the last event's cursor
+
+# --- mastodon ---
+ACCOUNT_MOVED = "account_moved"  # the account says it moved; its new address is the seed's token update
+ACCOUNT_GONE = "account_gone"  # the instance answered 410 Gone for the account (suspended or deleted)
+INSTANCE_UNREACHABLE = "instance_unreachable"  # an instance failed (connection errors, 5xx, deadline) after retries
+SEARCH_UNAVAILABLE = "search_unavailable"  # a post search without an access token: most instances then find nothing
+CREDENTIAL_UNUSED = "credential_unused"  # an instance's access token was not sent: the seed does not name it as a URL
+STREAM_RECONNECTED = "stream_reconnected"  # a stream ended and was reopened; posts made meanwhile came from a timeline
