@@ -100,3 +100,9 @@ KIEL_BAD_RECORD = "kiel_bad_record"  # an AMF file or record could not be parsed
 KIEL_OBJECT_FAILED = "kiel_object_failed"  # an object could not be fetched; stored as status 000 with an empty body
 KIEL_REDIRECT_LOOP = "kiel_redirect_loop"  # a redirect chain came back to a URL already in it or was too long
 KIEL_BAD_TERMINATION = "kiel_bad_termination"  # the termination strategy file is invalid; nothing was pruned
+
+# --- web application (swath web) ---
+WEB_LOGIN_FAILED = "web_login_failed"  # a login with a wrong user name or password
+WEB_LOGIN_THROTTLED = "web_login_throttled"  # too many failed logins for this name or address; wait and retry
+WEB_CSRF = "web_csrf"  # a form posted without this session's CSRF token (another site, or an old page)
+WEB_NOT_FOUND = "web_not_found"  # no such page, or one in a collection set the user is not a member of
