@@ -60,20 +60,19 @@ def login(store: Store, *, name: str, password: str, address: str) -> Login:
     if failures >= MAX_FAILURES:
         raise LoginRefused(f"too many failed logins; try again in {int(WINDOW.total_seconds() // 60)} minutes",
                            code=codes.WEB_LOGIN_THROTTLED)
-    with store.session() as s:
+    with store.session() as s:  # the attempt is committed whatever the outcome: failures count
         user = web_repo.user_named(s, name)
         ok = verify_password(user.password_hash if user else _DUMMY, password) and user is not None
         web_repo.record_attempt(s, name=name, address=address, ok=ok)
-        if not ok or user is None:
-            return _refused()
-        if _hasher.check_needs_rehash(user.password_hash):
-            user.password_hash = _hasher.hash(password)
-        token, _row = web_repo.open_session(s, user, lifetime=LIFETIME)
-        return Login(token=token, user=user)
-
-
-def _refused() -> Login:
-    raise LoginRefused("wrong user name or password")
+        done = None
+        if ok and user is not None:
+            if _hasher.check_needs_rehash(user.password_hash):
+                user.password_hash = _hasher.hash(password)
+            token, _row = web_repo.open_session(s, user, lifetime=LIFETIME)
+            done = Login(token=token, user=user)
+    if done is None:
+        raise LoginRefused("wrong user name or password")
+    return done
 
 
 def change_password(store: Store, *, user_id: str, old: str, new: str, keep_token: str) -> None:

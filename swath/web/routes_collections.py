@@ -4,6 +4,7 @@ swath/source_settings.py, as the CLI's do, and into the set's change history."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from starlette.responses import Response
@@ -11,6 +12,7 @@ from starlette.routing import Route
 
 from swath import source_settings
 from swath.core.errors import SwathError
+from swath.core.paths import safe_id
 from swath.messages import codes
 from swath.requester import STORED as STORED_MARK
 from swath.store import repo, web_repo
@@ -52,7 +54,7 @@ def create_collection(ctx: Ctx) -> Response:
         refs, values = forms.read_credentials(info, ctx.form or {})
         if reuse is not None:
             refs, values = reuse
-        collection_id = ctx.field("collection_id") or None
+        collection_id = ctx.field("collection_id") or _folder_for(ctx, cs.id, name)
         source_settings.check_source(harvest_type, options=options, seeds=seeds,
                                      credentials=[r.partition("=")[0] for r in refs] + list(values),
                                      collection_ids={"collection id": collection_id})
@@ -68,6 +70,16 @@ def create_collection(ctx: Ctx) -> Response:
                             detail=f"{src.name}: {src.harvest_type}, {len(seeds)} seed(s), options {options}, "
                                    f"credentials {sorted(src.credentials)}")
     return ctx.redirect(f"/collections/{src.id}")
+
+
+def _folder_for(ctx: Ctx, set_id: str, name: str) -> str | None:
+    """A folder name from the collection's name (its people see it under collections/<set>/), unique in the set."""
+    base = safe_id(re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"))[:60].strip("-")
+    if not base:
+        return None  # the requester's generated id
+    with ctx.store.session() as s:
+        taken = {c.collection_id for c in web_repo.collections_of(s, set_id)}
+    return next(f for n in range(1, len(taken) + 2) if (f := base if n == 1 else f"{base}-{n}") not in taken)
 
 
 def _reused(ctx: Ctx, s: Any, set_id: str, source_id: str) -> tuple[list[str], dict[str, str]] | None:

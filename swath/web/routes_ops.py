@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from swath.core.errors import SwathError
 from swath.messages import codes
+from swath.store import repo, web_repo
 from swath.store.models import Job
 from swath.web.views import Ctx, action, admin_only, page
 
@@ -26,7 +27,10 @@ def operations(ctx: Ctx) -> Response:
                                  .where(Job.service.is_not(None))
                                  .group_by(Job.service, Job.host, Job.instance)
                                  .order_by(func.max(Job.updated_at).desc())))
-    return ctx.render("ops.html", snap=snap, workers=workers, notice=ctx.request.query_params.get("notice"))
+        sets = {cs.id: cs.name for cs in web_repo.list_sets(s, ctx.user)}
+        collections = {(src.collection_set_id, src.collection_id): src for src in repo.list_sources(s, deleted=True)}
+    return ctx.render("ops.html", snap=snap, workers=workers, sets=sets, collections=collections,
+                      notice=ctx.request.query_params.get("notice"))
 
 
 @action

@@ -114,7 +114,7 @@ class Ctx:
 
 
 def render(web: Web, template: str, *, status: int = 200, **values: Any) -> HTMLResponse:
-    html = web.templates.get_template(template).render(**values)
+    html = web.templates.get_template(template).render(**{"path": "", "notice": None, **values})
     return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
 
