@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import select
+from starlette.testclient import TestClient
 
 from swath.core.config import Config
 from swath.store import Store, repo
@@ -25,6 +26,14 @@ def web(config: Config) -> Iterator[tuple[Config, Store]]:
     store = Store(url=config.db_url)
     yield config, store
     store.close()
+
+
+def admin(config: Config, store: Store) -> TestClient:
+    """A logged-in admin of group lib."""
+    user(store, "ada", admin=True, groups=("lib",))
+    c = client(config, store)
+    login(c, "ada")
+    return c
 
 
 def make_set(c, name: str) -> str:
@@ -84,9 +93,7 @@ def test_password_change_ends_the_other_sessions(web) -> None:
 
 def test_every_form_needs_the_session_csrf_token(web) -> None:
     config, store = web
-    user(store, "ada", admin=True, groups=("lib",))
-    c = client(config, store)
-    login(c, "ada")
+    c = admin(config, store)
     gid = group_id(c)
     for data in ({"name": "x", "group": gid}, {"name": "x", "group": gid, "csrf": "forged"}):
         response = c.post("/sets", data=data)
@@ -168,9 +175,7 @@ def check_isolation(config: Config, store: Store) -> None:
 
 def test_collection_form_comes_from_the_type_schema_and_refuses_what_it_would(web) -> None:
     config, store = web
-    user(store, "ada", admin=True, groups=("lib",))
-    c = client(config, store)
-    login(c, "ada")
+    c = admin(config, store)
     set_id = make_set(c, "Data")
     form = c.get(f"/sets/{set_id}/new?type=ckan").text
     from swath.messages.settings import declaration
@@ -206,9 +211,7 @@ def test_collection_form_comes_from_the_type_schema_and_refuses_what_it_would(we
 
 def test_credentials_are_sealed_never_shown_and_reusable_within_the_group(web) -> None:
     config, store = web
-    user(store, "ada", admin=True, groups=("lib",))
-    c = client(config, store)
-    login(c, "ada")
+    c = admin(config, store)
     set_id = make_set(c, "Blogs")
     secret = "tumblr-key-that-must-not-show"
     first = post(c, f"/sets/{set_id}/new", {"type": "tumblr_blog_posts", "name": "one", "seeds": "blog-one",
@@ -232,9 +235,7 @@ def test_credentials_are_sealed_never_shown_and_reusable_within_the_group(web) -
 
 def test_export_files_are_served_only_from_the_exports_folder(web) -> None:
     config, store = web
-    user(store, "ada", admin=True, groups=("lib",))
-    c = client(config, store)
-    login(c, "ada")
+    c = admin(config, store)
     set_id = make_set(c, "Files")
     source_id = make_oai(c, set_id).rsplit("/", 1)[1]
     (config.data_root / "exports" / "e1").mkdir(parents=True)
@@ -275,3 +276,25 @@ def test_adduser_makes_the_first_admin_from_stdin(config: Config) -> None:
     assert login(c, "root").status_code == 303
     assert re.search(r"library", c.get("/account").text)
     store.close()
+
+
+def test_preview_is_a_dry_run_that_writes_nothing(web) -> None:
+    from swath.messages import codes
+    from tests.fakes.oai import GeneratedRepository
+
+    config, store = web
+    user(store, "ada", groups=("lib",))
+    c = client(config, store)
+    login(c, "ada")
+    set_id = make_set(c, "Preview")
+    repository = GeneratedRepository(count=17, per_page=5)
+    with repository.server as server:
+        collection = make_oai(c, set_id, seeds=f"{server.url}/oai")
+        assert "Preview (dry run)" in c.get(collection).text  # before validation: it writes nothing
+        response = post(c, f"{collection}/preview", {}, page=collection)
+    assert response.status_code == 200, response.text
+    assert f"{repository.count} done" in response.text and codes.DRY_RUN in response.text
+    assert repository.pages_served == [1, 2, 3, 4]
+    assert not list(config.data_root.rglob("*.warc.gz")) and not (config.data_root / "collections").exists()
+    assert list((config.data_root / ".swath" / "previews").iterdir()) == []
+    assert "previewed" in c.get(collection).text

@@ -27,6 +27,7 @@ from swath.web import (
     routes_collections,
     routes_exports,
     routes_ops,
+    routes_preview,
     routes_runs,
     routes_sets,
 )
@@ -55,7 +56,7 @@ def create_app(*, config: Config, store: Store, requester: Requester | None = No
     routes: list[BaseRoute] = [
         Route("/healthz", lambda _request: PlainTextResponse("ok\n")),
         *routes_auth.ROUTES, *routes_sets.ROUTES, *routes_collections.ROUTES, *routes_runs.ROUTES,
-        *routes_exports.ROUTES, *routes_ops.ROUTES, *routes_admin.ROUTES,
+        *routes_exports.ROUTES, *routes_ops.ROUTES, *routes_admin.ROUTES, *routes_preview.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
     @contextlib.asynccontextmanager

@@ -5,6 +5,7 @@ swath/source_settings.py, as the CLI's do, and into the set's change history."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from starlette.responses import Response
@@ -15,8 +16,9 @@ from swath.core.errors import SwathError
 from swath.core.paths import safe_id
 from swath.messages import codes
 from swath.requester import STORED as STORED_MARK
+from swath.requester import Requester
 from swath.store import repo, web_repo
-from swath.store.models import ACCEPTED, Source
+from swath.store.models import ACCEPTED, Job, Source
 from swath.web import forms
 from swath.web.views import Ctx, action, admin_only, page
 
@@ -101,6 +103,7 @@ def _reused(ctx: Ctx, s: Any, set_id: str, source_id: str) -> tuple[list[str], d
 def show_collection(ctx: Ctx) -> Response:
     source_id = ctx.request.path_params["source_id"]
     from swath.web.routes_exports import export_types_for
+    from swath.web.routes_preview import previewable
 
     with ctx.store.session() as s:
         src, cs = web_repo.get_collection(s, ctx.user, source_id)
@@ -112,17 +115,23 @@ def show_collection(ctx: Ctx) -> Response:
     return ctx.render("collection.html", src=src, cs=cs, jobs=jobs, active=active, history=history, info=info,
                       exports=exports, fields=forms.option_fields(src.harvest_type, src.options),
                       export_types=export_types_for(src), formats=forms.EXPORT_FORMATS,
+                      previewable=previewable(src.harvest_type),
                       notice=ctx.request.query_params.get("notice"))
 
 
-def _change(ctx: Ctx, action_name: str, detail: str = "") -> tuple[Source, str]:
-    """The collection of the URL (if the user may see it), with the change logged."""
-    source_id = ctx.request.path_params["source_id"]
+def _collection(ctx: Ctx) -> Source:
+    """The collection of the URL, if the user may see it."""
     with ctx.store.session() as s:
-        src, _cs = web_repo.get_collection(s, ctx.user, source_id)
-        web_repo.log_change(s, set_id=src.collection_set_id, source_id=src.id, user=ctx.user.name,
-                            action=action_name, detail=detail)
-    return src, f"/collections/{src.id}"
+        src, _cs = web_repo.get_collection(s, ctx.user, ctx.request.path_params["source_id"])
+    return src
+
+
+def _done(ctx: Ctx, src: Source, what: str, detail: str = "", then: str | None = None) -> Response:
+    """Record a change that succeeded in the history, then show the collection (or `then`)."""
+    with ctx.store.session() as s:
+        web_repo.log_change(s, set_id=src.collection_set_id, source_id=src.id, user=ctx.user.name, action=what,
+                            detail=detail)
+    return ctx.redirect(then or f"/collections/{src.id}")
 
 
 @action
@@ -130,83 +139,76 @@ def add_seeds(ctx: Ctx) -> Response:
     seeds = forms.read_seeds(ctx.form or {})
     if not seeds:
         raise SwathError("paste at least one seed, one per line", code=codes.BAD_REQUEST)
-    src, url = _change(ctx, "added seeds", ", ".join(str(x.get("token") or x.get("uid")) for x in seeds))
+    src = _collection(ctx)
     with ctx.store.session() as s:
         source_settings.update(s, src.id, seeds=[*src.seeds, *seeds])
-    return ctx.redirect(url)
+    return _done(ctx, src, "added seeds", ", ".join(str(x.get("token") or x.get("uid")) for x in seeds))
 
 
 @action
 def remove_seed(ctx: Ctx) -> Response:
-    seed_id = ctx.field("seed")
-    src, url = _change(ctx, "removed seed", seed_id)
+    seed_id, src = ctx.field("seed"), _collection(ctx)
     remaining = [x for x in src.seeds if x.get("id") != seed_id]
     if not remaining:
         raise SwathError("a collection keeps at least one seed; deactivate it instead", code=codes.BAD_REQUEST)
     with ctx.store.session() as s:
         source_settings.update(s, src.id, seeds=remaining)
-    return ctx.redirect(url)
+    gone = next((str(x.get("token") or x.get("uid")) for x in src.seeds if x.get("id") == seed_id), seed_id)
+    return _done(ctx, src, "removed seed", gone)
 
 
 @action
 def edit_options(ctx: Ctx) -> Response:
-    src, url = _change(ctx, "changed options")
+    src = _collection(ctx)
     options = forms.read_options(src.harvest_type, ctx.form or {})
     with ctx.store.session() as s:
         source_settings.update(s, src.id, options=options, unset=[k for k in src.options if k not in options])
-    return ctx.redirect(url)
+    return _done(ctx, src, "changed options", str(options))
 
 
 @action
 def validate(ctx: Ctx) -> Response:
     admin_only(ctx)
-    refuse = ctx.field("decision") == "refuse"
-    src, url = _change(ctx, "refused" if refuse else "accepted", ctx.field("comment"))
+    refuse, src = ctx.field("decision") == "refuse", _collection(ctx)
     with ctx.store.session() as s:
         source_settings.validate(s, src.id, refuse=refuse, comment=ctx.field("comment") or None)
-    return ctx.redirect(url)
+    return _done(ctx, src, "refused" if refuse else "accepted", ctx.field("comment"))
 
 
 @action
 def schedule(ctx: Ctx) -> Response:
-    kind, expr = ctx.field("kind"), ctx.field("expr")
-    src, url = _change(ctx, "schedule", f"{kind} {expr}".strip())
+    kind, expr, src = ctx.field("kind"), ctx.field("expr"), _collection(ctx)
     with ctx.store.session() as s:
         if kind == "none":
             source_settings.unschedule(s, src.id)
         else:
             every = f"{expr}{ctx.field('unit')}" if kind == "every" else None
             source_settings.schedule(s, src.id, every=every, cron=expr if kind == "cron" else None)
-    return ctx.redirect(url)
+    return _done(ctx, src, "schedule", f"{kind} {expr}{ctx.field('unit') if kind == 'every' else ''}".strip())
 
 
-@action
-def start(ctx: Ctx) -> Response:
-    src, url = _change(ctx, "started a harvest")
-    job = ctx.web.requester.launch(src.id)
-    return ctx.redirect(f"/runs/{job.id}")
+def _job_action(what: str, act: Callable[[Requester, str], Job]) -> Callable[..., Any]:
+    """Start, stop or cancel through the requester, then show the run."""
+
+    def endpoint(ctx: Ctx) -> Response:
+        src = _collection(ctx)
+        job = act(ctx.web.requester, src.id)
+        return _done(ctx, src, what, job.id, then=f"/runs/{job.id}")
+
+    return action(endpoint)
 
 
-@action
-def stop(ctx: Ctx) -> Response:
-    src, url = _change(ctx, "stopped the harvest")
-    job = ctx.web.requester.stop(src.id)
-    return ctx.redirect(f"/runs/{job.id}")
-
-
-@action
-def cancel(ctx: Ctx) -> Response:
-    src, url = _change(ctx, "cancelled the queued harvest")
-    done = ctx.web.requester.cancel(src.id)
-    return ctx.redirect(f"/runs/{done.job.id}")
+start = _job_action("started a harvest", lambda requester, ident: requester.launch(ident))
+stop = _job_action("stopped the harvest", lambda requester, ident: requester.stop(ident))
+cancel = _job_action("cancelled the queued harvest", lambda requester, ident: requester.cancel(ident).job)
 
 
 @action
 def deactivate(ctx: Ctx) -> Response:
-    src, url = _change(ctx, "deactivated collection")
+    src = _collection(ctx)
     with ctx.store.session() as s:
         repo.soft_delete(s, repo.find_source(s, src.id))
-    return ctx.redirect(url)
+    return _done(ctx, src, "deactivated collection")
 
 
 def runnable(src: Source) -> bool:
