@@ -9,10 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from jinja2 import Environment
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import BaseRoute, Mount, Route
@@ -31,20 +29,9 @@ from swath.web import (
     routes_runs,
     routes_sets,
 )
-from swath.web.views import environment
+from swath.web.state import Web
 
 STATIC = Path(__file__).with_name("static")
-
-
-@dataclass(kw_only=True)
-class Web:
-    config: Config
-    store: Store
-    requester: Requester
-    # Secure cookies: True/False, or None to follow the request (https, or X-Forwarded-Proto from a proxy)
-    secure_cookies: bool | None = None
-    management_url: str | None = None
-    templates: Environment = field(default_factory=environment)
 
 
 def create_app(*, config: Config, store: Store, requester: Requester | None = None,

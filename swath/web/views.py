@@ -1,5 +1,5 @@
-"""How a request becomes a page: the logged-in user, the CSRF check on every form, the templates and their
-filters (human dates and sizes), and errors as pages (a hidden set's page is a 404, as a missing one is).
+"""How a request becomes a page: the logged-in user, the CSRF check on every form, rendering (templating.py)
+with security headers, and errors as pages (a hidden set's page is a 404, as a missing one is).
 
 Endpoints are plain functions of a `Ctx`; `page` (GET) and `action` (POST) run them in Starlette's threadpool,
 since the store is synchronous SQLAlchemy.
@@ -7,86 +7,28 @@ since the store is synchronous SQLAlchemy.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
-from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from swath.commands.common import stats_total
 from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import web_repo
 from swath.store.repo import NotFound
 from swath.store.web_models import User, WebSession
 from swath.web.auth import COOKIE
-
-if TYPE_CHECKING:
-    from swath.web.app import Web
+from swath.web.state import Web
 
 Endpoint = Callable[["Ctx"], Response]
 MAX_FIELDS = 500  # a form with more fields than this is not one of ours
-
-
-def human_time(value: dt.datetime | str | None) -> str:
-    """A stored time as 'YYYY-MM-DD HH:MM UTC', without microseconds; '-' when unset."""
-    when = _parse(value)
-    return when.strftime("%Y-%m-%d %H:%M UTC") if when else "-"
-
-
-def ago(value: dt.datetime | str | None, now: dt.datetime | None = None) -> str:
-    when = _parse(value)
-    if when is None:
-        return "-"
-    seconds = int(((now or dt.datetime.now(dt.UTC).replace(tzinfo=None)) - when).total_seconds())
-    if seconds < 0:
-        return "in " + _span(-seconds)
-    return "just now" if seconds < 10 else _span(seconds) + " ago"
-
-
-def _span(seconds: int) -> str:
-    for unit, size in (("day", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            n = seconds // size
-            return f"{n} {unit}" + ("s" if unit == "day" and n > 1 else "")
-    return f"{seconds} s"
-
-
-def _parse(value: dt.datetime | str | None) -> dt.datetime | None:
-    if not value:
-        return None
-    if isinstance(value, str):
-        try:
-            value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    if value.tzinfo is not None:
-        value = value.astimezone(dt.UTC).replace(tzinfo=None)
-    return value
-
-
-def human_size(n: int | None) -> str:
-    size = float(n or 0)
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{int(size)} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TB"
-
-
-def environment() -> Environment:
-    env = Environment(loader=PackageLoader("swath.web", "templates"), autoescape=select_autoescape(["html"]),
-                      trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(when=human_time, ago=ago, size=human_size, totals=stats_total)
-    return env
 
 
 @dataclass
