@@ -131,6 +131,10 @@ def test_from_login_to_a_downloaded_export_in_chromium(config: Config, broker) -
         page.get_by_role("button", name="Create collection").click()
         page.wait_for_url("**/collections/*")
         oai_url = page.url
+        page.get_by_role("button", name="Preview (dry run)").click()  # before validation: it writes nothing
+        page.wait_for_url("**/preview")
+        assert f"{oai.count} done" in page.locator("#totals").inner_text()
+        shot(page, "04b-preview")
         oai_run = run_to_end(page, oai_url)
         oai_job = repo_job(store, oai_run)
         assert oai_job.status == "completed success", oai_job.errors
@@ -197,7 +201,7 @@ def test_from_login_to_a_downloaded_export_in_chromium(config: Config, broker) -
 
         # the other main pages
         page.goto(set_url)
-        assert page.get_by_role("link", name="University repository").is_visible()
+        assert page.locator("table.list").first.get_by_role("link", name="University repository").is_visible()
         shot(page, "02-set")
         for name, path in (("00-home", "/"), ("09-operations", "/ops"), ("10-accounts", "/admin"),
                            ("11-account", "/account")):

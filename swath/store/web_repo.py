@@ -117,6 +117,12 @@ def close_sessions_of(s: Session, user: User, *, keep: str | None = None) -> Non
     s.execute(query)
 
 
+def prune(s: Session, *, attempts_before: dt.datetime) -> None:
+    """Forget expired sessions and login attempts older than the throttling window needs."""
+    s.execute(delete(WebSession).where(WebSession.expires_at <= utcnow()))
+    s.execute(delete(LoginAttempt).where(LoginAttempt.at < attempts_before))
+
+
 def record_attempt(s: Session, *, name: str, address: str, ok: bool) -> None:
     s.add(LoginAttempt(name=name[:100], address=address[:100], ok=ok))
 

@@ -56,6 +56,7 @@ _DUMMY = _hasher.hash("swath: no such user, same work")  # an unknown name costs
 
 def login(store: Store, *, name: str, password: str, address: str) -> Login:
     with store.session() as s:
+        web_repo.prune(s, attempts_before=utcnow() - WINDOW)
         failures = web_repo.recent_failures(s, name=name, address=address, since=utcnow() - WINDOW)
     if failures >= MAX_FAILURES:
         raise LoginRefused(f"too many failed logins; try again in {int(WINDOW.total_seconds() // 60)} minutes",

@@ -193,7 +193,7 @@ def _job_action(what: str, act: Callable[[Requester, str], Job]) -> Callable[...
     def endpoint(ctx: Ctx) -> Response:
         src = _collection(ctx)
         job = act(ctx.web.requester, src.id)
-        return _done(ctx, src, what, job.id, then=f"/runs/{job.id}")
+        return _done(ctx, src, what, then=f"/runs/{job.id}")
 
     return action(endpoint)
 

@@ -13,6 +13,8 @@ from swath.store.models import utcnow
 from swath.store.web_models import Group
 from swath.web.views import Ctx, action, page
 
+RECENT_RUNS = 15
+
 
 def _groups_for(ctx: Ctx, s: object) -> list:
     return web_repo.list_groups(s) if ctx.user.is_admin else web_repo.groups_of(s, ctx.user)  # type: ignore[arg-type]
@@ -25,7 +27,12 @@ def home(ctx: Ctx) -> Response:
         counts = {cs.id: len([c for c in web_repo.collections_of(s, cs.id) if c.deleted_at is None]) for cs in sets}
         groups = {g.id: g.name for g in web_repo.list_groups(s)}
         mine = _groups_for(ctx, s)
-    return ctx.render("home.html", sets=sets, counts=counts, groups=groups, my_groups=mine)
+        visible = {cs.id for cs in sets}
+        sources = {src.id: src for src in repo.list_sources(s, deleted=True)
+                   if src.collection_set_id in visible}
+        runs = [job for job in repo.list_jobs(s, limit=200) if job.source_id in sources][:RECENT_RUNS]
+    return ctx.render("home.html", sets=sets, counts=counts, groups=groups, my_groups=mine, runs=runs,
+                      sources=sources)
 
 
 @action
@@ -60,7 +67,7 @@ def show_set(ctx: Ctx) -> Response:
     from swath.web.forms import harvest_types
 
     return ctx.render("set.html", cs=cs, collections=collections, active=active, history=history,
-                      group=group, types=harvest_types())
+                      group=group, types=harvest_types(), names={c.id: c.name for c in collections})
 
 
 @action
