@@ -298,3 +298,23 @@ def test_preview_is_a_dry_run_that_writes_nothing(web) -> None:
     assert not list(config.data_root.rglob("*.warc.gz")) and not (config.data_root / "collections").exists()
     assert list((config.data_root / ".swath" / "previews").iterdir()) == []
     assert "previewed" in c.get(collection).text
+
+
+def test_schedules_are_set_through_the_same_checks_as_the_cli(web) -> None:
+    config, store = web
+    c = admin(config, store)
+    collection = make_oai(c, make_set(c, "Sched"))
+    source_id = collection.rsplit("/", 1)[1]
+    every = post(c, f"{collection}/schedule", {"kind": "every", "expr": "6", "unit": "h"}, page=collection)
+    assert every.status_code == 303
+    with store.session() as s:
+        src = s.get(Source, source_id)
+        assert (src.schedule_kind, src.schedule_expr) == ("interval", "6h") and src.next_due is not None
+    refused = post(c, f"{collection}/schedule", {"kind": "cron", "expr": "61 * * * *"}, page=collection)
+    assert refused.status_code == 400 and "bad_schedule" in refused.text
+    assert post(c, f"{collection}/schedule", {"kind": "cron", "expr": "0 3 * * 1"}, page=collection).status_code == 303
+    assert "cron 0 3 * * 1" in c.get(collection).text
+    assert post(c, f"{collection}/schedule", {"kind": "none"}, page=collection).status_code == 303
+    with store.session() as s:
+        src = s.get(Source, source_id)
+        assert src.schedule_kind is None and src.next_due is None

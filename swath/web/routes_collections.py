@@ -193,9 +193,20 @@ def _job_action(what: str, act: Callable[[Requester, str], Job]) -> Callable[...
     def endpoint(ctx: Ctx) -> Response:
         src = _collection(ctx)
         job = act(ctx.web.requester, src.id)
-        return _done(ctx, src, what, then=f"/runs/{job.id}")
+        return _done(ctx, src, what, then=f"/runs/{job.id}" + _waiting(ctx.web.requester, job))
 
     return action(endpoint)
+
+
+def _waiting(requester: Requester, job: Job) -> str:
+    """A notice for the run page when a launched job waits in a queue no worker consumes (as `launch` warns)."""
+    from urllib.parse import quote
+
+    state = requester.worker_queue(job) if job.status == "queued" else None
+    if state is None or state.consumers:
+        return ""
+    return "?notice=" + quote(f"No worker consumes queue {state.queue}: the run waits there until a "
+                              f"{state.service} worker starts, or cancel it.")
 
 
 start = _job_action("started a harvest", lambda requester, ident: requester.launch(ident))

@@ -27,7 +27,8 @@ def _job(ctx: Ctx) -> tuple[Job, object, list]:
 @page
 def show_run(ctx: Ctx) -> Response:
     job, src, warcs = _job(ctx)
-    return ctx.render("run.html", job=job, src=src, warcs=warcs, live=job.status in ACTIVE_STATES)
+    return ctx.render("run.html", job=job, src=src, warcs=warcs, live=job.status in ACTIVE_STATES,
+                      notice=ctx.request.query_params.get("notice"))
 
 
 @page
