@@ -27,7 +27,7 @@ from tests.fakes.httpserver import FakeServer
 from tests.fakes.oai import GeneratedRepository
 from tests.fakes.tumblr import API_KEY, FakeTumblr
 from tests.test_engine_support import StreamApi
-from tests.test_requester_kit import running, spec_named
+from tests.test_requester_kit import running, spec_named, swath
 from tests.webkit import PASSWORD, web_config
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -88,6 +88,7 @@ def test_from_login_to_a_downloaded_export_in_chromium(config: Config, broker) -
     from playwright.sync_api import sync_playwright
 
     config = web_config(config)
+    swath(config, "broker", "setup")  # every worker queue exists, also those no worker here consumes
     store = Store(url=config.db_url)
     add_user(store, name="archivist", password=PASSWORD, is_admin=True, groups=["Special Collections"])
     tumblr, oai = FakeTumblr(), GeneratedRepository(count=23, per_page=10)
@@ -198,6 +199,21 @@ def test_from_login_to_a_downloaded_export_in_chromium(config: Config, broker) -
         assert stream_job.stop_requested_at is not None and stream_job.stats
         page.goto(stream_url)
         assert "stopped the harvest" in page.content() and "started a harvest" in page.content()
+
+        # a run no worker takes (no CKAN harvester runs here): the page says so, and it is cancelled from it
+        new_collection(page, set_url, "ckan", "Open data portal", "http://127.0.0.1:9/ckan")
+        page.get_by_role("button", name="Create collection").click()
+        page.wait_for_url("**/collections/*")
+        page.get_by_role("button", name="Accept").click()
+        page.get_by_role("button", name="Start harvest now").click()
+        page.wait_for_url("**/runs/*")
+        assert "No worker consumes queue" in page.locator(".notice").inner_text()
+        queue = f"{config.queue_prefix}ckan_harvester"
+        assert broker.depth(queue) == 1
+        page.get_by_role("button", name="Cancel").click()
+        page.wait_for_selector('#live .run[data-status="cancelled"]')
+        assert broker.depth(queue) == 0  # its harvest.start was taken out of the queue
+        assert repo_job(store, page.url).status == "cancelled"
 
         # the other main pages
         page.goto(set_url)
