@@ -7,7 +7,8 @@ random draw in, does the waiting and keeps the tally between tries. Used by the 
 - connection error (`status=None`) or 5xx other than 501/505: retried `retries` times after a back-off of
   `backoff` × 2ⁿ⁻¹ s (at most 60 s, spread ±20 %); a 503 with `Retry-After` waits that long instead
   (more than `max_wait` gives up at once). Then give up with `remote_error`.
-- 429: wait as the reset headers say (`x-rate-limit-reset`, `x-ratelimit-reset`: epoch or seconds, +1 s;
+- 429: wait as the reset headers say (`x-rate-limit-reset`, `x-ratelimit-reset`, Bluesky's `ratelimit-reset`:
+  epoch or seconds, +1 s;
   else `Retry-After`: seconds or HTTP date), else an increasing wait; more than `max_rate_limits` waits
   or one over `max_wait` gives up with `rate_limited`.
 - 401/403 give up with `unauthorized`; anything else (2xx, 3xx, 404, 501, 505, ...) goes to the caller.
@@ -148,8 +149,9 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
 
 
 def rate_limit_wait(headers: Mapping[str, str], *, now: float) -> float | None:
-    """Seconds to wait according to x-rate-limit-reset (epoch or seconds, +1 s) or Retry-After (seconds or date)."""
-    reset = header(headers, "x-rate-limit-reset") or header(headers, "x-ratelimit-reset")
+    """Seconds to wait according to a reset header (epoch or seconds, +1 s) or Retry-After (seconds or date)."""
+    reset = header(headers, "x-rate-limit-reset") or header(headers, "x-ratelimit-reset") \
+        or header(headers, "ratelimit-reset")  # Bluesky (IETF draft RateLimit headers, epoch seconds)
     if reset:
         try:
             value = float(reset)

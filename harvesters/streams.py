@@ -158,10 +158,13 @@ class StreamRecording(io.RawIOBase):
             extra = {"WARC-Swath-Stream-Segment": str(self.segment), "WARC-Date": warc_date()}
             if truncated:
                 extra["WARC-Truncated"] = "length"
-            # the request once per connection (with the first segment); later segments point at it
-            build = self.factory.pair if first else self.factory.segment
-            self.sink.write_records(lambda: build(**self.pair, response_body=body, extra=extra,
-                                                  request_id=self.request_id))
+            self.sink.write_records(self.records(body, extra, first=first))
+
+    def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list]:
+        """What one segment is written as (built on the writer thread); a subclass may record it otherwise."""
+        # the request once per connection (with the first segment); later segments point at it
+        build = self.factory.pair if first else self.factory.segment
+        return lambda: build(**self.pair, response_body=body, extra=extra, request_id=self.request_id)
 
     def finish(self) -> None:
         """End of the stream (EOF, error or close): record the rest and give the connection back."""

@@ -2,7 +2,7 @@
 history and export requesters (swath/store/web_models.py).
 
 Revision ID: 0003_web
-Revises: 0002
+Revises: 0003 (the WARC index)
 Create Date: 2026-11-22 22:00:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '0003_web'
-down_revision = '0002'
+down_revision = '0003'
 branch_labels = None
 depends_on = None
 
