@@ -121,3 +121,9 @@ INSTANCE_UNREACHABLE = "instance_unreachable"  # an instance failed (connection 
 SEARCH_UNAVAILABLE = "search_unavailable"  # a post search without an access token: most instances then find nothing
 CREDENTIAL_UNUSED = "credential_unused"  # an instance's access token was not sent: the seed does not name it as a URL
 STREAM_RECONNECTED = "stream_reconnected"  # a stream ended and was reopened; posts made meanwhile came from a timeline
+
+# --- web application (swath web) ---
+WEB_LOGIN_FAILED = "web_login_failed"  # a login with a wrong user name or password
+WEB_LOGIN_THROTTLED = "web_login_throttled"  # too many failed logins for this name or address; wait and retry
+WEB_CSRF = "web_csrf"  # a form posted without this session's CSRF token (another site, or an old page)
+WEB_NOT_FOUND = "web_not_found"  # no such page, or one in a collection set the user is not a member of
