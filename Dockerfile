@@ -1,4 +1,4 @@
-# The one swath image: every worker, the monitor, the scheduler and the dashboard run from it
+# The one swath image: every worker, the monitor, the scheduler, the dashboard and the web application run from it
 # (`docker compose` picks the command). Build: docker build -t swath .
 FROM python:3.11-slim-bookworm
 

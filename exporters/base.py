@@ -64,8 +64,9 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
         report.running()
         request = resolve(start, data_root=data_root)
         index = index or ScanIndex(data_root=data_root)
-        warcs = select_warcs(start, index=index, report=report)
-        if not warcs:
+        selected = select_warcs(start, index=index, report=report)
+        warcs = selected.warcs
+        if not warcs and not selected.outside_dates:
             raise ExportFailed(no_warcs(start, index=index, data_root=data_root), code=codes.NO_WARCS)
         report.warcs_total = len(warcs)
         with Readers(processes_for(warcs, asked=workers, config=ctx.config)) as readers:
@@ -80,7 +81,8 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
         report.duplicates_noted()
         if not report.items:
             empty = why_empty(start, read.tally, warcs=len(warcs), reads=reads,
-                              skipped=sum(u.items for u in read.unreadable.values()))
+                              skipped=sum(u.items for u in read.unreadable.values()),
+                              warcs_outside=selected.outside_dates)
             if empty.fail:
                 raise ExportFailed(empty.message, code=codes.EXPORT_EMPTY)
             report.warn(codes.EXPORT_EMPTY, empty.message)

@@ -35,12 +35,17 @@ class Empty:
     fail: bool  # False only where the user asked for what turned out empty (a date range), or all was deleted
 
 
-def why_empty(start: ExportStart, tally: Tally, *, warcs: int, reads: Reads, skipped: int) -> Empty:
+def why_empty(start: ExportStart, tally: Tally, *, warcs: int, reads: Reads, skipped: int,
+              warcs_outside: int = 0) -> Empty:
     """Why an export that read `warcs` WARCs wrote no item (code export_empty); `skipped`: the unreadable
-    bodies and lines it skipped as asked."""
+    bodies and lines it skipped as asked; `warcs_outside`: WARCs the index left out by their harvest dates."""
     where = (f"the {warcs} WARC(s) of collection {start.collection_id}" if start.collection_id
              else f"the {warcs} WARC(s) under the data root")
     kind = f"{start.type} item"
+    if warcs_outside and not reads.refs:
+        scope = f"collection {start.collection_id}" if start.collection_id else "the seeds"
+        return Empty(f"no {kind} in the asked date range: the WARC index holds {warcs_outside} WARC(s) of {scope}, "
+                     "all harvested outside it; the export is empty", fail=False)
     if tally.by_date or (reads.outside_dates and not reads.refs):
         outside = (f"{tally.by_date} {kind}(s) of {where} have their item date outside it (or none)" if tally.by_date
                    else f"the {reads.outside_dates} record(s) of {where} were all harvested outside it")

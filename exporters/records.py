@@ -23,7 +23,7 @@ from swath.exporters.dedupe import dedupe_key
 from swath.exporters.items import Item, Source
 from swath.exporters.scans import Scan
 from swath.exporters.table import Table
-from swath.exporters.warc_index import WarcIndex
+from swath.exporters.warc_index import Selected, WarcIndex
 from swath.exporters.warc_reader import IsFact, RecordRef, Response, read_at
 from swath.exporters.writers import FORMATS
 from swath.messages import codes
@@ -262,6 +262,8 @@ class RecordReader:
 class Notes(Protocol):
     """Where planning reports (base.Report)."""
 
+    def info(self, code: str, message: str) -> None: ...
+
     def warn(self, code: str, message: str) -> None: ...
 
     def tick(self) -> None:
@@ -283,16 +285,21 @@ class Reads:
     outside_dates: int = 0  # records left out by the harvest date filter
 
 
-def select_warcs(start: ExportStart, *, index: WarcIndex, report: Notes) -> list[Path]:
-    """The WARCs to read, in the index's (path) order; one missing from disk is a warning, not a failure."""
-    warcs = index.warcs_for(start.collection_id) if start.collection_id else index.all_warcs()
+def select_warcs(start: ExportStart, *, index: WarcIndex, report: Notes) -> Selected:
+    """The WARCs to read, in the index's (path) order, with the index's notes; one missing from disk is a
+    warning, not a failure."""
+    selected = index.select(start)
+    for code, message in selected.infos:
+        report.info(code, message)
+    for code, message in selected.warnings:
+        report.warn(code, message)
     present = []
-    for warc in warcs:
+    for warc in selected.warcs:
         if warc.is_file():
             present.append(warc)
         else:
             report.warn(codes.WARC_MISSING, f"{warc} is indexed but not on disk; exported the others")
-    return present
+    return Selected(present, outside_dates=selected.outside_dates)
 
 
 def plan_reads(start: ExportStart, warcs: list[Path], *, dedupe: bool, scanner: Scanner, report: Notes,

@@ -5,6 +5,10 @@ keyed by directory and refreshed by directory mtime, so a repeat export only re-
 directories. A WARC belongs to a collection when one of the directories above it is named by the
 collection id: SFM's `collections/<set>/<collection>/YYYY/MM/DD/HH/` and swath's harvest `path`
 (which ends in the collection id) both fit. `add()` is the hook for recording warc_created messages.
+
+`select()` is what an export asks: the listing answers it with every WARC of the collection (or every
+WARC, for seeds), and says so; the store's index (swath/export_index.py, fed by warc_created) answers with
+the WARCs of the seeds and harvest dates alone, and hands back to this listing when it cannot answer.
 """
 
 from __future__ import annotations
@@ -12,14 +16,31 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+
+from swath.messages import codes
+from swath.messages.model import ExportStart
 
 WARC_SUFFIXES = (".warc.gz", ".warc", ".warc.zst", ".warc.lz4")
 CACHE_NAME = ".swath/warc-index.json"
 
 
+@dataclass(frozen=True)
+class Selected:
+    """The WARCs an export is to read (path order), and what the index says about how it found them."""
+
+    warcs: list[Path]
+    infos: list[tuple[str, str]] = field(default_factory=list)  # (code, message) for the export status
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    outside_dates: int = 0  # when no WARC is left: how many of the collection or seeds the harvest dates left out
+
+
 class WarcIndex(Protocol):
+    def select(self, start: ExportStart) -> Selected:
+        """The WARCs that may hold the export's items: by collection or seeds, and harvest dates."""
+
     def warcs_for(self, collection_id: str) -> list[Path]:
         """WARCs of one collection, in path order (SFM paths run by harvest hour)."""
 
@@ -115,6 +136,13 @@ class ScanIndex:
         for paths in self._added.values():
             found.update(Path(p) for p in paths)
         return sorted(found, key=str)
+
+    def select(self, start: ExportStart, *, why: str = "no WARC index was given to this export") -> Selected:
+        """Every WARC of the collection (every WARC for seeds): a listing cannot tell seeds or dates apart."""
+        warcs = self.warcs_for(start.collection_id) if start.collection_id else self.all_warcs()
+        what = f"of collection {start.collection_id}" if start.collection_id else "under the data root (all seeds)"
+        return Selected(warcs, infos=[(codes.WARC_INDEX_SCAN, f"{why}: read the {len(warcs)} WARC(s) {what} "
+                                       "found by listing the data root")])
 
     def add(self, collection_id: str, path: Path) -> None:
         paths = self._added.setdefault(collection_id, [])

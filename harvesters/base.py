@@ -38,6 +38,13 @@ class Harvester:
         the message decides, e.g. an option; the registry's `stream` only says the type may stream."""
         return start.type in cls.stream_types
 
+    @classmethod
+    def honours_stop(cls, start: HarvestStart) -> bool:
+        """Whether harvest.stop ends this harvest early, keeping what it has (final status, complete WARCs).
+        Streams do; a REST harvest ignores it (shutdown ends any). Override for a harvest that is fed, not
+        paged, and so can end cleanly at any moment (xesam_pmh)."""
+        return cls.is_stream(start)
+
 
 class Redacting(Protocol):
     def text(self, value: str) -> str: ...  # the value with every credential of the harvest replaced
@@ -73,6 +80,7 @@ class Recording(Protocol):
     directory: Path
     is_stream: bool
     resumed: bool
+    stop_requested: bool
     http: requests.Session
 
     @property  # read-only, so the concrete Redactor, StateStore and Ledger satisfy these Protocols
@@ -115,6 +123,11 @@ class Harvest:
     def stopping(self) -> bool:
         """harvest.stop or a shutdown arrived: new requests raise HarvestStopped; streams still read to EOF."""
         return self._recorder.stopping
+
+    @property
+    def stop_requested(self) -> bool:
+        """harvest.stop (not a shutdown) ended this harvest: it finishes now, with a final status."""
+        return self._recorder.stop_requested
 
     def recording_adapter(self, secrets: list[str]) -> HTTPAdapter:
         """An adapter recording into this harvest's WARCs; mount it on a client library's Session."""

@@ -75,9 +75,10 @@ def default_routing_key(body: dict[str, Any]) -> str:
 
 
 def is_stream_message(body: dict[str, Any]) -> bool:
-    """Whether this start runs until stopped (so a first Ctrl-C ends it cleanly rather than interrupting)."""
+    """Whether harvest.stop ends this start cleanly (so a first Ctrl-C stops it rather than interrupting):
+    every stream, and a harvest that honours stop (Harvester.honours_stop, e.g. xesam_pmh)."""
     try:
-        return registry.lookup(str(body.get("type", ""))).load().is_stream(HarvestStart.from_dict(body))
+        return registry.lookup(str(body.get("type", ""))).load().honours_stop(HarvestStart.from_dict(body))
     except Exception:  # a faulty message: run_harvest reports it, with its code
         return False
 

@@ -51,11 +51,13 @@ class Recorder:
     """The WARCs, state, streams and journal of one harvest (see the module docstring)."""
 
     def __init__(self, *, start: HarvestStart, config: Config, directory: Path, stream: bool = False,
-                 log: logging.Logger | None = None, fence: Callable[[], None] = lambda: None) -> None:
+                 stoppable: bool | None = None, log: logging.Logger | None = None,
+                 fence: Callable[[], None] = lambda: None) -> None:
         self.start = start
         self.config = config
         self.directory = directory
         self.is_stream = stream
+        self.stoppable = stream if stoppable is None else stoppable  # harvest.stop ends it (Harvester.honours_stop)
         self.log = log
         self.fence = fence  # raises ClaimLost if this process no longer holds the harvest's claim
         # one redactor for the whole harvest: the ledger, every adapter, the WARC records and the log filter
@@ -65,7 +67,7 @@ class Recorder:
         self.ledger = Ledger(redactor=self.redactor)
         self.state = StateStore(directory=directory)
         self.resumed = False  # True when this run continues an interrupted harvest of the same id
-        self.stop_requested = False  # harvest.stop (not a shutdown) ended this stream
+        self.stop_requested = False  # harvest.stop (not a shutdown) ended this harvest
         self._lock = threading.Lock()
         self._warcs: list[ClosedWarc] = []
         self._stopping = threading.Event()
@@ -199,8 +201,8 @@ class Recorder:
         return prior
 
     def begin_stop(self, *, shutdown: bool) -> None:
-        """harvest.stop ends a stream (REST harvests ignore it); shutdown ends any harvest."""
-        if not (shutdown or self.is_stream) or self._refuse.is_set():
+        """harvest.stop ends a stream or another stoppable harvest (REST harvests ignore it); shutdown ends any."""
+        if not (shutdown or self.stoppable) or self._refuse.is_set():
             return
         # a stream stopped by harvest.stop stays stopped even if a shutdown follows: it finishes
         self.stop_requested = not shutdown

@@ -7,9 +7,10 @@ random draw in, does the waiting and keeps the tally between tries. Used by the 
 - connection error (`status=None`) or 5xx other than 501/505: retried `retries` times after a back-off of
   `backoff` × 2ⁿ⁻¹ s (at most 60 s, spread ±20 %); a 503 with `Retry-After` waits that long instead
   (more than `max_wait` gives up at once). Then give up with `remote_error`.
-- 429: wait as the reset headers say (`x-rate-limit-reset`, `x-ratelimit-reset`: epoch or seconds, +1 s;
-  else `Retry-After`: seconds or HTTP date), else an increasing wait; more than `max_rate_limits` waits
-  or one over `max_wait` gives up with `rate_limited`.
+- 429: wait as the reset headers say (`x-rate-limit-reset`, `x-ratelimit-reset`, Bluesky's `ratelimit-reset`:
+  epoch or seconds, +1 s; an ISO 8601 time as Mastodon sends, counted from the answer's `Date` so the two clocks
+  need not agree; else `Retry-After`: seconds or HTTP date), else an increasing wait; more than `max_rate_limits`
+  waits or one over `max_wait` gives up with `rate_limited`.
 - 401/403 give up with `unauthorized`; anything else (2xx, 3xx, 404, 501, 505, ...) goes to the caller.
 """
 
@@ -19,7 +20,7 @@ import email.utils
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Literal
 
 from swath.messages import codes
@@ -148,16 +149,41 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
 
 
 def rate_limit_wait(headers: Mapping[str, str], *, now: float) -> float | None:
-    """Seconds to wait according to x-rate-limit-reset (epoch or seconds, +1 s) or Retry-After (seconds or date)."""
-    reset = header(headers, "x-rate-limit-reset") or header(headers, "x-ratelimit-reset")
+    """Seconds to wait according to a reset header (epoch or seconds, +1 s) or Retry-After (seconds or date)."""
+    reset = header(headers, "x-rate-limit-reset") or header(headers, "x-ratelimit-reset") \
+        or header(headers, "ratelimit-reset")  # Bluesky (IETF draft RateLimit headers, epoch seconds)
     if reset:
         try:
             value = float(reset)
         except ValueError:
-            pass
+            until = _iso_wait(reset, header(headers, "date"), now=now)
+            if until is not None:
+                return _seconds(until + 1.0)
         else:
             return _seconds((value - now if value > 1e9 else value) + 1.0)
     return retry_after_wait(headers, now=now)
+
+
+def _iso_wait(reset: str, date: str | None, *, now: float) -> float | None:
+    """Seconds from the answer's Date (else `now`) to an ISO 8601 reset time (Mastodon's X-RateLimit-Reset)."""
+    try:
+        at = datetime.fromisoformat(reset.strip())
+    except ValueError:
+        return None
+    at = at if at.tzinfo else at.replace(tzinfo=UTC)
+    sent = _http_date(date) if date else None
+    return at.timestamp() - (sent if sent is not None else now)
+
+
+def _http_date(value: str) -> float | None:
+    """The epoch time of an HTTP date; None for anything else."""
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if parsed is None:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
 def retry_after_wait(headers: Mapping[str, str], *, now: float) -> float | None:
@@ -169,15 +195,8 @@ def retry_after_wait(headers: Mapping[str, str], *, now: float) -> float | None:
         return _seconds(float(retry_after))
     except ValueError:
         pass
-    try:
-        parsed = email.utils.parsedate_to_datetime(retry_after)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if parsed is None:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return _seconds(parsed.timestamp() - now)
+    at = _http_date(retry_after)
+    return None if at is None else _seconds(at - now)
 
 
 def _seconds(value: float) -> float:

@@ -73,6 +73,7 @@ class _Run:
             path=str(warc.path), sha1=warc.sha1, bytes=warc.bytes, warc_id=warc.warc_id,
             date_created=warc.date_created, collection_set_id=start.collection_set_id or "unknown",
             collection_id=start.collection_id or "unknown", harvest_id=start.id, harvest_type=start.type,
+            seeds=start.seeds, date_first=warc.date_first, date_last=warc.date_last,
         ).to_dict())
 
     def drain(self) -> None:
@@ -247,7 +248,7 @@ def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, sta
                  ctx: JobContext, fence: Callable[[], None]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     recorder = Recorder(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start),
-                        log=ctx.log, fence=fence)
+                        stoppable=cls.honours_stop(start), log=ctx.log, fence=fence)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:

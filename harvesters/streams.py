@@ -87,6 +87,11 @@ class StreamRecording(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def read1(self, size: int = -1) -> bytes:
+        """What one read from the connection brings (at most `size` bytes; b"" at the end), so a client may
+        take a stream's bytes as they arrive (urllib3's `read1` on the tap) rather than fill fixed-size chunks."""
+        return self.read(size if size > 0 else STREAM_FLUSH_BYTES) or b""
+
     @property
     def buffered(self) -> int:
         """Bytes read by the client and not yet written to a WARC."""
@@ -158,10 +163,13 @@ class StreamRecording(io.RawIOBase):
             extra = {"WARC-Swath-Stream-Segment": str(self.segment), "WARC-Date": warc_date()}
             if truncated:
                 extra["WARC-Truncated"] = "length"
-            # the request once per connection (with the first segment); later segments point at it
-            build = self.factory.pair if first else self.factory.segment
-            self.sink.write_records(lambda: build(**self.pair, response_body=body, extra=extra,
-                                                  request_id=self.request_id))
+            self.sink.write_records(self.records(body, extra, first=first))
+
+    def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list]:
+        """What one segment is written as (built on the writer thread); a subclass may record it otherwise."""
+        # the request once per connection (with the first segment); later segments point at it
+        build = self.factory.pair if first else self.factory.segment
+        return lambda: build(**self.pair, response_body=body, extra=extra, request_id=self.request_id)
 
     def finish(self) -> None:
         """End of the stream (EOF, error or close): record the rest and give the connection back."""

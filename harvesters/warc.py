@@ -50,14 +50,18 @@ class ClosedWarc:
     bytes: int
     warc_id: str
     date_created: str
+    date_first: str | None = None  # its records' earliest and latest WARC-Date (None: not known, a recovered file)
+    date_last: str | None = None
 
     @classmethod
-    def of(cls, path: Path, harvest_id: str) -> ClosedWarc:
+    def of(cls, path: Path, harvest_id: str, dates: tuple[str, str] | None = None) -> ClosedWarc:
         """Describe a finished file; the creation date comes from its name, so it is stable."""
         stamp = re.search(r"-(\d{8}T\d{6}Z)-\d{5}\.warc\.gz$", path.name)
         created = dt.datetime.strptime(stamp.group(1), _STAMP).replace(tzinfo=dt.UTC) if stamp else None
         date_created = (created or dt.datetime.now(dt.UTC)).isoformat()
-        return cls(path, file_sha1(path), path.stat().st_size, warc_id(harvest_id, path.name), date_created)
+        first, last = dates or (None, None)
+        return cls(path, file_sha1(path), path.stat().st_size, warc_id(harvest_id, path.name), date_created,
+                   first, last)
 
 
 def warc_id(harvest_id: str, filename: str) -> str:
@@ -147,6 +151,7 @@ class WarcFile:
         self._members = _GzipMembers()
         self.writer = WARCWriter(self._members, gzip=False)  # gzipped by _GzipMembers, one member a record
         self.records = 0  # records after the warcinfo
+        self.dates: tuple[dt.datetime, dt.datetime] | None = None  # earliest and latest WARC-Date written
         self.write(self.writer.create_warcinfo_record(self.final_path.name, info))
 
     @property
@@ -157,9 +162,21 @@ class WarcFile:
         """Append records, each as its own gzip member, with one write and flush for all of them."""
         for record in records:
             self.writer.write_record(record)
+            self._saw(record.rec_headers.get_header("WARC-Date"))
         self._fh.write(self._members.take())
         self._fh.flush()  # whole gzip members reach the OS, so kill -9 loses at most these records
         self.records += sum(1 for record in records if record.rec_type != "warcinfo")
+
+    def _saw(self, warc_date: str | None) -> None:
+        """Widen the file's date range by one record's WARC-Date (the WARC index filters harvest dates by it)."""
+        try:
+            date = dt.datetime.fromisoformat(warc_date.replace("Z", "+00:00")) if warc_date else None
+        except ValueError:
+            date = None
+        if date is None or date.tzinfo is None:
+            return
+        first, last = self.dates or (date, date)
+        self.dates = (min(first, date), max(last, date))
 
     def close(self) -> ClosedWarc:
         self._fh.flush()
@@ -167,7 +184,8 @@ class WarcFile:
         self._fh.close()
         os.replace(self.open_path, self.final_path)
         fsync_dir(self.final_path.parent)
-        return ClosedWarc.of(self.final_path, self.harvest_id)
+        dates = (self.dates[0].isoformat(), self.dates[1].isoformat()) if self.dates else None
+        return ClosedWarc.of(self.final_path, self.harvest_id, dates)
 
     def discard(self) -> None:
         """Remove a WARC that holds nothing but its warcinfo."""

@@ -101,6 +101,33 @@ KIEL_OBJECT_FAILED = "kiel_object_failed"  # an object could not be fetched; sto
 KIEL_REDIRECT_LOOP = "kiel_redirect_loop"  # a redirect chain came back to a URL already in it or was too long
 KIEL_BAD_TERMINATION = "kiel_bad_termination"  # the termination strategy file is invalid; nothing was pruned
 
+# --- Kiel notes and Xesam stop ---
+KIEL_NO_RECORD = "kiel_no_record"  # `swath kiel notes`: the archive has no record directory for that id
+KIEL_BAD_NOTE = "kiel_bad_note"  # a line of a record's notes file is not a note (edited by hand); skipped
+XESAM_STOPPED = "xesam_stopped"  # harvest.stop ended the crawl: what was received so far is stored, counts given
+
+# --- WARC index (exports that read only what they select) ---
+WARC_INDEX_SCAN = "warc_index_scan"  # no WARC index answered for this export: it listed the data root for its WARCs
+WARC_INDEX_UNAVAILABLE = "warc_index_unavailable"  # the store holding the WARC index could not be read; listed instead
+WARC_UNINDEXED = "warc_unindexed"  # WARCs on disk in the selected collections' folders with no index entry; read too
+
+# --- bluesky ---
+JETSTREAM_RECONNECTED = "jetstream_reconnected"  # a Jetstream connection ended; reconnected at the last event's cursor
+
+# --- mastodon ---
+ACCOUNT_MOVED = "account_moved"  # the account says it moved; its new address is the seed's token update
+ACCOUNT_GONE = "account_gone"  # the instance answered 410 Gone for the account (suspended or deleted)
+INSTANCE_UNREACHABLE = "instance_unreachable"  # an instance failed (connection errors, 5xx, deadline) after retries
+SEARCH_UNAVAILABLE = "search_unavailable"  # a post search without an access token: most instances then find nothing
+CREDENTIAL_UNUSED = "credential_unused"  # an instance's access token was not sent: the seed does not name it as a URL
+STREAM_RECONNECTED = "stream_reconnected"  # a stream ended and was reopened; posts made meanwhile came from a timeline
+
+# --- web application (swath web) ---
+WEB_LOGIN_FAILED = "web_login_failed"  # a login with a wrong user name or password
+WEB_LOGIN_THROTTLED = "web_login_throttled"  # too many failed logins for this name or address; wait and retry
+WEB_CSRF = "web_csrf"  # a form posted without this session's CSRF token (another site, or an old page)
+WEB_NOT_FOUND = "web_not_found"  # no such page, or one in a collection set the user is not a member of
+
 # --- quorum queues and broker clusters ---
 DELIVERY_LIMIT = "delivery_limit"  # the broker dead-lettered a message delivered SWATH_DELIVERY_LIMIT times unacked
 DEAD_LETTERED = "dead_lettered"  # the broker dead-lettered a message for another reason (x-first-death-reason says)

@@ -180,20 +180,24 @@ class WarcCreated:
     collection_id: str
     harvest_id: str
     harvest_type: str
+    # swath's optional fields (SFM sends none): the harvest's seeds (None: not said) and its records' dates
+    seeds: list[Seed] | None = None
+    date_first: str | None = None
+    date_last: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        body = {
-            "warc": {
-                "path": self.path,
-                "sha1": self.sha1,
-                "bytes": self.bytes,
-                "id": self.warc_id,
-                "date_created": self.date_created,
-            },
+        warc = {"path": self.path, "sha1": self.sha1, "bytes": self.bytes, "id": self.warc_id,
+                "date_created": self.date_created}
+        if self.date_first and self.date_last:
+            warc.update(date_first=self.date_first, date_last=self.date_last)
+        body: dict[str, Any] = {
+            "warc": warc,
             "collection_set": {"id": self.collection_set_id},
             "collection": {"id": self.collection_id},
             "harvest": {"id": self.harvest_id, "type": self.harvest_type},
         }
+        if self.seeds is not None:
+            body["seeds"] = [{"id": s.id, **({"uid": s.uid} if s.uid else {})} for s in self.seeds]
         validate("warc_created", body)
         return body
 
@@ -211,6 +215,9 @@ class WarcCreated:
             collection_id=body["collection"]["id"],
             harvest_id=body["harvest"]["id"],
             harvest_type=body["harvest"]["type"],
+            seeds=[Seed(s["id"], None, s.get("uid")) for s in body["seeds"]] if "seeds" in body else None,
+            date_first=warc.get("date_first"),
+            date_last=warc.get("date_last"),
         )
 
 

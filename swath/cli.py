@@ -142,10 +142,11 @@ def export_run(ctx: click.Context, message: str, skip_unreadable: bool) -> None:
     date range the message asked for is a success with an `export_empty` warning), 1 on `completed
     failure` (including an export with nothing to export: `no_warcs`, `export_empty`, and unreadable bodies:
     `item_unreadable`), 3 when interrupted (Ctrl-C or SIGTERM: the export stops within a batch of
-    records and removes its unfinished files).
+    records and removes its unfinished files). The WARCs come from the WARC index in the store
+    (SWATH_DB_URL, kept by `swath monitor`), else from listing the data root (a `warc_index_scan` info).
     """
     from swath.core.jobs import JobContext, JobInterrupted
-    from swath.exporters.base import run_export
+    from swath.export_index import run_export
     from swath.exporters.registry import lookup
     from swath.harvesters.embedded import EXIT_INTERRUPTED, install_signal_handlers, print_publish, terminal_progress
     from swath.messages.model import COMPLETED_SUCCESS

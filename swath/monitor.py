@@ -12,10 +12,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+from pathlib import Path
 from typing import Any
 
 import orjson
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
 from swath.core.config import Config
 from swath.core.jobs import JobContext, JobInterrupted
@@ -24,15 +26,16 @@ from swath.messages.broker import STATUS_BINDINGS
 from swath.messages.model import WarcCreated
 from swath.messages.validation import InvalidMessage, validate
 from swath.messages.worker import ServiceSpec, Worker
-from swath.store import Store, repo
+from swath.store import Store, repo, warc_index
 
 log = logging.getLogger(__name__)
 SERVICE = "swath Monitor"
 DB_RETRY_SECONDS = 2.0
 
 
-def record(store: Store, routing_key: str, body: Any) -> str:
-    """Record one message; returns its kind. Raises InvalidMessage for anything that is not one of ours."""
+def record(store: Store, routing_key: str, body: Any, *, data_root: Path | None = None) -> str:
+    """Record one message; returns its kind. Raises InvalidMessage for anything that is not one of ours.
+    `data_root`: where the WARCs' paths are kept from, so the WARC index survives moving the root."""
     try:
         kind = routing.parse(routing_key).kind
     except routing.BadRoutingKey as exc:
@@ -48,13 +51,19 @@ def record(store: Store, routing_key: str, body: Any) -> str:
     elif kind == routing.WARC_CREATED:
         warc = WarcCreated.from_dict(body)
         with store.session() as s:
-            repo.record_warc(s, warc_id=warc.warc_id, path=warc.path, sha1=warc.sha1, size=warc.bytes,
-                             date_created=warc.date_created, collection_set_id=warc.collection_set_id,
-                             collection_id=warc.collection_id, harvest_id=warc.harvest_id,
-                             harvest_type=warc.harvest_type)
+            record_warc_created(s, warc, data_root=data_root)
     else:
         raise InvalidMessage(f"the monitor does not record {routing_key} messages", code=codes.UNKNOWN_ROUTING_KEY)
     return kind
+
+
+def record_warc_created(s: Session, warc: WarcCreated, *, data_root: Path | None) -> None:
+    """The WARC and its entry in the WARC index exports select by (store/warc_index.py)."""
+    row = repo.record_warc(s, warc_id=warc.warc_id, path=warc.path, sha1=warc.sha1, size=warc.bytes,
+                           date_created=warc.date_created, collection_set_id=warc.collection_set_id,
+                           collection_id=warc.collection_id, harvest_id=warc.harvest_id,
+                           harvest_type=warc.harvest_type)
+    warc_index.record_details(s, row, warc, data_root=data_root)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -62,10 +71,11 @@ class RecordJob:
     """The worker job: record the message, count it in the store if it is refused."""
 
     store: Store
+    data_root: Path | None = None
 
     def __call__(self, body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> None:
         try:
-            record(self.store, routing_key, body)
+            record(self.store, routing_key, body, data_root=self.data_root)
         except InvalidMessage as exc:
             digest = hashlib.sha1(routing_key.encode() + b"\0" + orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
             with self.store.session() as s:
@@ -84,7 +94,7 @@ def monitor_spec(*, config: Config, store: Store) -> ServiceSpec:
     if not config.status_queue:
         raise ValueError("SWATH_STATUS_QUEUE is empty: the monitor needs the status queue to consume")
     return ServiceSpec(name=config.status_queue, service=SERVICE, bindings=list(STATUS_BINDINGS),
-                       job=RecordJob(store=store), accepts=lambda body: None, concurrency=1)
+                       job=RecordJob(store=store, data_root=config.data_root), accepts=lambda body: None, concurrency=1)
 
 
 def monitor_worker(*, config: Config, store: Store) -> Worker:

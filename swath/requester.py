@@ -195,7 +195,7 @@ class Requester:
             service = lookup_harvest_type(source.harvest_type).load().service
 
             def publish(routing_key: str, body: dict[str, Any]) -> None:
-                record(self.store, routing_key, body)
+                record(self.store, routing_key, body, data_root=self.config.data_root)
 
             ctx = JobContext(config=self.config, service=service, publish=publish)
             run_harvest(body, routing_key=job.routing_key, ctx=ctx)
@@ -327,7 +327,7 @@ class Requester:
         job.stop_requested_at = utcnow()
         try:
             self._send_stop(job)
-            return "a worker holds it: harvest.stop sent (a stream ends; a REST harvest runs to its end)"
+            return "a worker holds it: harvest.stop sent (a stream or an xesam_pmh crawl ends; a REST harvest runs on)"
         except Unroutable:
             return "no worker holds it; the stop is recorded in the data root for one that takes it later"
         except (PublishError, TimeoutError) as exc:

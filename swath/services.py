@@ -113,7 +113,7 @@ def exporter_services() -> dict[str, ServiceSpec]:
 def _exporter_services(platforms: list[Platform]) -> dict[str, ServiceSpec]:
     entries = [_Entry(kind.name, p.name, functools.partial(str, p.exporter_service))
                for p in platforms for kind in p.export_types]
-    return _per_platform(entries, noun="export", role="exporter", job="swath.exporters.base:run_export",
+    return _per_platform(entries, noun="export", role="exporter", job="swath.export_index:run_export",
                          warm_up="swath.exporters.reader:start_processes")
 
 

@@ -15,7 +15,7 @@ import pytest
 from swath.services import all_services
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVICES = {"rabbitmq", "postgres", "broker-setup", "monitor", "scheduler", "dashboard", "cli"}
+SERVICES = {"rabbitmq", "postgres", "broker-setup", "monitor", "scheduler", "dashboard", "cli", "web"}
 
 
 def compose(*args: str) -> str:
@@ -60,7 +60,8 @@ def test_rabbitmq_monitor_scheduler_dashboard(resolved: dict) -> None:
     assert svcs["monitor"]["command"] == ["monitor"] and svcs["scheduler"]["command"] == ["scheduler"]
     assert svcs["dashboard"]["command"][0] == "dashboard"
     assert "SWATH_RABBITMQ_MANAGEMENT_URL" in svcs["dashboard"]["environment"]
-    for name in ("monitor", "scheduler", "dashboard"):
+    assert svcs["web"]["command"][0] == "web" and "SWATH_SECRET_KEY" in svcs["web"]["environment"]
+    for name in ("monitor", "scheduler", "dashboard", "web"):
         assert svcs[name]["environment"]["SWATH_DB_URL"].startswith("postgresql+psycopg2://")
     assert {"swath-data"} <= set(resolved["volumes"])
 

@@ -2,7 +2,7 @@
 
 Each block runs in bash (`set -e`: every command must succeed) in a fresh folder, with the installed `swath`
 first on PATH, a data root of its own, and SWATH_<PLATFORM>_API_URL pointing the examples' seeds at local
-fakes of CKAN, OpenDataSoft, DCAT and OAI-PMH (a small repository written here). What each
+fakes of CKAN, OpenDataSoft, DCAT, OAI-PMH (a small repository written here) and a Mastodon instance. What each
 `swath harvest run` printed is then compared with what the fake it harvested serves.
 """
 
@@ -22,6 +22,7 @@ import pytest
 from tests.fakes.ckan import CKANPortal
 from tests.fakes.dcat import DCATPortal
 from tests.fakes.httpserver import FakeServer, Request, Response
+from tests.fakes.mastodon import FakeMastodon
 from tests.fakes.oai import XML
 from tests.fakes.ods import ODSPortal
 
@@ -85,7 +86,9 @@ def fakes(fixtures_dir: Path) -> Iterator[dict]:
     with ExitStack() as stack:
         for fake in (ckan, ods, dcat, oai):
             stack.enter_context(fake.server)
+        mastodon = stack.enter_context(FakeMastodon(statuses_per_tag=30))
         yield {
+            "mastodon": (mastodon, mastodon.url, len(mastodon.tagged("libraries"))),
             "ckan": (ckan, ckan.server.url, len(ckan.packages)),
             "opendatasoft": (ods, ods.server.url, len(ods.datasets)),
             "dcat": (dcat, f"{dcat.server.url}/catalog", dcat.spec.count),
@@ -120,9 +123,9 @@ def test_a_runnable_block_runs_as_written(where, script, tmp_path, fixtures_dir)
         asked = {name: len(fake.server.requests) for name, (fake, _, _) in served.items()}
     assert result.returncode == 0, f"{where} failed:\n{script}\n--- stderr\n{result.stderr[-3000:]}"
     for final in finals(result.stdout):
-        harvested = next(name for name in served if final["id"].startswith(f"example-{name}-"))
+        harvested = next(name for name in served if final["id"].startswith((f"example-{name}-", f"example-{name}_")))
         assert final["status"] == "completed success", final
         assert asked[harvested] > 0  # the example's seed was the fake, not the public endpoint
-        assert totals(final).get("done") == served[harvested][2], final
+        assert totals(final).get("posts" if harvested == "mastodon" else "done") == served[harvested][2], final
     runs = script.count("swath harvest run ")
     assert len(finals(result.stdout)) == runs  # each run ended with a final status on stdout

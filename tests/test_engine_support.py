@@ -172,3 +172,21 @@ def _source(predicate: Callable[[], bool]) -> str:
         return inspect.getsource(predicate).strip()
     except (OSError, TypeError):  # a builtin or a callable made at run time
         return repr(predicate)
+
+
+def harvest_thread(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> tuple[threading.Thread, list[Any]]:
+    """`run_harvest` started on a thread; the list gets "returned", or the exception it raised."""
+    from swath.harvesters.run import run_harvest
+
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            run_harvest(body, routing_key=routing_key, ctx=ctx)
+            outcome.append("returned")
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome

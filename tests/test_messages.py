@@ -17,6 +17,7 @@ from swath.messages.model import (
     HarvestStatus,
     Note,
     Origin,
+    Seed,
     WarcCreated,
     decode_body,
 )
@@ -138,6 +139,21 @@ def test_builders_produce_valid_messages():
     created = WarcCreated(path="/d/a.warc.gz", sha1="0" * 40, bytes=10, warc_id="w", date_created="2026-01-01T00:00:00",
                           collection_set_id="cs", collection_id="c", harvest_id="h", harvest_type="t")
     assert WarcCreated.from_dict(created.to_dict()) == created
+    assert set(created.to_dict()) == {"warc", "collection_set", "collection", "harvest"}  # SFM's shape
+
+
+def test_warc_created_carries_swaths_optional_seeds_and_record_dates():
+    created = WarcCreated(path="/d/a.warc.gz", sha1="0" * 40, bytes=10, warc_id="w", date_created="2026-01-01T00:00:00",
+                          collection_set_id="cs", collection_id="c", harvest_id="h", harvest_type="t",
+                          seeds=[Seed("s1", "tok", "u1"), Seed("s2")], date_first="2026-01-01T00:00:01+00:00",
+                          date_last="2026-01-01T00:09:00+00:00")
+    body = created.to_dict()
+    assert body["seeds"] == [{"id": "s1", "uid": "u1"}, {"id": "s2"}]  # never a token
+    assert (body["warc"]["date_first"], body["warc"]["date_last"]) == (created.date_first, created.date_last)
+    back = WarcCreated.from_dict(body)
+    assert [(s.id, s.uid) for s in back.seeds or []] == [("s1", "u1"), ("s2", None)]
+    with pytest.raises(InvalidMessage):
+        validate("warc_created", {**body, "seeds": [{"uid": "u1"}]})  # a seed names its id
 
 
 @pytest.mark.parametrize("credentials",

@@ -29,7 +29,8 @@ from tests.entrypoints import install_entry_points
 ROOT = Path(__file__).resolve().parents[1]
 # the variables people set today: a public interface that the derived names must keep
 PUBLIC_API_URL_ENV = {"twitter": "SWATH_TWITTER_API_URL", "flickr": "SWATH_FLICKR_API_URL",
-                      "tumblr": "SWATH_TUMBLR_API_URL"}
+                      "mastodon": "SWATH_MASTODON_API_URL",
+                      "tumblr": "SWATH_TUMBLR_API_URL", "bluesky": "SWATH_BLUESKY_API_URL"}
 OPTION_READ = re.compile(r"""\b(?:options|opts)(?:\.get\(|\[)\s*["'](\w+)["']""")
 
 

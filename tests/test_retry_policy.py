@@ -93,6 +93,10 @@ CASES = {
     "429 X-RateLimit-Reset in seconds, +1 s": (ENGINE, 429, {"X-RateLimit-Reset": "30"}, tally(rate_limits=4), 0.5,
                                                Wait(seconds=31.0, reason="rate_limited",
                                                     attempt=tally(rate_limits=5))),
+    "429 Bluesky ratelimit-reset epoch, +1 s": (ENGINE, 429, {"ratelimit-reset": str(int(NOW) + 20),
+                                                             "ratelimit-remaining": "0"}, tally(), 0.5,
+                                                Wait(seconds=21.0, reason="rate_limited",
+                                                     attempt=tally(rate_limits=1))),
     "429 reset already past": (ENGINE, 429, {"x-ratelimit-reset": str(int(NOW) - 30)}, tally(), 0.5,
                                Wait(seconds=0.0, reason="rate_limited", attempt=tally(rate_limits=1))),
     "429 Retry-After seconds": (ENGINE, 429, {"Retry-After": "12"}, tally(failures=2), 0.5,
@@ -171,7 +175,7 @@ def test_header_readers():
 # --- properties -----------------------------------------------------------------------------------------
 
 HEADER_NAMES = ["Retry-After", "retry-after", "x-rate-limit-reset", "X-RateLimit-Reset", "x-ratelimit-reset",
-                "X-Other"]
+                "ratelimit-reset", "X-Other"]
 header_values = st.one_of(
     st.integers(min_value=-10**6, max_value=10**10).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),

@@ -25,6 +25,19 @@ class Fetched:
     unchanged: bool  # the body equals the previous version's: stored as a symlink
     problem: str = ""  # why the status is 000, or a redirect that could not be followed
     loop: bool = False  # the redirect chain looped or was too long
+    location: str = ""  # a redirect's absolute target
+    failed: bool = False  # no HTTP answer, or the engine gave up on it (401/403, 5xx after retries)
+
+    @property
+    def outcome(self) -> str:
+        """What became of this hop, as its note says (docs/kiel.md, Notes)."""
+        if self.failed:
+            return "failed"
+        if self.loop:
+            return "redirect-loop"
+        if self.status in REDIRECTS:
+            return "redirected" if self.location else "failed"
+        return "unchanged" if self.unchanged else "stored"
 
 
 def renew_object(session: requests.Session, record: RecordDir, url: str, *,
@@ -40,14 +53,14 @@ def renew_object(session: requests.Session, record: RecordDir, url: str, *,
         before = obj.versions()
         version = obj.store(tist=tist, status=status, content_type=content_type, body=body)
         unchanged = bool(before) and version.path.is_symlink()
-        fetched = Fetched(url, status, version, unchanged, problem)
+        fetched = Fetched(url, status, version, unchanged, problem, failed=bool(problem))
         chain.append(fetched)
         if status not in REDIRECTS:
             return chain
         if not location:
             fetched.problem = f"{url} answered {status} without a Location"
             return chain
-        target = urljoin(url, location)
+        target = fetched.location = urljoin(url, location)
         obj.redirect(tist=tist, location=target)
         if target in seen or len(chain) > MAX_HOPS:
             fetched.problem, fetched.loop = f"redirect loop or more than {MAX_HOPS} hops at {target}", True

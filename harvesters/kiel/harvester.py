@@ -20,8 +20,8 @@ from swath.harvesters.errors import HarvestError
 from swath.harvesters.kiel.amf import AmfRecord, BadAmf, split_records
 from swath.harvesters.kiel.archive import Archive
 from swath.harvesters.kiel.branches import BadBranches, Branches, load_branches
-from swath.harvesters.kiel.fetch import renew_object
 from swath.harvesters.kiel.redist import REDISTS
+from swath.harvesters.kiel.renewal import Renewal
 from swath.harvesters.kiel.termination import BadTermination, Termination
 from swath.harvesters.mapping.errors import MetadataError
 from swath.messages import codes
@@ -65,12 +65,13 @@ class KielHarvester(Harvester):
         self.store = Archive(root=harvest.directory, redist=redist())
         self.branches = self._branches()
         self.termination = self._termination()
+        renewal = Renewal(harvest=harvest, branches=self.branches, termination=self.termination, clock=self.clock)
         for seed in harvest.start.seeds:
             for record in self._records(seed):
                 if harvest.stopping:
                     return
                 try:
-                    self._renew(record)
+                    renewal.run(self.store.record(record.id), record)
                 except PathOutsideDataRoot as exc:  # a symlink planted in the archive: skip, write nothing out
                     harvest.warning(codes.PATH_OUTSIDE_DATA_ROOT, f"record {record.id}: {exc.message}", seed.id)
                 except MetadataError as exc:  # a stored version the safe parser refuses (edited on disk)
@@ -144,25 +145,3 @@ class KielHarvester(Harvester):
                 yield name, read_inside(self.harvest.config.data_root, path)
             except PathOutsideDataRoot as exc:
                 self.harvest.warning(codes.PATH_OUTSIDE_DATA_ROOT, f"{name}: {exc.message}; not read", seed.id)
-
-    def _renew(self, record: AmfRecord) -> None:
-        harvest = self.harvest
-        start = int(self.clock())
-        rdir = self.store.record(record.id)
-        if rdir.open():
-            harvest.count("records_new")
-        changed = rdir.renew(record.data, start)
-        harvest.count("records_changed" if changed else "records_unchanged")
-        rdir.requested(start)
-        current = rdir.current()
-        urls = self.branches.urls(current.read_bytes()) if current and record.noun == "text" else []
-        for url in urls:  # objects of the current version only
-            for hop in renew_object(harvest.http, rdir, url, clock=self.clock):
-                harvest.count("objects_unchanged" if hop.unchanged else "objects_stored")
-                if hop.problem:
-                    harvest.warning(codes.KIEL_REDIRECT_LOOP if hop.loop else codes.KIEL_OBJECT_FAILED,
-                                    f"{hop.url}: {hop.problem}")
-                pruned = self.termination.prune(rdir.object(hop.url), int(self.clock())) if self.termination else []
-                if pruned:
-                    harvest.count("object_versions_pruned", len(pruned))
-        rdir.finish(start, int(self.clock()))

@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from swath.core.paths import append_no_follow, make_dirs_inside, write_atomic
 from swath.harvesters.kiel.redist import escape_name
@@ -45,6 +45,14 @@ class ObjectDir:
         self.url = url
         self.path = parent / escape_name(url)
         self.root = root  # the archive: folders made below it are checked not to lead out of it
+
+    @classmethod
+    def at(cls, path: Path, *, root: Path) -> ObjectDir:
+        """An object directory found on disk; its URL is what the escaped name tells (a prefix, for a name
+        cut to 200 bytes)."""
+        obj = cls(path.parent, unquote(path.name), root=root)
+        obj.path = path
+        return obj
 
     def versions(self) -> list[Version]:
         if not self.path.is_dir():

@@ -25,6 +25,7 @@ from swath.harvesters.xesam.bus import (
 from swath.harvesters.xesam.payload import (
     DEFAULT_TARGET_PATH,
     ERR_BAD_PAYLOAD,
+    ERR_INVALIDATED,
     IFACE_CRAWLER,
     IFACE_TARGET,
     LIST_RECORDS_SIG,
@@ -101,14 +102,17 @@ class Crawler:
         return bool(incremental)
 
     def invalidate(self, message: str) -> None:
-        """We want no more data: emit Invalidated (the target frees the crawler) and leave the bus."""
-        if not self.invalidated.is_set():
+        """We want no more data: emit Invalidated (the target frees the crawler) and leave the bus. Once this
+        returns no batch is queued any more: one arriving now is refused, so every queued one can be drained."""
+        with self._lock:
+            if self.invalidated.is_set():
+                return
             self.invalidated.set()
-            self.endpoint.unexport(self.path)
-            try:
-                self.endpoint.emit(self.path, IFACE_CRAWLER, "Invalidated", "s", (message,))
-            except (BusError, OSError):
-                pass
+        self.endpoint.unexport(self.path)
+        try:
+            self.endpoint.emit(self.path, IFACE_CRAWLER, "Invalidated", "s", (message,))
+        except (BusError, OSError):
+            pass
 
     def _put(self, event: Event) -> None:
         event.crawler = self
@@ -135,14 +139,17 @@ class Crawler:
             call.fail(ERR_BAD_PAYLOAD, str(exc))
             self._put(Event("rejected", message=str(exc)))
             return
-        with self._lock:
+        with self._lock:  # checked and queued under the lock invalidate() takes: none slips in after it
+            if self.invalidated.is_set():
+                call.fail(ERR_INVALIDATED, "this crawler was invalidated; the batch was not stored")
+                return
             out_of_order = []
             for p in payloads:  # the spec orders payloads within a call and between calls
                 if p.mtime < self.last_mtime:
                     out_of_order.append(p)
                 self.last_mtime = max(self.last_mtime, p.mtime)
             self.received += len(payloads)
-        self._put(Event("batch", payloads=payloads, out_of_order=out_of_order, call=call))
+            self._put(Event("batch", payloads=payloads, out_of_order=out_of_order, call=call))
 
     def _cleanup(self, call: Call) -> None:
         if not self._from_target(call):

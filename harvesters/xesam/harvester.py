@@ -66,6 +66,7 @@ class SeedRun:
     generation: int
     cleaned: bool = False
     done: bool = False
+    stored: int = 0  # payloads (deletions included) stored by this run
 
     @property
     def target(self) -> dict[str, str]:
@@ -87,6 +88,10 @@ class XesamHarvester(Harvester):
     def is_stream(cls, start: HarvestStart) -> bool:
         return bool(start.options.get("live"))
 
+    @classmethod
+    def honours_stop(cls, start: HarvestStart) -> bool:
+        return True  # live or not: a fed crawl can end at any batch, keeping what it received
+
     def crawl(self) -> None:
         harvest = self.harvest
         self._options(harvest.start.options)
@@ -106,6 +111,8 @@ class XesamHarvester(Harvester):
             for run in runs:
                 run.crawler.invalidate("harvest stopped" if harvest.stopping else "harvest complete")
             self._drain(events)
+            if harvest.stop_requested:  # a shutdown resumes instead: nothing to report yet
+                self._stopped(runs)
         finally:
             endpoint.close()
 
@@ -199,10 +206,19 @@ class XesamHarvester(Harvester):
             harvest.write_record(uri=p.uri, record_type="resource", payload=orjson.dumps(body),
                                  content_type=RECORD_CONTENT_TYPE)
             harvest.count("deleted" if p.deleted else "payloads")
+            run.stored += 1
             run.watermark = max(run.watermark, p.mtime)
         if event.payloads:
             harvest.state.set(f"{run.key}:mtime", run.watermark)  # committed once this WARC is complete
         event.done()
+
+    def _stopped(self, runs: list[SeedRun]) -> None:
+        """harvest.stop ended the crawl: say so per seed, with what was stored."""
+        for run in runs:
+            state = "had already finished" if run.done else "was still sending"
+            self.harvest.info(codes.XESAM_STOPPED, f"stopped the crawl of {run.crawler.target_name} "
+                              f"({state}): {run.stored} payload(s) stored in this run, up to mtime {run.watermark}; "
+                              "the crawler was invalidated on the target", run.seed.id)
 
     def _cleanup(self, run: SeedRun, reason: str) -> None:
         """A full dump: a new generation, marked in the WARC so exports drop the earlier ones."""

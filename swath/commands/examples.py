@@ -14,12 +14,12 @@ import click
 import orjson
 
 from swath.commands.common import config_of, handles_errors
-from swath.commands.source_settings import parse_options
 from swath.core.config import Config
 from swath.messages import codes, settings
 from swath.messages.model import HarvestStart
 from swath.messages.validation import InvalidMessage
 from swath.requester import RequestError
+from swath.source_settings import parse_options
 
 EXAMPLE_SET = "examples"  # the collection set every example harvests into: collections/examples/<type>
 PLACEHOLDER_SEED = "https://data.example.org/"  # a backend plugin's type declares no example seed

@@ -1,12 +1,20 @@
-"""`swath kiel check-branches FILE`: the Kiel paper's check_branches script."""
+"""`swath kiel check-branches FILE` (the Kiel paper's check_branches script) and `swath kiel notes ARCHIVE ID`
+(a record's history, from the notes in its record directory)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import click
+import orjson
 
+from swath.commands.common import handles_errors
+from swath.core.errors import SwathError
+from swath.harvesters.kiel.archive import Archive
 from swath.harvesters.kiel.branches import BadBranches, load_branches
+from swath.harvesters.kiel.notes import BadNote, read_notes
+from swath.harvesters.kiel.redist import REDISTS
 from swath.messages import codes
 
 
@@ -27,3 +35,30 @@ def check_branches(file: Path) -> None:
         raise SystemExit(1) from None
     for xpath in branches.xpaths:
         click.echo(f"ok: /amf/text/{xpath}")
+
+
+@command.command("notes")
+@click.argument("archive", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("record_id")
+@click.option("--redist", type=click.Choice(list(REDISTS)), default="nested", show_default=True,
+              help="The redist the archive was harvested with (the kiel_archive option).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per note (with its notes file), as stored.")
+@handles_errors
+def notes(archive: Path, record_id: str, redist: str, as_json: bool) -> None:
+    """List the history of RECORD_ID in the Kiel ARCHIVE (a kiel_archive harvest's path): every note of
+    every renewal, oldest first: record versions, object fetches (status, unchanged, redirects, failures),
+    objects dropped by a record change and versions deleted by the termination strategy."""
+    rdir = Archive(root=archive, redist=REDISTS[redist]()).record(record_id)
+    if not rdir.path.is_dir():
+        raise SwathError(f"no record directory for {record_id!r} under {archive} (redist {redist}); check the id "
+                         "and --redist", code=codes.KIEL_NO_RECORD)
+    for path, number, note in read_notes(rdir.path, root=archive):
+        if isinstance(note, BadNote):
+            click.echo(f"warning [{codes.KIEL_BAD_NOTE}]: {path.name}:{number}: {note}; skipped", err=True)
+        elif as_json:
+            click.echo(orjson.dumps({**note.as_dict(), "notes_file": path.name}).decode())
+        else:
+            when = dt.datetime.fromtimestamp(note.tist, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            detail = " ".join(f"{k}={v}" for k, v in note.detail.items())
+            click.echo(f"{when}  {note.item:<6}  {note.event:<10} {note.outcome:<13} {note.subject}  {detail}")
+

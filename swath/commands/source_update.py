@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
+from swath import source_settings
 from swath.commands.common import JSON_OPTION, emit, handles_errors, open_store
-from swath.commands.source_settings import check_source, parse_options, seeds_from
 from swath.commands.sources import source_dict
+from swath.source_settings import parse_options, seeds_from
 from swath.store import repo
-from swath.store.models import ACCEPTED, PENDING
+from swath.store.models import PENDING
 
 
 def extend(cli: click.Group) -> None:
@@ -33,15 +34,8 @@ def update(ctx: click.Context, source: str, seed_tokens: tuple[str, ...], seed_u
     pending validation (credentials: delete and create the source again)."""
     with open_store(ctx).session() as s:
         src = repo.find_source(s, source)
-        new_options = {k: v for k, v in src.options.items() if k not in unset}
-        new_options.update(parse_options(src.harvest_type, options))
-        new_seeds = seeds_from(seed_tokens, seed_uids) or list(src.seeds)
-        check_source(src.harvest_type, options=new_options, seeds=new_seeds, credentials=src.credentials,
-                     collection_ids={})
-        changed = new_options != src.options or new_seeds != src.seeds
-        src.options, src.seeds = new_options, new_seeds  # new objects: the JSON columns see the change
-        if changed and src.validation == ACCEPTED:
-            repo.set_validation(s, src, PENDING, "settings changed; validate again")
+        src, changed = source_settings.update(s, source, options=parse_options(src.harvest_type, options),
+                                              unset=unset, seeds=seeds_from(seed_tokens, seed_uids))
         data = source_dict(src)
     emit(data, as_json, f"source {data['name']} " + (f"updated; {data['validation']}" if changed else "unchanged")
          + (f"; next: swath harvest validate {data['name']}" if changed and data["validation"] == PENDING else ""))

@@ -12,13 +12,14 @@ from typing import Any
 
 import click
 
+from swath import source_settings
 from swath.commands.common import JSON_OPTION, emit, handles_errors, job_dict, open_requester, open_store
 from swath.commands.credentials import credential_options, read_credentials
-from swath.commands.source_settings import check_source, credential_names, parse_options, seeds_from
 from swath.messages import codes
 from swath.requester import RequestError, as_utc
+from swath.source_settings import check_source, credential_names, parse_options, seeds_from
 from swath.store import repo
-from swath.store.models import ACCEPTED, CANCELLED, REFUSED, Source
+from swath.store.models import ACCEPTED, CANCELLED, Source
 
 
 def source_dict(src: Source) -> dict[str, Any]:
@@ -123,12 +124,8 @@ def backends(as_json: bool) -> None:
 @handles_errors
 def validate(ctx: click.Context, source: str, refuse: bool, comment: str | None, as_json: bool) -> None:
     """Accept SOURCE so it may run (or --refuse it with a --comment)."""
-    if refuse and not (comment or "").strip():
-        raise RequestError("refusing a source needs --comment saying why", code=codes.BAD_REQUEST)
     with open_store(ctx).session() as s:
-        src = repo.find_source(s, source)
-        repo.set_validation(s, src, REFUSED if refuse else ACCEPTED, comment)
-        data = source_dict(src)
+        data = source_dict(source_settings.validate(s, source, refuse=refuse, comment=comment))
     emit(data, as_json, f"source {data['name']} {data['validation']}" + (f": {comment}" if comment else ""))
 
 
@@ -168,20 +165,8 @@ def launch(ctx: click.Context, source: str, sync: bool, as_json: bool) -> None:
 @handles_errors
 def schedule(ctx: click.Context, source: str, every: str | None, cron: str | None, as_json: bool) -> None:
     """Run SOURCE periodically (`swath scheduler` launches it; runs never overlap)."""
-    from swath.scheduler import BadSchedule, parse_schedule
-    from swath.store.models import utcnow
-
-    if (every is None) == (cron is None):
-        raise RequestError("give exactly one of --every or --cron", code=codes.BAD_SCHEDULE)
-    kind, expr = ("interval", every) if every else ("cron", cron)
-    assert expr is not None
-    try:
-        parsed = parse_schedule(kind, expr)
-    except BadSchedule as exc:
-        raise RequestError(str(exc), code=exc.code) from None
     with open_store(ctx).session() as s:
-        src = repo.find_source(s, source)
-        repo.set_schedule(s, src, kind=kind, expr=expr.strip(), next_due=parsed.first_due(utcnow()))
+        src = source_settings.schedule(s, source, every=every, cron=cron)
         data = source_dict(src)
         text = f"source {src.name} scheduled {_schedule_text(src)}"
     if data["validation"] != ACCEPTED:
@@ -197,9 +182,7 @@ def schedule(ctx: click.Context, source: str, every: str | None, cron: str | Non
 def unschedule(ctx: click.Context, source: str, as_json: bool) -> None:
     """Stop running SOURCE periodically (a running job goes on; `stop` ends a stream)."""
     with open_store(ctx).session() as s:
-        src = repo.find_source(s, source)
-        repo.set_schedule(s, src, kind=None, expr=None, next_due=None)
-        data = source_dict(src)
+        data = source_dict(source_settings.unschedule(s, source))
     emit(data, as_json, f"source {data['name']} unscheduled")
 
 

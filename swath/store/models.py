@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     ForeignKey,
     Index,
@@ -19,6 +20,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -110,7 +112,7 @@ class Warc(Base):
     """A WARC announced by warc_created: the WARC index exporters can read."""
 
     __tablename__ = "warcs"
-    __table_args__ = (Index("ix_warcs_collection", "collection_id"),)
+    __table_args__ = (Index("ix_warcs_collection", "collection_id"), Index("ix_warcs_seeds_known", "seeds_known"))
 
     id: Mapped[str] = mapped_column(String(100), primary_key=True)
     path: Mapped[str] = mapped_column(String(1000))
@@ -122,6 +124,21 @@ class Warc(Base):
     harvest_id: Mapped[str] = mapped_column(String(200), index=True)
     harvest_type: Mapped[str] = mapped_column(String(100))
     recorded_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # the export index (store/warc_index.py): the path from the data root, so the root may move
+    rel_path: Mapped[str | None] = mapped_column(String(1000))
+    date_first: Mapped[dt.datetime | None] = mapped_column(DateTime)  # its records' WARC-Dates, when told
+    date_last: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    seeds_known: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())  # else: any seed
+
+
+class WarcSeed(Base):
+    """A seed whose items a WARC may hold (its harvest's seeds), for seed exports."""
+
+    __tablename__ = "warc_seeds"
+
+    warc_id: Mapped[str] = mapped_column(ForeignKey("warcs.id", ondelete="CASCADE"), primary_key=True)
+    seed_id: Mapped[str] = mapped_column(String(200), primary_key=True, index=True)
+    uid: Mapped[str | None] = mapped_column(String(200), index=True)
 
 
 class Export(Base):

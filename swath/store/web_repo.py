@@ -1,0 +1,230 @@
+"""Queries of the web application's tables (swath/store/web_models.py): accounts, sessions, login throttling,
+collection sets and who may see them, the change history, export requesters."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+
+from sqlalchemy import delete, func, or_, select
+from sqlalchemy.orm import Session
+
+from swath.store.models import Export, Source, utcnow
+from swath.store.repo import Conflict, NotFound, new_id
+from swath.store.web_models import (
+    Change,
+    CollectionSet,
+    ExportRequest,
+    Group,
+    LoginAttempt,
+    Membership,
+    User,
+    WebSession,
+)
+
+# ---------------------------------------------------------------- users and groups
+
+
+def add_user(s: Session, *, name: str, password_hash: str, is_admin: bool = False) -> User:
+    if s.scalar(select(User.id).where(User.name == name)) is not None:
+        raise Conflict(f"a user named {name!r} exists already")
+    user = User(id=new_id(), name=name, password_hash=password_hash, is_admin=is_admin)
+    s.add(user)
+    s.flush()
+    return user
+
+
+def user_named(s: Session, name: str) -> User | None:
+    return s.scalar(select(User).where(User.name == name, User.disabled_at.is_(None)))
+
+
+def list_users(s: Session) -> list[User]:
+    return list(s.scalars(select(User).order_by(User.name)))
+
+
+def group_named(s: Session, name: str, *, create: bool = False) -> Group:
+    group = s.scalar(select(Group).where(Group.name == name))
+    if group is None:
+        if not create:
+            raise NotFound(f"no group {name!r}")
+        group = Group(id=new_id(), name=name)
+        s.add(group)
+        s.flush()
+    return group
+
+
+def list_groups(s: Session) -> list[Group]:
+    return list(s.scalars(select(Group).order_by(Group.name)))
+
+
+def join(s: Session, user: User, group: Group) -> None:
+    if s.get(Membership, (user.id, group.id)) is None:
+        s.add(Membership(user_id=user.id, group_id=group.id))
+        s.flush()
+
+
+def groups_of(s: Session, user: User) -> list[Group]:
+    return list(s.scalars(select(Group).join(Membership, Membership.group_id == Group.id)
+                          .where(Membership.user_id == user.id).order_by(Group.name)))
+
+
+def members(s: Session) -> dict[str, list[str]]:
+    """group id -> the names of its members."""
+    out: dict[str, list[str]] = {}
+    for group_id, name in s.execute(select(Membership.group_id, User.name).join(User, User.id == Membership.user_id)
+                                    .order_by(User.name)):
+        out.setdefault(group_id, []).append(name)
+    return out
+
+
+# ---------------------------------------------------------------- sessions and login attempts
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def open_session(s: Session, user: User, *, lifetime: dt.timedelta) -> tuple[str, WebSession]:
+    """A new session: (the token for the cookie, the row keeping only its hash)."""
+    token = secrets.token_urlsafe(32)
+    row = WebSession(token_hash=token_hash(token), user_id=user.id, csrf=secrets.token_urlsafe(32),
+                     expires_at=utcnow() + lifetime)
+    s.add(row)
+    s.flush()
+    return token, row
+
+
+def session_user(s: Session, token: str) -> tuple[WebSession, User] | None:
+    row = s.get(WebSession, token_hash(token))
+    if row is None or row.expires_at <= utcnow():
+        return None
+    user = s.get(User, row.user_id)
+    if user is None or user.disabled_at is not None:
+        return None
+    return row, user
+
+
+def close_session(s: Session, token: str) -> None:
+    s.execute(delete(WebSession).where(WebSession.token_hash == token_hash(token)))
+
+
+def close_sessions_of(s: Session, user: User, *, keep: str | None = None) -> None:
+    """Log the user out everywhere (a password change), except the session whose token is `keep`."""
+    query = delete(WebSession).where(WebSession.user_id == user.id)
+    if keep is not None:
+        query = query.where(WebSession.token_hash != token_hash(keep))
+    s.execute(query)
+
+
+def prune(s: Session, *, attempts_before: dt.datetime) -> None:
+    """Forget expired sessions and login attempts older than the throttling window needs."""
+    s.execute(delete(WebSession).where(WebSession.expires_at <= utcnow()))
+    s.execute(delete(LoginAttempt).where(LoginAttempt.at < attempts_before))
+
+
+def record_attempt(s: Session, *, name: str, address: str, ok: bool) -> None:
+    s.add(LoginAttempt(name=name[:100], address=address[:100], ok=ok))
+
+
+def recent_failures(s: Session, *, name: str, address: str, since: dt.datetime) -> int:
+    """Failed logins for this name or from this address since `since`."""
+    return int(s.scalar(select(func.count()).select_from(LoginAttempt).where(
+        LoginAttempt.ok.is_(False), LoginAttempt.at >= since,
+        or_(LoginAttempt.name == name[:100], LoginAttempt.address == address[:100]))) or 0)
+
+
+# ---------------------------------------------------------------- collection sets and visibility
+
+
+def visible_group_ids(s: Session, user: User) -> set[str] | None:
+    """The groups whose collection sets `user` sees; None: all of them (an admin)."""
+    if user.is_admin:
+        return None
+    return set(s.scalars(select(Membership.group_id).where(Membership.user_id == user.id)))
+
+
+def list_sets(s: Session, user: User) -> list[CollectionSet]:
+    query = select(CollectionSet).order_by(CollectionSet.deactivated_at.is_not(None), CollectionSet.name)
+    groups = visible_group_ids(s, user)
+    if groups is not None:
+        query = query.where(CollectionSet.group_id.in_(groups))
+    return list(s.scalars(query))
+
+
+def get_set(s: Session, user: User, set_id: str) -> CollectionSet:
+    """The set if `user` may see it; NotFound otherwise, the same as for a set that does not exist."""
+    row = s.get(CollectionSet, set_id)
+    groups = visible_group_ids(s, user)
+    if row is None or (groups is not None and row.group_id not in groups):
+        raise NotFound(f"no collection set {set_id!r}")
+    return row
+
+
+def add_set(s: Session, *, set_id: str, name: str, description: str | None, group: Group) -> CollectionSet:
+    if s.get(CollectionSet, set_id) is not None:
+        raise Conflict(f"a collection set with id {set_id!r} exists already")
+    row = CollectionSet(id=set_id, name=name, description=description, group_id=group.id)
+    s.add(row)
+    s.flush()
+    return row
+
+
+def collections_of(s: Session, set_id: str) -> list[Source]:
+    return list(s.scalars(select(Source).where(Source.collection_set_id == set_id)
+                          .order_by(Source.deleted_at.is_not(None), Source.name)))
+
+
+def get_collection(s: Session, user: User, source_id: str) -> tuple[Source, CollectionSet | None]:
+    """A collection (source) `user` may see, with its set; admins also see sources the CLI made outside any set."""
+    source = s.get(Source, source_id)
+    if source is None:
+        raise NotFound(f"no collection {source_id!r}")
+    row = s.get(CollectionSet, source.collection_set_id)
+    if row is None and user.is_admin:
+        return source, None
+    if row is None:
+        raise NotFound(f"no collection {source_id!r}")
+    get_set(s, user, row.id)
+    return source, row
+
+
+# ---------------------------------------------------------------- history and export requesters
+
+
+def log_change(s: Session, *, set_id: str, source_id: str | None, user: str, action: str, detail: str = "") -> None:
+    s.add(Change(collection_set_id=set_id, source_id=source_id, user_name=user, action=action, detail=detail))
+
+
+def changes(s: Session, *, set_id: str, source_id: str | None = None, limit: int = 50) -> list[Change]:
+    query = select(Change).where(Change.collection_set_id == set_id)
+    if source_id is not None:
+        query = query.where(Change.source_id == source_id)
+    return list(s.scalars(query.order_by(Change.at.desc(), Change.id.desc()).limit(limit)))
+
+
+def add_export_request(s: Session, *, export_id: str, set_id: str, source_id: str | None, user: str) -> None:
+    s.add(ExportRequest(export_id=export_id, collection_set_id=set_id, source_id=source_id, user_name=user))
+
+
+def export_requests(s: Session, user: User, *, source_id: str | None = None,
+                    limit: int = 100) -> list[tuple[Export, ExportRequest]]:
+    query = (select(Export, ExportRequest).join(ExportRequest, ExportRequest.export_id == Export.id)
+             .order_by(Export.created_at.desc()).limit(limit))
+    groups = visible_group_ids(s, user)
+    if groups is not None:
+        query = query.join(CollectionSet, CollectionSet.id == ExportRequest.collection_set_id).where(
+            CollectionSet.group_id.in_(groups))
+    if source_id is not None:
+        query = query.where(ExportRequest.source_id == source_id)
+    return [(e, r) for e, r in s.execute(query)]
+
+
+def export_request(s: Session, user: User, export_id: str) -> tuple[Export, ExportRequest]:
+    """An export asked for in the web application, if `user` may see its collection set."""
+    request = s.get(ExportRequest, export_id)
+    export = s.get(Export, export_id)
+    if request is None or export is None:
+        raise NotFound(f"no export {export_id!r}")
+    get_set(s, user, request.collection_set_id)
+    return export, request

@@ -1,0 +1,56 @@
+"""The web application: `create_app(config=, store=)` gives a Starlette app; `swath web` serves it with uvicorn.
+
+Why Starlette: small, real routing and form parsing, sync endpoints run in a threadpool (the store is sync
+SQLAlchemy), Jinja2 templates; Django would bring a second ORM and migrations beside SQLAlchemy + Alembic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from swath.core.config import Config
+from swath.requester import Requester
+from swath.store import Store
+from swath.web import (
+    routes_admin,
+    routes_auth,
+    routes_collections,
+    routes_exports,
+    routes_ops,
+    routes_preview,
+    routes_runs,
+    routes_sets,
+)
+from swath.web.state import Web
+
+STATIC = Path(__file__).with_name("static")
+
+
+def create_app(*, config: Config, store: Store, requester: Requester | None = None,
+               secure_cookies: bool | None = None, management_url: str | None = None) -> Starlette:
+    # env: references of stored sources are read from this process's environment, as the CLI's are
+    requester = requester or Requester(config=config, store=store, env=dict(os.environ))
+    web = Web(config=config, store=store, requester=requester, secure_cookies=secure_cookies,
+              management_url=management_url)
+    routes: list[BaseRoute] = [
+        Route("/healthz", lambda _request: PlainTextResponse("ok\n")),
+        *routes_auth.ROUTES, *routes_sets.ROUTES, *routes_collections.ROUTES, *routes_runs.ROUTES,
+        *routes_exports.ROUTES, *routes_ops.ROUTES, *routes_admin.ROUTES, *routes_preview.ROUTES,
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        requester.close()  # its publisher's connection
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.web = web
+    return app

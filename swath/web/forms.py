@@ -1,0 +1,122 @@
+"""Forms generated from a harvest type's declaration: its option schema (the one `swath harvest create` checks
+with, core/platforms.py + messages/settings.py), the credentials it needs and the kind of seeds it reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from swath.core.errors import SwathError
+from swath.messages import codes, settings
+from swath.source_settings import seeds_from
+
+EXPORT_FORMATS = ("csv", "tsv", "xlsx", "json", "json_full", "dehydrate")
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str  # the option's key; the form field is "opt.<name>"
+    kind: str  # "bool" (a yes/no/default choice), "number", "integer", "text", "list", "choice"
+    description: str
+    choices: tuple[str, ...] = ()
+    default: str = ""
+    value: str = ""
+
+
+@dataclass(frozen=True)
+class TypeInfo:
+    name: str
+    title: str
+    stream: bool
+    seeds: str  # "text", "url" or "none" (core/platforms.py SEED_TOKENS)
+    credentials: tuple[tuple[str, ...], ...]
+
+
+def harvest_types() -> list[TypeInfo]:
+    from swath.harvesters.registry import harvester_types
+
+    out = []
+    for ht in harvester_types():
+        found = settings.declaration(ht.name)
+        platform, kind = found if found else (None, None)
+        out.append(TypeInfo(name=ht.name, title=platform.title if platform else ht.platform, stream=ht.stream,
+                            seeds=kind.seeds.token if kind else "text",
+                            credentials=platform.credentials if platform else ()))
+    return sorted(out, key=lambda t: (t.title.lower(), t.name))
+
+
+def type_info(name: str) -> TypeInfo:
+    for info in harvest_types():
+        if info.name == name:
+            return info
+    raise SwathError(f"no harvest type {name!r}", code=codes.UNKNOWN_TYPE)
+
+
+def option_fields(harvest_type: str, values: Mapping[str, Any] | None = None) -> list[Field]:
+    found = settings.declaration(harvest_type)
+    properties = found[0].options.get("properties", {}) if found else {}
+    values = values or {}
+    fields = []
+    for name, spec in properties.items():
+        wanted = spec.get("type")
+        kind = ("choice" if "enum" in spec else "bool" if wanted == "boolean" else "list" if wanted == "array"
+                else wanted if wanted in ("integer", "number") else "text")
+        current = values.get(name)
+        shown = ("true" if current else "false") if isinstance(current, bool) else (
+            ", ".join(map(str, current)) if isinstance(current, list) else "" if current is None else str(current))
+        default = spec.get("default")
+        fields.append(Field(name=name, kind=kind, description=spec.get("description", ""),
+                            choices=tuple(map(str, spec.get("enum", ()))),
+                            default="" if default is None else str(default).lower() if isinstance(default, bool)
+                            else str(default), value=shown))
+    return fields
+
+
+def read_options(harvest_type: str, form: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a form sets (an empty field: not set), each read by its schema type."""
+    options: dict[str, Any] = {}
+    for field in option_fields(harvest_type):
+        raw = form.get(f"opt.{field.name}")
+        if isinstance(raw, str) and raw.strip():
+            try:
+                options[field.name] = settings.parse_option(harvest_type, field.name, raw.strip())
+            except settings.BadOption as exc:
+                raise SwathError(str(exc).replace("--option ", ""), code=codes.BAD_REQUEST) from None
+    return options
+
+
+def typed_values(harvest_type: str, form: Mapping[str, Any]) -> dict[str, str]:
+    """The option fields as typed, to show a refused form again."""
+    return {f.name: raw for f in option_fields(harvest_type) if isinstance(raw := form.get(f"opt.{f.name}"), str)}
+
+
+def read_seeds(form: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Seeds pasted one per line: tokens (accounts, blogs, endpoint URLs) and, separately, uids."""
+    return seeds_from(_lines(form.get("seeds")), _lines(form.get("seed_uids")))
+
+
+def _lines(value: Any) -> list[str]:
+    return [line.strip() for line in str(value or "").splitlines() if line.strip()]
+
+
+def credential_names(info: TypeInfo) -> list[str]:
+    names: list[str] = []
+    for need in info.credentials:
+        names += [n for n in need if n not in names]
+    return names
+
+
+def read_credentials(info: TypeInfo, form: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """(NAME=env:VAR references, name -> value to seal) from the credential fields; empty fields are skipped."""
+    refs: list[str] = []
+    values: dict[str, str] = {}
+    for name in credential_names(info):
+        raw = form.get(f"cred.{name}")
+        if not isinstance(raw, str) or not raw.strip():
+            continue
+        if raw.startswith("env:"):
+            refs.append(f"{name}={raw.strip()}")
+        else:
+            values[name] = raw.strip()
+    return refs, values

@@ -1,0 +1,66 @@
+"""Operations (admins): queues and consumers, dead letters (shown masked, requeued), status messages the
+monitor refused, workers seen, disk use per collection; /status is the old dashboard's page."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from swath.core.errors import SwathError
+from swath.messages import codes
+from swath.store import repo, web_repo
+from swath.store.models import Job
+from swath.web.views import Ctx, action, admin_only, page
+
+
+@page
+def operations(ctx: Ctx) -> Response:
+    admin_only(ctx)
+    from swath.dashboard.snapshot import gather
+
+    snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url)
+    with ctx.store.session() as s:
+        workers = list(s.execute(select(Job.service, Job.host, Job.instance, func.max(Job.updated_at), func.count())
+                                 .where(Job.service.is_not(None))
+                                 .group_by(Job.service, Job.host, Job.instance)
+                                 .order_by(func.max(Job.updated_at).desc())))
+        sets = {cs.id: cs.name for cs in web_repo.list_sets(s, ctx.user)}
+        collections = {(src.collection_set_id, src.collection_id): src for src in repo.list_sources(s, deleted=True)}
+    return ctx.render("ops.html", snap=snap, workers=workers, sets=sets, collections=collections,
+                      notice=ctx.request.query_params.get("notice"))
+
+
+@action
+def requeue(ctx: Ctx) -> Response:
+    admin_only(ctx)
+    from swath.messages.deadletters import DeadLetters
+
+    letter = ctx.field("id")
+    if not letter:
+        raise SwathError("which dead letter? (its id)", code=codes.BAD_REQUEST)
+    with DeadLetters.open(ctx.web.config) as letters:
+        result = letters.requeue({letter})
+    said = f"requeued {letter}" if letter in result.requeued else f"{letter} stayed: {result.failed.get(letter)}"
+    return ctx.redirect("/ops?notice=" + said.replace("&", " ").replace("#", " "))
+
+
+async def status_page(request: Request) -> Response:
+    """The read-only status page `swath dashboard` serves, here too (no login: it is what the dashboard showed
+    without one; put both behind the same proxy rules)."""
+    from swath.dashboard.render import render
+    from swath.dashboard.snapshot import gather
+    from swath.store.models import utcnow
+
+    web = request.app.state.web
+    snap = await run_in_threadpool(gather, config=web.config, store=web.store, management_url=web.management_url)
+    return HTMLResponse(render(snap, refresh=10, generated=utcnow().isoformat(timespec="seconds") + "Z"))
+
+
+ROUTES = [
+    Route("/ops", operations, methods=["GET"]),
+    Route("/ops/deadletters/requeue", requeue, methods=["POST"]),
+    Route("/status", status_page, methods=["GET"]),
+]

@@ -1,0 +1,122 @@
+"""How a request becomes a page: the logged-in user, the CSRF check on every form, rendering (templating.py)
+with security headers, and errors as pages (a hidden set's page is a 404, as a missing one is).
+
+Endpoints are plain functions of a `Ctx`; `page` (GET) and `action` (POST) run them in Starlette's threadpool,
+since the store is synchronous SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from swath.core.errors import SwathError
+from swath.messages import codes
+from swath.store import web_repo
+from swath.store.repo import NotFound
+from swath.store.web_models import User, WebSession
+from swath.web.auth import COOKIE
+from swath.web.state import Web
+
+Endpoint = Callable[["Ctx"], Response]
+MAX_FIELDS = 500  # a form with more fields than this is not one of ours
+
+
+@dataclass
+class Ctx:
+    request: Request
+    web: Web
+    user: User
+    session: WebSession
+    form: FormData | None
+
+    @property
+    def store(self) -> Any:
+        return self.web.store
+
+    def field(self, name: str, default: str = "") -> str:
+        value = self.form.get(name) if self.form is not None else None
+        return value.strip() if isinstance(value, str) else default
+
+    def render(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+        return render(self.web, template, status=status, user=self.user, csrf=self.session.csrf,
+                      path=self.request.url.path, **values)
+
+    def redirect(self, url: str) -> RedirectResponse:
+        return RedirectResponse(url, status_code=303)
+
+
+def render(web: Web, template: str, *, status: int = 200, **values: Any) -> HTMLResponse:
+    html = web.templates.get_template(template).render(**{"path": "", "notice": None, **values})
+    return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+
+
+# no framing (clickjacking), no sniffing, no referrer leaking ids to other sites; scripts only from here
+SECURITY_HEADERS = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
+                    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; form-action 'self'",
+                    "Cache-Control": "no-store"}
+
+
+def page(fn: Endpoint) -> Callable[[Request], Any]:
+    """A GET endpoint for a logged-in user."""
+
+    @functools.wraps(fn)
+    async def endpoint(request: Request) -> Response:
+        return await run_in_threadpool(_run, fn, request, None)
+
+    return endpoint
+
+
+def action(fn: Endpoint) -> Callable[[Request], Any]:
+    """A POST endpoint for a logged-in user; refused unless the form carries the session's CSRF token."""
+
+    @functools.wraps(fn)
+    async def endpoint(request: Request) -> Response:
+        form = await request.form(max_files=0, max_fields=MAX_FIELDS)
+        return await run_in_threadpool(_run, fn, request, form)
+
+    return endpoint
+
+
+def _run(fn: Endpoint, request: Request, form: FormData | None) -> Response:
+    web: Web = request.app.state.web
+    token = request.cookies.get(COOKIE, "")
+    found = None
+    if token:
+        with web.store.session() as s:
+            found = web_repo.session_user(s, token)
+    if found is None:
+        if form is not None:  # a post from a page whose session ended: say so rather than redirect
+            return error_page(web, 403, codes.WEB_CSRF, "your session has ended; log in again")
+        return RedirectResponse("/login?next=" + quote(request.url.path), status_code=303)
+    session, user = found
+    if form is not None:
+        sent = form.get("csrf")
+        if not isinstance(sent, str) or not hmac.compare_digest(sent, session.csrf):
+            return error_page(web, 403, codes.WEB_CSRF, "this form is not from a page of this session; reload the "
+                              "page and send it again", user=user, csrf=session.csrf)
+    ctx = Ctx(request=request, web=web, user=user, session=session, form=form)
+    try:
+        return fn(ctx)
+    except NotFound as exc:
+        return error_page(web, 404, codes.WEB_NOT_FOUND, exc.message, user=user, csrf=session.csrf)
+    except SwathError as exc:
+        return error_page(web, 400, exc.code, exc.message, user=user, csrf=session.csrf)
+
+
+def error_page(web: Web, status: int, code: str, message: str, **values: Any) -> HTMLResponse:
+    return render(web, "error.html", status=status, code=code, message=message, **values)
+
+
+def admin_only(ctx: Ctx) -> None:
+    if not ctx.user.is_admin:
+        raise NotFound("no such page")  # as for a page that does not exist
