@@ -77,6 +77,8 @@ class Config:
     queue_prefix: str = ""
     data_root: Path = field(default_factory=lambda: default_data_root(os.environ))
     confirm_window: int = 256
+    # deliveries of one message before its work queue dead-letters it (reason delivery_limit); 0: no limit
+    delivery_limit: int = 20
     heartbeat: int = 60
     reconnect_max_delay: float = 30.0
     warc_max_bytes: int = 100 * 1024 * 1024
@@ -115,6 +117,7 @@ class Config:
             queue_prefix=env.get("SWATH_QUEUE_PREFIX") or "",
             data_root=data_root,
             confirm_window=_int(env, "SWATH_CONFIRM_WINDOW", 256),
+            delivery_limit=max(0, _int(env, "SWATH_DELIVERY_LIMIT", 20)),
             heartbeat=_int(env, "SWATH_HEARTBEAT", 60),
             reconnect_max_delay=_float(env, "SWATH_RECONNECT_MAX_DELAY", 30.0),
             warc_max_bytes=_int(env, "SWATH_WARC_MAX_BYTES", 100 * 1024 * 1024),

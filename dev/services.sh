@@ -15,7 +15,8 @@ ensure_rabbitmq() {
         if as_root rabbitmqctl -q eval 'ok.' >/dev/null 2>&1; then
             as_root rabbitmqctl -q start_app >/dev/null   # the node runs but its app was stopped
         else
-            as_root rabbitmq-server -detached >/dev/null 2>&1 || true
+            # quorum queues hold ~3 file handles each: 1024 (a shell's default) runs out near 300 queues
+            (ulimit -n 65536 2>/dev/null || true; as_root rabbitmq-server -detached >/dev/null 2>&1) || true
         fi
         wait_port 5672 90 RabbitMQ
     fi

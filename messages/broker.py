@@ -29,15 +29,27 @@ from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.messages.broker_errors import BrokerError, classify, safe_url
 from swath.messages.model import encode_body
+from swath.messages.nodes import Nodes
+from swath.messages.topology import (
+    DEAD_QUEUE,
+    DEAD_REASON_CODE,
+    DEAD_REASON_MESSAGE,
+    DEAD_ROUTING_KEY,
+    STATUS_BINDINGS,
+    connection_parameters,
+    declare_topology,
+    declare_work_queue,
+    open_blocking,
+    worker_queue_arguments,
+)
+
+# The topology names lived here first and are still imported from here.
+__all__ = ["DEAD_QUEUE", "DEAD_REASON_CODE", "DEAD_REASON_MESSAGE", "DEAD_ROUTING_KEY", "STATUS_BINDINGS",
+           "connection_parameters", "declare_topology", "declare_work_queue", "open_blocking",
+           "worker_queue_arguments", "Publisher", "PublishError", "Unroutable", "Nacked", "PublisherClosed"]
 
 log = logging.getLogger(__name__)
-
-# Headers carried by dead-lettered messages so an operator can see why.
-DEAD_REASON_CODE = "x-swath-error-code"
-DEAD_REASON_MESSAGE = "x-swath-error-message"
-DEAD_ROUTING_KEY = "x-swath-original-routing-key"
-DEAD_QUEUE = "x-swath-original-queue"
-
+NACK_RETRIES = 8  # a nacked message is sent again on a new connection this often, then its publish fails
 
 class PublishError(SwathError):
     """A message was not accepted by the broker."""
@@ -55,47 +67,6 @@ class PublisherClosed(PublishError):
     """publish() was called after close(), or close() ran before the message was confirmed."""
 
 
-def open_blocking(config: Config, *, name: str) -> pika.BlockingConnection:
-    """A BlockingConnection, or a `BrokerError` saying in one line why there is none."""
-    try:
-        return pika.BlockingConnection(connection_parameters(config, name=name))
-    except (pika.exceptions.AMQPError, OSError) as exc:
-        raise classify(exc, config.amqp_url) from None
-
-
-def connection_parameters(config: Config, *, name: str) -> pika.URLParameters:
-    params = pika.URLParameters(config.amqp_url)
-    params.heartbeat = config.heartbeat
-    params.blocked_connection_timeout = 300
-    params.client_properties = {"connection_name": name, "product": "swath"}
-    return params
-
-
-def worker_queue_arguments(config: Config) -> dict[str, Any]:
-    """Arguments of every work queue; identical on every declare (RabbitMQ refuses a mismatch)."""
-    return {"x-dead-letter-exchange": config.dead_letter_exchange}
-
-
-def declare_topology(channel: Any, config: Config) -> None:
-    """Declare the exchange and the dead-letter pair. Works on Blocking channels (synchronous calls)."""
-    channel.exchange_declare(exchange=config.exchange, exchange_type="topic", durable=True)
-    channel.exchange_declare(exchange=config.dead_letter_exchange, exchange_type="topic", durable=True)
-    channel.queue_declare(queue=config.dead_letter_queue, durable=True)
-    channel.queue_bind(queue=config.dead_letter_queue, exchange=config.dead_letter_exchange, routing_key="#")
-    if config.status_queue:
-        declare_work_queue(channel, config, config.status_queue, STATUS_BINDINGS)
-
-
-# Everything a requester or the monitor needs to hear.
-STATUS_BINDINGS = ["harvest.status.#", "export.status.#", "warc_created"]
-
-
-def declare_work_queue(channel: Any, config: Config, queue: str, bindings: list[str]) -> None:
-    channel.queue_declare(queue=queue, durable=True, arguments=worker_queue_arguments(config))
-    for binding in bindings:
-        channel.queue_bind(queue=queue, exchange=config.exchange, routing_key=binding)
-
-
 @dataclass
 class _Pending:
     exchange: str
@@ -104,6 +75,7 @@ class _Pending:
     headers: dict[str, Any]
     future: Future[None] = field(default_factory=Future)
     message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    nacks: int = 0  # times the broker nacked it; sent again until NACK_RETRIES
 
 
 class Publisher:
@@ -129,6 +101,7 @@ class Publisher:
         self._ready = threading.Event()
         self._closed = threading.Event()  # ends a wait between connection attempts at once
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._nodes = Nodes(config.amqp_url, name=name, heartbeat=config.heartbeat)
 
     # ---- any thread ----
 
@@ -208,22 +181,28 @@ class Publisher:
 
     def _run(self) -> None:
         delay = 0.5
+        tried = 0  # nodes tried since the last one that worked
         while not self._closing:
             try:
                 self._connection = SelectConnection(
-                    connection_parameters(self.config, name=self.name),
+                    self._nodes.current(),
                     on_open_callback=self._on_connection_open,
                     on_open_error_callback=self._on_open_error,
                     on_close_callback=self._on_connection_closed,
                 )
                 self._connection.ioloop.start()
             except (pika.exceptions.AMQPError, OSError) as exc:  # e.g. a host name that does not resolve
-                self.last_error = classify(exc, self.config.amqp_url)
+                self.last_error = classify(exc, self._nodes.current_url())
             if self._closing:
                 break
             if self._ready.is_set():
-                delay = 0.5
+                delay, tried = 0.5, 0
             self._ready.clear()
+            self._nodes.failed()  # the next attempt goes to the next node; unconfirmed messages go with it
+            tried += 1
+            if tried % len(self._nodes.urls):  # another node is still untried in this outage: go at once
+                self._closed.wait(min(0.2, self._after_failure(0.2)))
+                continue
             self._closed.wait(self._after_failure(delay))
             delay = min(delay * 2, self.config.reconnect_max_delay)
 
@@ -262,7 +241,7 @@ class Publisher:
                 item.future.set_exception(error)
 
     def _on_open_error(self, connection: SelectConnection, error: Exception) -> None:
-        self.last_error = classify(error, self.config.amqp_url)
+        self.last_error = classify(error, self._nodes.current_url())
         connection.ioloop.stop()
 
     def _on_connection_open(self, connection: SelectConnection) -> None:
@@ -270,7 +249,7 @@ class Publisher:
 
     def _on_connection_closed(self, connection: SelectConnection, reason: Exception) -> None:
         if self.last_error is None and not self._closing:  # a channel refusal said it better already
-            self.last_error = classify(reason, self.config.amqp_url)
+            self.last_error = classify(reason, self._nodes.current_url())
         self._channel = None
         self._requeue_unconfirmed()
         connection.ioloop.stop()
@@ -287,7 +266,7 @@ class Publisher:
 
         def ready(_frame: Any) -> None:
             if self._outage_since is not None:
-                log.info("%s reached the broker at %s again", self.name, safe_url(config.amqp_url))
+                log.info("%s reached the broker at %s again", self.name, safe_url(self._nodes.current_url()))
             self.last_error, self._outage_since, self._logged_code = None, None, None
             self._ready.set()
             self._drain()
@@ -299,8 +278,8 @@ class Publisher:
         )
 
     def _on_channel_closed(self, channel: Channel, reason: Exception) -> None:
-        if not self._closing:
-            self.last_error = classify(reason, self.config.amqp_url)  # e.g. no permission to declare
+        if not self._closing and not isinstance(reason, pika.exceptions.ChannelClosedByClient):
+            self.last_error = classify(reason, self._nodes.current_url())  # e.g. no permission to declare
         self._channel = None
         self._requeue_unconfirmed()
         if self._connection is not None and self._connection.is_open:
@@ -352,14 +331,31 @@ class Publisher:
             items = [self._unconfirmed.pop(t) for t in tags]
             for item in items:
                 self._by_message_id.pop(item.message_id, None)
+        retry = [item for item in items if nack and not item.future.done() and item.nacks < NACK_RETRIES]
         for item in items:
-            if item.future.done():
+            if item.future.done() or item in retry:
                 continue
             if nack:
-                item.future.set_exception(Nacked(f"broker nacked message for {item.routing_key!r}"))
+                item.future.set_exception(Nacked(f"broker nacked message for {item.routing_key!r} "
+                                                 f"{item.nacks + 1} times"))
             else:
                 item.future.set_result(None)
+        if retry:
+            self._retry_nacked(retry)
         self._drain()
+
+    def _retry_nacked(self, items: list[_Pending]) -> None:
+        """A quorum queue nacks while it has no leader, and RabbitMQ 3.10 keeps nacking a channel that first
+        published to the queue then, even after a new leader took over: send them again on a new connection."""
+        with self._lock:
+            for item in items:
+                item.nacks += 1
+            self._pending.extendleft(reversed(items))
+        self.last_error = BrokerError(f"the broker nacked {len(items)} message(s) (a queue electing a new leader "
+                                      "after a lost node?); sending them again on a new connection")
+        channel = self._channel
+        if channel is not None and channel.is_open:
+            channel.close()  # _on_channel_closed puts the unconfirmed back and closes the connection
 
     def _requeue_unconfirmed(self) -> None:
         """After a lost channel: messages not yet confirmed go back to the front, in order."""

@@ -17,6 +17,7 @@ import pika.exceptions
 
 from swath.core.errors import SwathError
 from swath.messages import codes
+from swath.messages.nodes import amqp_urls
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,11 @@ class BrokerError(SwathError):
 
 
 def safe_url(url: str) -> str:
-    """The AMQP URL without its password, for messages and log lines."""
+    """The AMQP URL (each node's, when SWATH_AMQP_URL names several) without its password, for messages and logs."""
+    return ", ".join(_safe_node_url(node) for node in amqp_urls(url))
+
+
+def _safe_node_url(url: str) -> str:
     params = pika.URLParameters(url)
     scheme = "amqps" if params.ssl_options else "amqp"
     return f"{scheme}://{params.host}:{params.port}/{quote(params.virtual_host, safe='')}"
@@ -67,7 +72,7 @@ def classify(exc: BaseException, url: str) -> BrokerError:
     if isinstance(exc, BrokerError):
         return exc
     log.debug("broker error at %s", safe_url(url), exc_info=exc)
-    params = pika.URLParameters(url)
+    params = pika.URLParameters(amqp_urls(url)[0])  # every node of a cluster has the same users and vhosts
     where, user, vhost = safe_url(url), params.credentials.username, params.virtual_host
     text = _texts(exc)
     if isinstance(exc, pika.exceptions.ProbableAuthenticationError | pika.exceptions.AuthenticationError) \
@@ -82,6 +87,12 @@ def classify(exc: BaseException, url: str) -> BrokerError:
         return BrokerError(f"user {user!r} may not use virtual host {vhost!r} at {where}: grant it "
                            f"(rabbitmqctl set_permissions -p {vhost} {user} ...; {_SETUP_HINT}) or use another user "
                            "in SWATH_AMQP_URL", code=codes.BROKER_PERMISSION)
+    mismatch = re.search(r"inequivalent arg '([^']+)' for queue '([^']+)'", text)
+    if mismatch:
+        return BrokerError(f"queue {mismatch.group(2)!r} exists at {where} with another {mismatch.group(1)} than swath "
+                           "declares (a classic queue from an older swath, or another SWATH_DELIVERY_LIMIT): run "
+                           "`swath broker setup` to see which, `swath broker setup --migrate` to move their messages "
+                           "into quorum queues (docs/deployment.md)", code=codes.BROKER_QUEUE_MISMATCH)
     refused = re.search(r"ACCESS_REFUSED - ([^'\"]+)", text)
     if refused:
         return BrokerError(f"the broker refused user {user!r}: {refused.group(1).strip()}; grant that permission "

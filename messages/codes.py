@@ -127,3 +127,8 @@ WEB_LOGIN_FAILED = "web_login_failed"  # a login with a wrong user name or passw
 WEB_LOGIN_THROTTLED = "web_login_throttled"  # too many failed logins for this name or address; wait and retry
 WEB_CSRF = "web_csrf"  # a form posted without this session's CSRF token (another site, or an old page)
 WEB_NOT_FOUND = "web_not_found"  # no such page, or one in a collection set the user is not a member of
+
+# --- quorum queues and broker clusters ---
+DELIVERY_LIMIT = "delivery_limit"  # the broker dead-lettered a message delivered SWATH_DELIVERY_LIMIT times unacked
+DEAD_LETTERED = "dead_lettered"  # the broker dead-lettered a message for another reason (x-first-death-reason says)
+BROKER_QUEUE_MISMATCH = "broker_queue_mismatch"  # a queue exists with other arguments (classic?): setup --migrate

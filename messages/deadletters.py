@@ -22,12 +22,18 @@ from pika.spec import BasicProperties
 from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.messages import codes
-from swath.messages.broker import DEAD_QUEUE, DEAD_REASON_CODE, DEAD_REASON_MESSAGE, DEAD_ROUTING_KEY, open_blocking
 from swath.messages.broker_errors import classify
+from swath.messages.topology import DEAD_QUEUE, DEAD_REASON_CODE, DEAD_REASON_MESSAGE, DEAD_ROUTING_KEY, open_blocking
 
 MASK = "***"
 # headers a dead letter gained on its way to the queue; a requeued copy goes out without them
-_DEATH_HEADERS = ("x-death", "x-first-death-", "x-last-death-", "x-swath-error-", "x-swath-original-")
+_DEATH_HEADERS = ("x-death", "x-first-death-", "x-last-death-", "x-swath-error-", "x-swath-original-",
+                  "x-delivery-count")
+# Why the broker itself dead-lettered a message (x-first-death-reason), as a code and what it means.
+_BROKER_REASONS = {
+    "delivery_limit": (codes.DELIVERY_LIMIT, "delivered SWATH_DELIVERY_LIMIT times and never acked: its worker died "
+                                             "or was stopped each time it handled it (a poison message?)"),
+}
 
 
 class DeadLetterNotFound(SwathError):
@@ -48,10 +54,15 @@ class DeadLetter:
     @classmethod
     def of(cls, method: Any, props: BasicProperties, body: bytes) -> DeadLetter:
         headers = dict(props.headers or {})
+        code, reason = _text(headers.get(DEAD_REASON_CODE)), _text(headers.get(DEAD_REASON_MESSAGE))
+        broker_reason = _text(headers.get("x-first-death-reason"))  # set when the broker dead-lettered it
+        if code is None and broker_reason is not None:
+            code, reason = _BROKER_REASONS.get(broker_reason, (codes.DEAD_LETTERED, f"the broker dead-lettered it "
+                                                                                    f"({broker_reason})"))
         return cls(id=props.message_id or "sha1-" + hashlib.sha1(body).hexdigest()[:16],
                    routing_key=_text(headers.get(DEAD_ROUTING_KEY)) or method.routing_key,
-                   queue=_text(headers.get(DEAD_QUEUE)), code=_text(headers.get(DEAD_REASON_CODE)),
-                   reason=_text(headers.get(DEAD_REASON_MESSAGE)), body=body, headers=headers, properties=props)
+                   queue=_text(headers.get(DEAD_QUEUE)) or _text(headers.get("x-first-death-queue")),
+                   code=code, reason=reason, body=body, headers=headers, properties=props)
 
     def view(self, *, full: bool = False) -> dict[str, Any]:
         """What list (and with `full`, show) prints: every credential value masked, wherever it appears."""

@@ -41,7 +41,6 @@ from swath.messages.broker import (
     DEAD_REASON_MESSAGE,
     DEAD_ROUTING_KEY,
     Publisher,
-    connection_parameters,
     declare_topology,
     declare_work_queue,
 )
@@ -53,6 +52,7 @@ from swath.messages.model import (
     Origin,
     decode_body,
 )
+from swath.messages.nodes import Nodes
 from swath.messages.validation import InvalidMessage, validate_for_key
 
 log = logging.getLogger(__name__)
@@ -118,6 +118,7 @@ class Worker:
         self.requeued = 0  # messages handed back to the queue (interrupted or taken during shutdown)
         self._shutdown_logged = False
         self.connections = 0  # consumer connections opened; more than one means we reconnected
+        self._nodes = Nodes(config.amqp_url, name=f"{self.queue}-consumer", heartbeat=config.heartbeat)
 
     # ---- lifecycle ----
 
@@ -145,6 +146,7 @@ class Worker:
                     if self._shutdown.is_set():
                         break
                     error = classify(exc, self.config.amqp_url)
+                    self._nodes.failed()  # the next attempt starts with the next node of SWATH_AMQP_URL
                     ack_timeout = "acknowledgement" in str(exc) and "timed out" in str(exc)
                     hint = f" ({_ACK_TIMEOUT_HINT})" if ack_timeout else ""
                     # one line per wait, the wait doubling up to SWATH_RECONNECT_MAX_DELAY: no traceback per attempt
@@ -175,7 +177,8 @@ class Worker:
             log.info("%s shutting down: no job running", self.spec.name)
 
     def _consume(self) -> None:
-        connection = pika.BlockingConnection(connection_parameters(self.config, name=f"{self.queue}-consumer"))
+        connection = pika.BlockingConnection(self._nodes.parameters())
+        self._nodes.connected_to(connection)
         self.connections += 1
         with self._lock:
             # acks queued on a lost connection died with it: what can still settle is the unfinished jobs

@@ -18,6 +18,7 @@ import pika.exceptions
 from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.messages import codes, routing
+from swath.messages.topology import connection_parameters
 
 WITHDRAW_LIMIT = 100_000  # messages looked at when taking a start back out of a queue
 
@@ -47,7 +48,7 @@ def worker_service(routing_key: str) -> str | None:
 @contextmanager
 def _connection(config: Config) -> Iterator[Any]:
     try:
-        connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+        connection = pika.BlockingConnection(connection_parameters(config, name="swath-requester-queues"))
     except pika.exceptions.AMQPError as exc:
         raise BrokerUnavailable(f"cannot reach RabbitMQ ({type(exc).__name__})") from None
     try:

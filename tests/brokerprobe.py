@@ -11,16 +11,18 @@ from typing import Any
 
 import orjson
 import pika
+import pika.exceptions
 
 from swath.core.config import Config
 from swath.messages.broker import declare_topology, declare_work_queue
+from swath.messages.topology import connection_parameters
 from swath.messages.worker import Worker
 
 
 class BrokerProbe:
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+        self.connection = pika.BlockingConnection(connection_parameters(config, name="swath-test-probe"))
         self.channel = self.connection.channel()
         declare_topology(self.channel, config)
 
@@ -83,6 +85,29 @@ def close_connections_named(prefix: str) -> int:
                            capture_output=True)
             closed += 1
     return closed
+
+
+# queues tests declare under their prefix besides swath's own (found with grep 'queue_prefix + "' tests)
+TEST_QUEUES = ("requester", "export-requester", "starts", "stops", "sink", "sfm_ui", "exports", "warm-status",
+               "dummy_harvester", "dummy_exporter")
+
+
+def delete_queues_of(tag: str) -> None:
+    """Delete one test's queues on the system broker (the conftest `config` names them after `tag`); the ones
+    not known by name go at the session's end (delete_test_entities)."""
+    from swath.services import all_services
+
+    names = [f"{tag}_dead", f"{tag}_status", *(f"{tag}_{name}" for name in (*all_services(), *TEST_QUEUES))]
+    try:
+        conn = pika.BlockingConnection(pika.URLParameters(Config.from_env({}).amqp_url))
+    except (pika.exceptions.AMQPError, OSError):
+        return  # no broker: the test that needed one failed already
+    try:
+        channel = conn.channel()
+        for name in names:
+            channel.queue_delete(name)  # a queue that is not there is fine
+    finally:
+        conn.close()
 
 
 def delete_test_entities(prefix: str) -> None:

@@ -68,10 +68,10 @@ def data_root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def config(data_root: Path) -> Config:
+def config(data_root: Path, request: pytest.FixtureRequest) -> Iterator[Config]:
     """A Config on the real broker with a private exchange, dead-letter pair and queue prefix."""
     tag = f"{SESSION_PREFIX}_{uuid.uuid4().hex[:8]}"
-    return dataclasses.replace(
+    yield dataclasses.replace(
         Config.from_env({}),
         data_root=data_root,
         exchange=tag,
@@ -83,6 +83,11 @@ def config(data_root: Path) -> Config:
         reconnect_max_delay=2.0,
         db_url=f"sqlite:///{data_root / 'swath.sqlite'}",
     )
+    if request.node.get_closest_marker("services") is not None:
+        # quorum queues are Raft groups on the shared broker: drop this test's now, not at the session's end
+        from tests.brokerprobe import delete_queues_of
+
+        delete_queues_of(tag)
 
 
 @pytest.fixture(scope="session")

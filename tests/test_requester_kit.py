@@ -74,6 +74,7 @@ def cli_env(config: Config) -> dict[str, str]:
         "SWATH_DEAD_LETTER_QUEUE": config.dead_letter_queue, "SWATH_STATUS_QUEUE": config.status_queue,
         "SWATH_QUEUE_PREFIX": config.queue_prefix, "SWATH_DATA_ROOT": str(config.data_root),
         "SWATH_DB_URL": config.db_url, "SWATH_SECRET_KEY": TEST_SECRET_KEY,
+        "SWATH_DELIVERY_LIMIT": str(config.delivery_limit),
     }
 
 

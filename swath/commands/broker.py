@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors
@@ -14,33 +16,62 @@ def broker() -> None:
 
 
 @broker.command("setup")
+@click.option("--migrate", is_flag=True,
+              help="Move queues declared otherwise (classic queues of an older swath, another delivery limit) into "
+                   "quorum queues as swath declares them now, keeping every message; stop their workers first.")
 @JSON_OPTION
 @click.pass_context
 @handles_errors
-def setup(ctx: click.Context, as_json: bool) -> None:
-    """Declare the exchange, the dead-letter and status queues and every worker queue (idempotent)."""
+def setup(ctx: click.Context, migrate: bool, as_json: bool) -> None:
+    """Declare the exchanges, the dead-letter and status queues and every worker queue (idempotent).
+
+    The queues are quorum queues (replicated on a cluster, with a delivery limit). A queue that exists with
+    other arguments is named and left alone, and the command fails, unless --migrate moves it."""
     import pika.exceptions
 
-    from swath.messages.broker import declare_topology, declare_work_queue, open_blocking
-    from swath.messages.broker_errors import classify
+    from swath.messages import codes
+    from swath.messages.broker_errors import BrokerError, classify
+    from swath.messages.migrate import QueueSetup
+    from swath.messages.topology import open_blocking, queue_plans
     from swath.services import all_services
 
     config = config_of(ctx)
+    work = {config.queue_prefix + spec.name: spec.bindings for spec in all_services().values()}
     connection = open_blocking(config, name="swath-broker-setup")
-    queues = []
     try:
         channel = connection.channel()
-        declare_topology(channel, config)
-        for spec in all_services().values():
-            declare_work_queue(channel, config, config.queue_prefix + spec.name, spec.bindings)
-            queues.append({"queue": config.queue_prefix + spec.name, "bindings": spec.bindings})
+        channel.exchange_declare(exchange=config.exchange, exchange_type="topic", durable=True)
+        channel.exchange_declare(exchange=config.dead_letter_exchange, exchange_type="topic", durable=True)
+        queues = QueueSetup(connection, migrate=migrate)
+        reports = [queues.ensure(plan) for plan in queue_plans(config, work)]
     except (pika.exceptions.AMQPError, OSError) as exc:  # e.g. a user without configure permission
         raise classify(exc, config.amqp_url) from None
     finally:
         if connection.is_open:
             connection.close()
-    emit({"exchange": config.exchange, "queues": queues}, as_json,
-         "\n".join(f"declared {q['queue']} <- {', '.join(q['bindings'])}" for q in queues))
+    rows: list[dict[str, Any]] = [vars(report) for report in reports]
+    mismatched = [row["queue"] for row in rows if row["state"] == "mismatch"]
+    error = BrokerError(f"{len(mismatched)} queue(s) exist with other arguments than swath declares "
+                        f"({', '.join(mismatched)}); their messages are untouched. Stop their workers, then run "
+                        "`swath broker setup --migrate` to move them into quorum queues (docs/deployment.md)",
+                        code=codes.BROKER_QUEUE_MISMATCH) if mismatched else None
+    data: dict[str, Any] = {"exchange": config.exchange, "queues": rows}
+    if error is not None and as_json:  # one JSON document for scripts, the error inside
+        emit({**data, "error": {"code": error.code, "message": error.message}}, True, "")
+        ctx.exit(1)
+    emit(data, as_json, "\n".join(_line(row) for row in rows))
+    if error is not None:
+        raise error
+
+
+def _line(row: dict[str, Any]) -> str:
+    bindings = ", ".join(row["bindings"])
+    if row["state"] == "mismatch":
+        return (f"MISMATCH {row['queue']} ({row['messages']} message(s) waiting): {row['detail']}; "
+                "`swath broker setup --migrate` moves it")
+    if row["state"] == "migrated":
+        return f"migrated {row['queue']} <- {bindings}: {'; '.join(row['notes'])}"
+    return f"declared {row['queue']} <- {bindings}"
 
 
 broker.add_command(dead_letters)

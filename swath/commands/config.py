@@ -19,7 +19,10 @@ _URLS = {"amqp_url", "db_url"}  # may carry a password in their user part
 
 
 def mask_url(url: str) -> str:
-    """The URL with the password of its user part replaced by ***; anything else kept."""
+    """The URL (each of a comma-separated list, as SWATH_AMQP_URL may be) with the password of its user part
+    replaced by ***; anything else kept."""
+    if "," in url:
+        return ",".join(mask_url(part) for part in url.split(","))
     parts = urlsplit(url)
     if parts.password is None:
         return url

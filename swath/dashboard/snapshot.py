@@ -20,12 +20,9 @@ import pika.exceptions
 from swath.commands.common import job_dict
 from swath.commands.sources import source_dict
 from swath.core.config import Config
-from swath.messages.broker import (
-    DEAD_QUEUE,
-    DEAD_REASON_CODE,
-    DEAD_REASON_MESSAGE,
-    DEAD_ROUTING_KEY,
-)
+from swath.messages.deadletters import DeadLetter
+from swath.messages.nodes import amqp_urls
+from swath.messages.topology import connection_parameters
 from swath.store import Store, repo
 from swath.store.models import ACTIVE_STATES
 
@@ -82,7 +79,7 @@ def known_queues(config: Config) -> list[str]:
 
 
 def passive_queues(config: Config) -> list[dict[str, Any]]:
-    connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+    connection = pika.BlockingConnection(connection_parameters(config, name="swath-dashboard"))
     try:
         out = []
         for name in known_queues(config):
@@ -102,7 +99,7 @@ def management_queues(url: str, config: Config) -> list[dict[str, Any]]:
     parts = urllib.parse.urlsplit(url)
     if parts.hostname is None:  # the TypeError `None + str` below raised, without the URL: it may hold a password
         raise TypeError("the management URL has no host")
-    vhost = urllib.parse.quote(pika.URLParameters(config.amqp_url).virtual_host, safe="")
+    vhost = urllib.parse.quote(pika.URLParameters(amqp_urls(config.amqp_url)[0]).virtual_host, safe="")
     clean = urllib.parse.urlunsplit((parts.scheme, parts.hostname + (f":{parts.port}" if parts.port else ""),
                                      parts.path.rstrip("/") + f"/api/queues/{vhost}", "", ""))
     request = urllib.request.Request(clean)
@@ -118,7 +115,7 @@ def management_queues(url: str, config: Config) -> list[dict[str, Any]]:
 
 
 def peek_dead_letters(config: Config, limit: int = PEEK_LIMIT) -> list[dict[str, Any]]:
-    connection = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+    connection = pika.BlockingConnection(connection_parameters(config, name="swath-dashboard"))
     try:
         channel = connection.channel()
         out: list[dict[str, Any]] = []
@@ -129,10 +126,9 @@ def peek_dead_letters(config: Config, limit: int = PEEK_LIMIT) -> list[dict[str,
                 return out
             if method is None:
                 break
-            headers = props.headers or {}
-            out.append({"routing_key": headers.get(DEAD_ROUTING_KEY, method.routing_key),
-                        "queue": headers.get(DEAD_QUEUE), "code": headers.get(DEAD_REASON_CODE),
-                        "message": headers.get(DEAD_REASON_MESSAGE), "bytes": len(body)})
+            letter = DeadLetter.of(method, props, body)
+            out.append({"routing_key": letter.routing_key, "queue": letter.queue, "code": letter.code,
+                        "message": letter.reason, "bytes": len(body)})
         return out  # closing the connection returns every peeked message to the queue
     finally:
         connection.close()

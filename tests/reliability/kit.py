@@ -24,6 +24,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from swath.core.config import Config, api_url_env
 from swath.messages.broker import STATUS_BINDINGS, declare_topology, declare_work_queue
+from swath.messages.topology import connection_parameters
 from tests.fakes.httpserver import FakeServer, Request, Response, write_chunk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +52,7 @@ def worker_env(config: Config, **extra: str) -> dict[str, str]:
         "SWATH_HTTP_BACKOFF": str(config.http_backoff),
         "SWATH_HTTP_TIMEOUT": str(config.http_timeout),
         "SWATH_MAX_RESPONSE_BYTES": str(config.max_response_bytes),
+        "SWATH_DELIVERY_LIMIT": str(config.delivery_limit),
         **{api_url_env(platform): url for platform, url in config.api_urls.items()},
     }
     base = {k: v for k, v in os.environ.items() if not k.startswith("SWATH_")}
@@ -62,7 +64,7 @@ def declare_queues(config: Config, names: Iterable[str]) -> None:
     from swath.services import all_services
 
     services = all_services()
-    conn = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+    conn = pika.BlockingConnection(connection_parameters(config, name="swath-test"))
     try:
         channel = conn.channel()
         declare_topology(channel, config)
@@ -143,7 +145,7 @@ class Collector:
         self.idle = 0  # times the reader found the queue quiet (see drained)
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        conn = pika.BlockingConnection(pika.URLParameters(config.amqp_url))
+        conn = pika.BlockingConnection(connection_parameters(config, name="swath-test"))
         declare_topology(conn.channel(), config)
         declare_work_queue(conn.channel(), config, queue, STATUS_BINDINGS)
         conn.close()
@@ -160,7 +162,7 @@ class Collector:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                conn = pika.BlockingConnection(pika.URLParameters(self.config.amqp_url))
+                conn = pika.BlockingConnection(connection_parameters(self.config, name="swath-test"))
                 try:
                     channel = conn.channel()
                     for method, _props, body in channel.consume(self.queue, auto_ack=True, inactivity_timeout=0.2):
@@ -212,7 +214,7 @@ class Collector:
     def drained(self, timeout: float = 120) -> None:
         """Wait until all that is in the queue now has been read: the queue is empty, then the reader has gone
         quiet once (pika hands out what it already fetched before it reports a quiet spell)."""
-        conn = pika.BlockingConnection(pika.URLParameters(self.config.amqp_url))
+        conn = pika.BlockingConnection(connection_parameters(self.config, name="swath-test"))
         try:
             channel = conn.channel()
 

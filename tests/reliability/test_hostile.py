@@ -180,7 +180,7 @@ def judge(kind: str, key: str, raw: bytes, got: Collector, dead: DeadLetters) ->
             assert headers is None, f"a valid message was dead-lettered: {headers}"
             assert all(e["code"] in CODES for e in final[-1]["errors"]), final[-1]
             return "acted on"
-        if code is not None and headers is None and final and both_targets(body):
+        if code is not None and headers is None and final and kind == "export_start" and both_targets(body):
             # the exporter answers "seeds and collection" with a failure status rather than a dead letter
             assert final[-1]["status"] == "completed failure" and final[-1]["errors"][0]["code"] == codes.BAD_REQUEST
             return "refused by status"
