@@ -65,7 +65,7 @@ class StoreIndex:
         if self.store is None:
             return self._listed(start, self.why, code=self.why_code)
         ask = functools.partial(select_indexed, collection_id=start.collection_id,
-                                seed_ids={seed.id for seed in start.seeds}, uids={s.uid for s in start.seeds if s.uid})
+                                seeds={(seed.id, seed.uid) for seed in start.seeds})
         try:
             with self.store.session() as s:
                 rows = ask(s, date_start=start.harvest_date_start, date_end=start.harvest_date_end)

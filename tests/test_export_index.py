@@ -69,6 +69,9 @@ CASES = {
     "seed by id": ({"seeds": [{"id": "seed-2", "uid": None}]}, lambda e: e["seed"] == "seed-2" or e["n"] in SFM_LIKE),
     "seed by uid": ({"seeds": [{"id": "not-a-harvest-seed", "uid": "1003"}]},
                     lambda e: e["seed"] == "seed-3" or e["n"] in SFM_LIKE),
+    # a seed id the index knows reads its own harvests only, though its uid (seed-3's) is harvested elsewhere too
+    "known seed id, a uid shared": ({"seeds": [{"id": "seed-2", "uid": "1003"}]},
+                                    lambda e: e["seed"] == "seed-2" or e["n"] in SFM_LIKE),
     "collection, harvest dates": ({"collection": {"id": "c0002"}, "harvest_date_start": date(22),
                                    "harvest_date_end": date(27)},
                                   lambda e: e["collection"] == "c0002" and 22 <= e["n"] <= 27),

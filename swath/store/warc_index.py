@@ -74,13 +74,18 @@ def relative_path(path: str, data_root: Path | None) -> str | None:
     return None
 
 
-def select_indexed(s: Session, *, collection_id: str | None, seed_ids: Collection[str], uids: Collection[str],
+def select_indexed(s: Session, *, collection_id: str | None, seeds: Collection[tuple[str, str | None]],
                    date_start: dt.datetime | None, date_end: dt.datetime | None) -> list[IndexedWarc]:
-    """The WARCs of a collection, or of seeds (by seed id or uid; WARCs whose seeds are unknown too), whose
-    records may fall between the harvest dates (WARCs without dates too)."""
+    """The WARCs of a collection, or of seeds (by seed id; by uid only for a seed id the index does not know, as
+    `swath export start --seed-uid` sends; WARCs whose seeds are unknown too), whose records may fall between the
+    harvest dates (WARCs without dates too)."""
     query = select(Warc.path, Warc.rel_path, Warc.collection_id)
     if collection_id is not None:
         query = query.where(Warc.collection_id == collection_id)
+    seed_ids = {seed_id for seed_id, _ in seeds}
+    # a known seed id reads only its own harvests' WARCs: its uid may be harvested by another group's collection too
+    known = set(s.scalars(select(WarcSeed.seed_id).where(WarcSeed.seed_id.in_(list(seed_ids))).distinct()))
+    uids = {uid for seed_id, uid in seeds if uid and seed_id not in known}
     if seed_ids or uids:
         # a union of two indexed lookups: an OR of the two would read every row of the table
         of_seeds = select(WarcSeed.warc_id).where(or_(WarcSeed.seed_id.in_(list(seed_ids)),
