@@ -13,7 +13,7 @@ from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import repo, web_repo
 from swath.store.models import Job
-from swath.web.views import Ctx, action, admin_only, page
+from swath.web.views import SECURITY_HEADERS, Ctx, action, admin_only, page
 
 
 @page
@@ -56,7 +56,8 @@ async def status_page(request: Request) -> Response:
 
     web = request.app.state.web
     snap = await run_in_threadpool(gather, config=web.config, store=web.store, management_url=web.management_url)
-    return HTMLResponse(render(snap, refresh=10, generated=utcnow().isoformat(timespec="seconds") + "Z"))
+    return HTMLResponse(render(snap, refresh=10, generated=utcnow().isoformat(timespec="seconds") + "Z"),
+                        headers=SECURITY_HEADERS)
 
 
 ROUTES = [
