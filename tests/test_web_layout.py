@@ -57,6 +57,7 @@ def test_every_main_page_fits_1280_px_and_labels_its_controls(config: Config, br
     swath(config, "broker", "setup")
     store = Store(url=config.db_url)
     add_user(store, name="archivist", password=PASSWORD, is_admin=True, groups=["Special Collections"])
+    reader = add_user(store, name="reader", password=PASSWORD, is_admin=False, groups=["Special Collections"])
     with contextlib.ExitStack() as stack:
         stack.callback(store.close)
         base = stack.enter_context(serving(create_app(config=config, store=Store(url=config.db_url))))
@@ -108,6 +109,7 @@ def test_every_main_page_fits_1280_px_and_labels_its_controls(config: Config, br
         pages += [("00-home", base + "/"), ("02-set", set_url), ("04-collection", collection_url),
                   ("05-run-finished", f"{base}/runs/{job_id}"), ("07-exports", base + "/exports"),
                   ("09-operations", base + "/ops"), ("10-accounts", base + "/admin"),
+                  ("10b-account-of-a-user", f"{base}/admin/users/{reader.id}"),
                   ("11-account", base + "/account"), ("12-status", base + "/status")]
         for name, url in pages:
             page.goto(url)
