@@ -127,3 +127,6 @@ WEB_LOGIN_FAILED = "web_login_failed"  # a login with a wrong user name or passw
 WEB_LOGIN_THROTTLED = "web_login_throttled"  # too many failed logins for this name or address; wait and retry
 WEB_CSRF = "web_csrf"  # a form posted without this session's CSRF token (another site, or an old page)
 WEB_NOT_FOUND = "web_not_found"  # no such page, or one in a collection set the user is not a member of
+
+# --- web preview (dry-run items) ---
+DRY_RUN_ITEM = "dry_run_item"  # one of the first items a dry run would harvest: id, title, last_modified, url (JSON)
