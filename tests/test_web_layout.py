@@ -16,7 +16,7 @@ from swath.web.app import create_app
 from swath.web.auth import add_user
 from tests.test_requester_kit import swath
 from tests.test_store import status_body
-from tests.test_web_e2e import CHROMIUM, new_collection, serving, shot
+from tests.test_web_e2e import CHROMIUM, log_in_and_make_a_set, new_collection, serving, shot
 from tests.webkit import PASSWORD, web_config
 
 pytestmark = pytest.mark.skipif(not CHROMIUM, reason="needs Debian's chromium (dev/services.sh)")
@@ -67,14 +67,7 @@ def test_every_main_page_fits_1280_px_and_labels_its_controls(config: Config, br
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.set_default_timeout(60_000)
         page.goto(base + "/login")
-        page.get_by_label("User name").fill("archivist")
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        page.wait_for_url(base + "/")
-        page.get_by_label("Name", exact=True).fill("Research data")
-        page.get_by_role("button", name="Create collection set").click()
-        page.wait_for_url("**/sets/research-data")
-        set_url = page.url
+        set_url = log_in_and_make_a_set(page, base)
 
         new_collection(page, set_url, "oai_pmh", "University repository", "https://oai.example.org/oai")
         pages = [("03-collection-form-oai", page.url)]

@@ -3,6 +3,8 @@ groups and admin role (either ends their sessions, so the change holds at their 
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -67,14 +69,19 @@ def _other_user(ctx: Ctx) -> str:
     return user_id
 
 
+def _user(s: Any, user_id: str) -> User:
+    other: User | None = s.get(User, user_id)
+    if other is None:
+        raise NotFound(f"no user {user_id!r}")
+    return other
+
+
 @page
 def show_user(ctx: Ctx) -> Response:
     admin_only(ctx)
     user_id = _other_user(ctx)
     with ctx.store.session() as s:
-        other = s.get(User, user_id)
-        if other is None:
-            raise NotFound(f"no user {user_id!r}")
+        other = _user(s, user_id)
         mine = {g.id for g in web_repo.groups_of(s, other)}
         groups = web_repo.list_groups(s)
     return ctx.render("admin_user.html", other=other, groups=groups, mine=mine,
@@ -94,9 +101,7 @@ def set_access(ctx: Ctx) -> Response:
     user_id = _other_user(ctx)
     wanted = {g for g in (ctx.form.getlist("groups") if ctx.form else []) if isinstance(g, str)}
     with ctx.store.session() as s:
-        other = s.get(User, user_id)
-        if other is None:
-            raise NotFound(f"no user {user_id!r}")
+        other = _user(s, user_id)
         other.is_admin = ctx.field("is_admin") == "on"
         web_repo.set_groups(s, other, wanted)
         web_repo.close_sessions_of(s, other)
