@@ -186,6 +186,7 @@ class _Run:
         self.pending: dict[str, int] = {}  # counted since the last Page: checkpointed with the next one
         self.present: set[str] = set()  # listed and not deleted
         self.gone: set[str] = set()  # marked deleted by the source
+        self.named = 0  # items a dry run has named in dry_run_item infos
 
     def item(self, item: Item) -> None:
         rid = item.remote_id
@@ -216,6 +217,9 @@ class _Run:
     def _emit(self, item: Item, dataset: Dataset | None, status: str, *, reason: str | None = None) -> None:
         self._count(status)
         if self.dry_run:
+            if dataset is not None and self.named < DRY_RUN_ITEMS:
+                self.named += 1
+                self.harvest.info(codes.DRY_RUN_ITEM, dry_run_item(item.remote_id, dataset), self.backend.source.id)
             return
         backend = self.backend
         headers = record_headers(backend.name, backend.source, item.remote_id, status)
@@ -278,6 +282,13 @@ class _Run:
 
 
 MAX_ITEM_ERRORS = 100  # per source; the rest are summed up in one line
+DRY_RUN_ITEMS = 10  # per source: a dry run shows what its first items would be (the web preview's table)
+
+
+def dry_run_item(remote_id: str, dataset: Dataset) -> str:
+    """An item as the dataset export's id, title, last_modified and url columns would show it, as JSON."""
+    return orjson.dumps({"id": remote_id, "title": dataset.title, "last_modified": dataset.last_modified,
+                         "url": dataset.extras.get("uri")}, default=str).decode()
 DONE_CURSOR = {"done": True}  # a source's checkpoint once it is finished: a resumed harvest skips it
 
 

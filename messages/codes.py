@@ -132,3 +132,6 @@ WEB_NOT_FOUND = "web_not_found"  # no such page, or one in a collection set the 
 DELIVERY_LIMIT = "delivery_limit"  # the broker dead-lettered a message delivered SWATH_DELIVERY_LIMIT times unacked
 DEAD_LETTERED = "dead_lettered"  # the broker dead-lettered a message for another reason (x-first-death-reason says)
 BROKER_QUEUE_MISMATCH = "broker_queue_mismatch"  # a queue exists with other arguments (classic?): setup --migrate
+
+# --- web preview (dry-run items) ---
+DRY_RUN_ITEM = "dry_run_item"  # one of the first items a dry run would harvest: id, title, last_modified, url (JSON)

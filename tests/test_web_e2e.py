@@ -74,6 +74,18 @@ def new_collection(page, set_url: str, harvest_type: str, name: str, seeds: str,
     return page.url
 
 
+def log_in_and_make_a_set(page, base: str) -> str:
+    """From the login page: log in as archivist, make the collection set "Research data"; its URL."""
+    page.get_by_label("User name").fill("archivist")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(base + "/")
+    page.get_by_label("Name", exact=True).fill("Research data")
+    page.get_by_role("button", name="Create collection set").click()
+    page.wait_for_url("**/sets/research-data")
+    return page.url
+
+
 def run_to_end(page, collection_url: str) -> str:
     """Accept the collection, start it, wait on its live run page for the final status; the run page's URL."""
     page.goto(collection_url)
@@ -114,16 +126,7 @@ def test_from_login_to_a_downloaded_export_in_chromium(config: Config, broker) -
         page.goto(base + "/")
         page.wait_for_url("**/login?next=/")
         shot(page, "01-login")
-        page.get_by_label("User name").fill("archivist")
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Log in").click()
-        page.wait_for_url(base + "/")
-
-        # a collection set
-        page.get_by_label("Name", exact=True).fill("Research data")
-        page.get_by_role("button", name="Create collection set").click()
-        page.wait_for_url("**/sets/research-data")
-        set_url = page.url
+        set_url = log_in_and_make_a_set(page, base)  # "Research data"
 
         # an OAI-PMH collection from its schema form, harvested to the end on the live run page
         new_collection(page, set_url, "oai_pmh", "University repository", f"{oai.server.url}/oai",

@@ -1,10 +1,12 @@
-"""The dashboard's HTTP server: GET / (HTML), /api/status (the same snapshot as JSON), /healthz."""
+"""The dashboard's HTTP server: GET / (HTML), /api/status (the same snapshot as JSON), /healthz, and the web
+application's stylesheet at /static/app.css (the page's only other file)."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import orjson
 
@@ -15,6 +17,7 @@ from swath.store import Store
 from swath.store.models import utcnow
 
 log = logging.getLogger(__name__)
+STYLESHEET = Path(__file__).resolve().parents[1] / "web" / "static" / "app.css"
 
 
 class Dashboard:
@@ -31,6 +34,8 @@ class Dashboard:
                 path = self.path.split("?", 1)[0]
                 if path == "/healthz":
                     return self._send(200, b"ok\n", "text/plain")
+                if path == "/static/app.css":
+                    return self._send(200, STYLESHEET.read_bytes(), "text/css; charset=utf-8")
                 if path not in ("/", "/api/status"):
                     return self._send(404, b"not found\n", "text/plain")
                 try:

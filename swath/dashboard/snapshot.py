@@ -16,6 +16,8 @@ from typing import Any
 
 import pika
 import pika.exceptions
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from swath.commands.common import job_dict
 from swath.commands.sources import source_dict
@@ -23,8 +25,10 @@ from swath.core.config import Config
 from swath.messages.deadletters import DeadLetter
 from swath.messages.nodes import amqp_urls
 from swath.messages.topology import connection_parameters
+from swath.requester import as_utc
 from swath.store import Store, repo
-from swath.store.models import ACTIVE_STATES
+from swath.store.models import ACTIVE_STATES, Export, Source
+from swath.store.web_models import CollectionSet, ExportRequest
 
 PEEK_LIMIT = 10
 
@@ -37,29 +41,34 @@ class Snapshot:
     volume: list[dict[str, Any]]
     rejected_total: int
     rejected: list[dict[str, Any]]
+    exports: list[dict[str, Any]] = field(default_factory=list)
     queues: list[dict[str, Any]] = field(default_factory=list)
     queues_via: str = ""
     dead_letters: list[dict[str, Any]] = field(default_factory=list)
     broker_error: str | None = None
+    names: Names | None = None  # for the page; the JSON has the ids
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "names"}
 
 
 def gather(*, config: Config, store: Store, management_url: str | None = None, recent: int = 20) -> Snapshot:
     with store.session() as s:
-        sources = [source_dict(src) for src in repo.list_sources(s)]
+        all_sources = repo.list_sources(s, deleted=True)
+        names = Names(sets={cs.id: cs.name for cs in s.scalars(select(CollectionSet))}, sources=all_sources)
+        sources = [source_dict(src) for src in all_sources if src.deleted_at is None]
         jobs = repo.list_jobs(s, limit=200)
         active = [j for j in jobs if j.status in ACTIVE_STATES]
         done = [j for j in jobs if j.status not in ACTIVE_STATES][:recent]
         files = repo.warcs_of(s, [j.id for j in active + done])
         volume = [{"collection_set": a, "collection": b, "warcs": n, "bytes": size}
                   for a, b, n, size in repo.warc_volume(s)]
+        exports = export_rows(s, repo.list_exports(s, limit=recent))
         total, rows = repo.rejected(s)
         rejected = [{"routing_key": r.routing_key, "code": r.code, "message": r.message} for r in rows]
     snap = Snapshot(sources=sources, running=[job_dict(j, files[j.id]) for j in active],
                     recent=[job_dict(j, files[j.id]) for j in done], volume=volume, rejected_total=total,
-                    rejected=rejected)
+                    rejected=rejected, exports=exports, names=names)
     try:
         if management_url:
             snap.queues, snap.queues_via = management_queues(management_url, config), "management API"
@@ -69,6 +78,48 @@ def gather(*, config: Config, store: Store, management_url: str | None = None, r
     except (pika.exceptions.AMQPError, OSError, ValueError) as exc:
         snap.broker_error = f"{type(exc).__name__}: {exc}"
     return snap
+
+
+class Names:
+    """Human names beside the ids: a collection set's name (the web application's sets), a collection's (the
+    name of the source harvesting into it; the CLI's default collection id is the source's hex id)."""
+
+    def __init__(self, *, sets: dict[str, str], sources: list[Source]) -> None:
+        self.sets = sets
+        self.sources = {src.id: src for src in sources}
+        self.collections: dict[tuple[str, str], str] = {}
+        for src in sorted(sources, key=lambda src: src.deleted_at is None):  # a live source's name wins
+            self.collections[(src.collection_set_id, src.collection_id)] = src.name
+
+    def set_name(self, set_id: str | None) -> str:
+        return self.sets.get(set_id or "", set_id or "-")
+
+    def collection_name(self, set_id: str | None, collection_id: str | None) -> str:
+        return self.collections.get((set_id or "", collection_id or ""), collection_id or "-")
+
+    def export_collection(self, collection_id: str | None) -> str:
+        """An export names its collection without its set: the name of a collection of that id in any set."""
+        found = [name for (_set, coll), name in self.collections.items() if coll == collection_id]
+        return found[0] if found else collection_id or "-"
+
+    def source_name(self, source_id: str | None) -> str:
+        src = self.sources.get(source_id or "")
+        return src.name if src else source_id or "-"
+
+    def source_set(self, source_id: str | None) -> str | None:
+        src = self.sources.get(source_id or "")
+        return self.set_name(src.collection_set_id) if src else None
+
+
+def export_rows(s: Session, exports: list[Export]) -> list[dict[str, Any]]:
+    """The newest exports, with who asked for them in the web application (None: the CLI or a script)."""
+    asked = {r.export_id: r for r in s.scalars(select(ExportRequest).where(
+        ExportRequest.export_id.in_([e.id for e in exports])))} if exports else {}
+    return [{"id": e.id, "type": e.export_type, "format": e.format, "status": e.status,
+             "collection": e.collection_id,
+             "requested_by": asked[e.id].user_name if e.id in asked else None,
+             "created_at": as_utc(e.created_at), "date_ended": e.date_ended,
+             "errors": e.errors, "warnings": e.warnings} for e in exports]
 
 
 def known_queues(config: Config) -> list[str]:

@@ -64,6 +64,18 @@ def join(s: Session, user: User, group: Group) -> None:
         s.flush()
 
 
+def set_groups(s: Session, user: User, group_ids: set[str]) -> None:
+    """Make `user` a member of exactly these groups (unknown ids are ignored)."""
+    known = {g.id for g in list_groups(s)} & group_ids
+    for row in s.scalars(select(Membership).where(Membership.user_id == user.id)):
+        if row.group_id not in known:
+            s.delete(row)
+    for group_id in known:
+        if s.get(Membership, (user.id, group_id)) is None:
+            s.add(Membership(user_id=user.id, group_id=group_id))
+    s.flush()
+
+
 def groups_of(s: Session, user: User) -> list[Group]:
     return list(s.scalars(select(Group).join(Membership, Membership.group_id == Group.id)
                           .where(Membership.user_id == user.id).order_by(Group.name)))

@@ -16,6 +16,7 @@ from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import Store, web_repo
 from swath.store.models import utcnow
+from swath.store.repo import NotFound
 from swath.store.web_models import User
 
 COOKIE = "swath_session"
@@ -85,6 +86,18 @@ def change_password(store: Store, *, user_id: str, old: str, new: str, keep_toke
             raise LoginRefused("the current password is wrong")
         user.password_hash = new_hash
         web_repo.close_sessions_of(s, user, keep=keep_token)
+
+
+def reset_password(store: Store, *, user_id: str, new: str) -> User:
+    """An admin sets another user's password: every session of that user ends."""
+    new_hash = hash_password(new)
+    with store.session() as s:
+        user = s.get(User, user_id)
+        if user is None:
+            raise NotFound(f"no user {user_id!r}")
+        user.password_hash = new_hash
+        web_repo.close_sessions_of(s, user)
+        return user
 
 
 def add_user(store: Store, *, name: str, password: str, is_admin: bool, groups: list[str]) -> User:

@@ -1,12 +1,18 @@
-"""Accounts (admins): users, groups and memberships."""
+"""Accounts (admins): users, groups and memberships; one user's page to reset their password or change their
+groups and admin role (either ends their sessions, so the change holds at their next request)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from starlette.responses import Response
 from starlette.routing import Route
 
+from swath.core.errors import SwathError
+from swath.messages import codes
 from swath.store import web_repo
 from swath.store.models import utcnow
+from swath.store.repo import NotFound
 from swath.store.web_models import User
 from swath.web import auth
 from swath.web.views import Ctx, action, admin_only, page
@@ -54,9 +60,61 @@ def disable_user(ctx: Ctx) -> Response:
     return ctx.redirect("/admin")
 
 
+def _other_user(ctx: Ctx) -> str:
+    """The user id of the page; an admin's own account is changed on Your account (no locking oneself out)."""
+    user_id = ctx.request.path_params["user_id"]
+    if user_id == ctx.user.id:
+        raise SwathError("change your own password on Your account; another admin changes your role",
+                         code=codes.BAD_REQUEST)
+    return user_id
+
+
+def _user(s: Any, user_id: str) -> User:
+    other: User | None = s.get(User, user_id)
+    if other is None:
+        raise NotFound(f"no user {user_id!r}")
+    return other
+
+
+@page
+def show_user(ctx: Ctx) -> Response:
+    admin_only(ctx)
+    user_id = _other_user(ctx)
+    with ctx.store.session() as s:
+        other = _user(s, user_id)
+        mine = {g.id for g in web_repo.groups_of(s, other)}
+        groups = web_repo.list_groups(s)
+    return ctx.render("admin_user.html", other=other, groups=groups, mine=mine,
+                      notice=ctx.request.query_params.get("notice"))
+
+
+@action
+def reset_password(ctx: Ctx) -> Response:
+    admin_only(ctx)
+    other = auth.reset_password(ctx.store, user_id=_other_user(ctx), new=ctx.field("password"))
+    return ctx.redirect(f"/admin/users/{other.id}?notice=password of {other.name} reset; their sessions ended")
+
+
+@action
+def set_access(ctx: Ctx) -> Response:
+    admin_only(ctx)
+    user_id = _other_user(ctx)
+    wanted = {g for g in (ctx.form.getlist("groups") if ctx.form else []) if isinstance(g, str)}
+    with ctx.store.session() as s:
+        other = _user(s, user_id)
+        other.is_admin = ctx.field("is_admin") == "on"
+        web_repo.set_groups(s, other, wanted)
+        web_repo.close_sessions_of(s, other)
+        name = other.name
+    return ctx.redirect(f"/admin/users/{user_id}?notice=groups and role of {name} saved; their sessions ended")
+
+
 ROUTES = [
     Route("/admin", accounts, methods=["GET"]),
     Route("/admin/users", add_user, methods=["POST"]),
     Route("/admin/groups", add_group, methods=["POST"]),
     Route("/admin/users/disable", disable_user, methods=["POST"]),
+    Route("/admin/users/{user_id}", show_user, methods=["GET"]),
+    Route("/admin/users/{user_id}/password", reset_password, methods=["POST"]),
+    Route("/admin/users/{user_id}/access", set_access, methods=["POST"]),
 ]

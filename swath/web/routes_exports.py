@@ -1,5 +1,5 @@
-"""Exports: request one for a collection (through the requester, as `swath export start`), follow it, download
-its files. Files are served only from inside the data root's exports/ folder, each path checked."""
+"""Exports: request one for a collection or some of its seeds (through the requester, as `swath export start`),
+follow it, download its files. Files are served only from inside the data root's exports/ folder, each path checked."""
 
 from __future__ import annotations
 
@@ -49,16 +49,29 @@ def request_export(ctx: Ctx) -> Response:
     segment = ctx.field("segment_size")
     if segment and not (segment.isdigit() and int(segment) > 0):
         raise SwathError("segment size is a whole number of items above 0 (empty: one file)", code=codes.BAD_REQUEST)
+    seeds = chosen_seeds(ctx, src)
     export = ctx.web.requester.start_export(
-        export_type=export_type, fmt=fmt, collection_id=src.collection_id, seeds=[], path=None,
+        export_type=export_type, fmt=fmt, collection_id=None if seeds else src.collection_id, seeds=seeds, path=None,
         dedupe=ctx.field("dedupe") == "on", segment_size=int(segment) if segment else None,
         dates={k: ctx.field(k) or None for k in DATES})
     with ctx.store.session() as s:
         web_repo.add_export_request(s, export_id=export.id, set_id=src.collection_set_id, source_id=src.id,
                                     user=ctx.user.name)
         web_repo.log_change(s, set_id=src.collection_set_id, source_id=src.id, user=ctx.user.name,
-                            action="requested export", detail=f"{export_type} {fmt} ({export.id})")
+                            action="requested export", detail=f"{export_type} {fmt} ({export.id})" + (
+                                f" of seeds {', '.join(s['uid'] for s in seeds)}" if seeds else ""))
     return ctx.redirect(f"/exports/{export.id}")
+
+
+def chosen_seeds(ctx: Ctx, src: Source) -> list[dict[str, str]]:
+    """The ticked seeds as an export message names them (`swath export start --seed-uid`): id and uid. An
+    export of seeds selects items by uid, so a seed without one cannot be chosen."""
+    ticked = [v for v in ctx.form.getlist("seed") if isinstance(v, str)] if ctx.form is not None else []
+    seeds = {s["id"]: s for s in src.seeds}
+    unknown = [t for t in ticked if t not in seeds or not seeds[t].get("uid")]
+    if unknown:
+        raise SwathError(f"no seed with a uid {unknown[0]!r} in this collection", code=codes.BAD_REQUEST)
+    return [{"id": t, "uid": str(seeds[t]["uid"])} for t in dict.fromkeys(ticked)]
 
 
 @page

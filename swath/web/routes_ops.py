@@ -3,6 +3,8 @@ monitor refused, workers seen, disk use per collection; /status is the old dashb
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -13,7 +15,7 @@ from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import repo, web_repo
 from swath.store.models import Job
-from swath.web.views import Ctx, action, admin_only, page
+from swath.web.views import SECURITY_HEADERS, Ctx, action, admin_only, page
 
 
 @page
@@ -29,8 +31,22 @@ def operations(ctx: Ctx) -> Response:
                                  .order_by(func.max(Job.updated_at).desc())))
         sets = {cs.id: cs.name for cs in web_repo.list_sets(s, ctx.user)}
         collections = {(src.collection_set_id, src.collection_id): src for src in repo.list_sources(s, deleted=True)}
+    letters, letters_error = dead_letters(ctx)
     return ctx.render("ops.html", snap=snap, workers=workers, sets=sets, collections=collections,
-                      notice=ctx.request.query_params.get("notice"))
+                      letters=letters, letters_error=letters_error, notice=ctx.request.query_params.get("notice"))
+
+
+def dead_letters(ctx: Ctx) -> tuple[list[dict[str, Any]], str | None]:
+    """The first dead letters as `swath broker dead-letters list` shows them (ids to requeue by, credentials
+    masked), left in the queue; or why they could not be read."""
+    from swath.dashboard.snapshot import PEEK_LIMIT
+    from swath.messages.deadletters import DeadLetters
+
+    try:
+        with DeadLetters.open(ctx.web.config) as letters:
+            return [letter.view() for letter in letters.peek(PEEK_LIMIT)], None
+    except SwathError as exc:
+        return [], exc.message
 
 
 @action
@@ -56,7 +72,8 @@ async def status_page(request: Request) -> Response:
 
     web = request.app.state.web
     snap = await run_in_threadpool(gather, config=web.config, store=web.store, management_url=web.management_url)
-    return HTMLResponse(render(snap, refresh=10, generated=utcnow().isoformat(timespec="seconds") + "Z"))
+    return HTMLResponse(render(snap, refresh=10, generated=utcnow().isoformat(timespec="seconds") + "Z"),
+                        headers=SECURITY_HEADERS)
 
 
 ROUTES = [

@@ -1,13 +1,17 @@
 """Preview (udata's dry run): a collection whose harvest type has a `dryrun` option is run here, in this
 process, with `dryrun` set: the endpoint is listed and mapped, nothing is written (no WARC, no state), and the
-page shows what the run would harvest. It runs for at most PREVIEW_SECONDS, then is stopped."""
+page shows what the run would harvest: its counts, messages, and its first items (the dry run's dry_run_item
+infos: id, title, date and URL, as the dataset export's columns). It runs for at most PREVIEW_SECONDS, then is
+stopped."""
 
 from __future__ import annotations
 
 import shutil
 import threading
 from typing import Any
+from urllib.parse import urlsplit
 
+import orjson
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -63,7 +67,28 @@ def preview(ctx: Ctx) -> Response:
         src, cs = web_repo.get_collection(s, ctx.user, source_id)
         web_repo.log_change(s, set_id=src.collection_set_id, source_id=src.id, user=ctx.user.name,
                             action="previewed", detail=status.get("status", ""))
-    return ctx.render("preview.html", src=src, cs=cs, outcome=status, seconds=int(PREVIEW_SECONDS))
+    items, status["infos"] = first_items(status.get("infos") or [])
+    return ctx.render("preview.html", src=src, cs=cs, outcome=status, items=items, seconds=int(PREVIEW_SECONDS))
+
+
+def first_items(infos: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the items the dry run named in dry_run_item infos, the other infos). A URL is kept only when it is
+    http(s): the page links it, and it came from the remote."""
+    items, others = [], []
+    for note in infos:
+        if note.get("code") != codes.DRY_RUN_ITEM:
+            others.append(note)
+            continue
+        try:
+            item = orjson.loads(note.get("message") or "")
+        except orjson.JSONDecodeError:
+            others.append(note)
+            continue
+        if isinstance(item, dict):
+            url = item.get("url")
+            item["url"] = url if isinstance(url, str) and urlsplit(url).scheme in ("http", "https") else None
+            items.append(item)
+    return items, others
 
 
 ROUTES = [Route("/collections/{source_id}/preview", preview, methods=["POST"])]
