@@ -55,7 +55,7 @@ def on_cluster(config: Config, cluster: clusters.Cluster, first: int = 0) -> Con
     return dataclasses.replace(config, amqp_url=cluster.url_list(first))
 
 
-@pytest.mark.slow  # ~80-100 s with the cluster's start on an idle 2-core machine: --runslow
+@pytest.mark.services  # its own 3-node cluster: 35 s on an idle 2-core machine, 80-100 s under load
 @pytest.mark.timeout(1200)
 def test_a_burst_survives_losing_the_node_that_leads_the_work_queue(cluster: clusters.Cluster, config: Config,
                                                                     tmp_path: Path, swath_seed: int) -> None:
@@ -160,7 +160,7 @@ def test_a_burst_survives_losing_the_node_that_leads_the_work_queue(cluster: clu
     assert not left, left
 
 
-@pytest.mark.slow
+@pytest.mark.services
 @pytest.mark.timeout(600)
 def test_the_lost_node_rejoins_when_started_again(cluster: clusters.Cluster, config: Config) -> None:
     config = on_cluster(config, cluster)
