@@ -347,7 +347,7 @@ class Requester:
 
     def start_export(self, *, export_type: str, fmt: str, collection_id: str | None, seeds: list[dict[str, str]],
                      path: str | None, dedupe: bool, segment_size: int | None,
-                     dates: dict[str, str | None]) -> Export:
+                     dates: dict[str, str | None], options: dict[str, Any] | None = None) -> Export:
         from swath.exporters.registry import UnknownExportType, start_routing_key
 
         try:
@@ -363,6 +363,8 @@ class Requester:
         else:
             body["seeds"] = seeds
         body.update({k: v for k, v in dates.items() if v})
+        if options:
+            body["options"] = options
         try:
             ExportStart.from_dict(body)
         except (InvalidMessage, ValueError) as exc:

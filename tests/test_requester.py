@@ -162,6 +162,9 @@ def test_export_start_refusals(config: Config, broker) -> None:
     assert method.routing_key == "export.start.tumblr.tumblr_blog_posts"
     assert body["id"] == export["id"] and [s["uid"] for s in body["seeds"]] == ["blog-1"]
     assert (body["format"], body["segment_size"], body["path"]) == ("json", 50, f"exports/{export['id']}")
-    assert "collection" not in body
+    assert "collection" not in body and "options" not in body
     assert swath(config, "export", "status", export["id"], "--json")["status"] == "queued"
     assert len(swath(config, "export", "list", "--json")) == 2
+    lenient = swath(config, "export", "start", "tumblr_blog_posts", "--collection", "c1", "--skip-unreadable", "--json")
+    method, _h, body = broker.get(starts)
+    assert (body["id"], body["options"]) == (lenient["id"], {"skip_unreadable": True})

@@ -76,13 +76,15 @@ def export_dict(export: Export) -> dict[str, Any]:
 @click.option("--item-date-end", default=None)
 @click.option("--harvest-date-start", default=None)
 @click.option("--harvest-date-end", default=None)
+@click.option("--skip-unreadable", is_flag=True,
+              help="Export the rest when a body or line cannot be read (a warning with counts) instead of failing.")
 @JSON_OPTION
 @click.pass_context
 @handles_errors
 def export_start(ctx: click.Context, export_type: str, collection: str | None, source: str | None,
                  seed_uids: tuple[str, ...], fmt: str, path: str | None, dedupe: bool, segment_size: int | None,
                  item_date_start: str | None, item_date_end: str | None, harvest_date_start: str | None,
-                 harvest_date_end: str | None, as_json: bool) -> None:
+                 harvest_date_end: str | None, skip_unreadable: bool, as_json: bool) -> None:
     """Publish export.start for EXPORT_TYPE; `swath export status ID` follows it (the monitor records it)."""
     requester = open_requester(ctx)
     if source:
@@ -95,7 +97,8 @@ def export_start(ctx: click.Context, export_type: str, collection: str | None, s
         seeds=[{"id": repo.new_id(), "uid": u} for u in seed_uids], path=path, dedupe=dedupe,
         segment_size=segment_size,
         dates={"item_date_start": item_date_start, "item_date_end": item_date_end,
-               "harvest_date_start": harvest_date_start, "harvest_date_end": harvest_date_end})
+               "harvest_date_start": harvest_date_start, "harvest_date_end": harvest_date_end},
+        options={"skip_unreadable": True} if skip_unreadable else None)
     emit(export_dict(export), as_json, f"export {export.id} requested; files go to {export.path}")
 
 
