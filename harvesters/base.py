@@ -15,11 +15,13 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from swath.core.config import Config
+from swath.core.platforms import Platform
 from swath.messages.model import HarvestStart
 
 
 class Harvester:
-    """One subclass per platform/protocol: `types` maps a harvest type to the method doing it."""
+    """One subclass per platform/protocol: `types` maps a harvest type to the method doing it. A platform
+    passes its declaration (`declaration=PLATFORM`) rather than copying these four facts from it."""
 
     platform: ClassVar[str]
     service: ClassVar[str]
@@ -28,6 +30,22 @@ class Harvester:
     # True when a resumed run goes on from the platform's own state (not harvest.checkpoint) rather than
     # from the first page, so the counts of the interrupted run carry over instead of starting again
     continues_from_state: ClassVar[bool] = False
+
+    def __init_subclass__(cls, *, declaration: Platform | None = None, **kwargs: Any) -> None:
+        """`class MastodonHarvester(Harvester, declaration=PLATFORM)` takes `platform`, `service`, `types` and
+        `stream_types` from the platform's declaration; a class may still set them by hand (its own win)."""
+        super().__init_subclass__(**kwargs)
+        if declaration is None:
+            return
+        own = vars(cls)
+        if "platform" not in own:
+            cls.platform = declaration.name
+        if "service" not in own:
+            cls.service = declaration.harvester_service
+        if "types" not in own:
+            cls.types = declaration.harvest_methods
+        if "stream_types" not in own:
+            cls.stream_types = declaration.stream_types
 
     def __init__(self, *, harvest: Harvest) -> None:
         self.harvest = harvest

@@ -63,11 +63,7 @@ _SUSPENDED = frozenset({"AccountTakedown", "AccountDeactivated", "AccountSuspend
 _NOT_FOUND = frozenset({"NotFound", "UnknownFeed", "ActorNotFound"})
 
 
-class BlueskyHarvester(Harvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
-    stream_types = PLATFORM.stream_types
+class BlueskyHarvester(Harvester, declaration=PLATFORM):
 
     @property
     def incremental(self) -> bool:

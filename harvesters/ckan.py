@@ -193,8 +193,5 @@ def map_package(package: dict[str, Any], *, base: str) -> Dataset:
     )
 
 
-class CKANHarvester(BackendHarvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
+class CKANHarvester(BackendHarvester, declaration=PLATFORM):
     backend = CKANBackend

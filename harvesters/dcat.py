@@ -85,8 +85,5 @@ class DCATBackend(Backend):
         return item.data
 
 
-class DCATHarvester(BackendHarvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
+class DCATHarvester(BackendHarvester, declaration=PLATFORM):
     backend = DCATBackend

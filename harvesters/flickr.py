@@ -40,10 +40,7 @@ AUTH_FAILED = {96, 97, 98, 99, 100}  # bad signature, missing signature, bad tok
 PER_PAGE = 100
 
 
-class FlickrHarvester(Harvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
+class FlickrHarvester(Harvester, declaration=PLATFORM):
 
     @cached_property
     def api(self) -> flickrapi.FlickrAPI:

@@ -48,11 +48,7 @@ def without_params(url: str, names: Iterable[str]) -> str:
     return url if len(kept) == len(pairs) else urlunsplit(split._replace(query=urlencode(kept)))
 
 
-class GenericHarvester(Harvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
-    stream_types = PLATFORM.stream_types
+class GenericHarvester(Harvester, declaration=PLATFORM):
 
     def _auth(self) -> tuple[dict[str, str], dict[str, str]]:
         creds = self.harvest.start.credentials

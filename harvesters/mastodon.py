@@ -59,11 +59,7 @@ PLATFORM = Platform(
 PAGE = 40  # the most a Mastodon timeline page holds
 
 
-class MastodonHarvester(Harvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
-    stream_types = PLATFORM.stream_types
+class MastodonHarvester(Harvester, declaration=PLATFORM):
 
     @cached_property
     def clients(self) -> Clients:

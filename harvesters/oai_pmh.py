@@ -159,8 +159,5 @@ class OAIPMHBackend(Backend):
             self.state.set(self.state_key(f"from:{self.prefix}:{self.set_spec or ''}"), self._next_from)
 
 
-class OAIPMHHarvester(BackendHarvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
+class OAIPMHHarvester(BackendHarvester, declaration=PLATFORM):
     backend = OAIPMHBackend

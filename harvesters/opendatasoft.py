@@ -133,8 +133,5 @@ def map_dataset(entry: dict[str, Any], *, root: str) -> Dataset:
     )
 
 
-class OpenDataSoftHarvester(BackendHarvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
+class OpenDataSoftHarvester(BackendHarvester, declaration=PLATFORM):
     backend = OpenDataSoftBackend

@@ -40,10 +40,7 @@ def _post_id(post: object, seed: Seed) -> int:
     return number
 
 
-class TumblrHarvester(Harvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
+class TumblrHarvester(Harvester, declaration=PLATFORM):
 
     def blog_posts(self) -> None:
         (api_key,) = credential(self.harvest.start.credentials, "api_key")

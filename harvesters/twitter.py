@@ -72,11 +72,7 @@ class _Twarc(Twarc2):
         return super().get(*args, **kwargs)
 
 
-class TwitterHarvester(Harvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
-    stream_types = PLATFORM.stream_types
+class TwitterHarvester(Harvester, declaration=PLATFORM):
 
     @property
     def incremental(self) -> bool:

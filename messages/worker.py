@@ -4,7 +4,7 @@ One thread owns the consuming pika BlockingConnection and every ack (dramatiq's 
 thread pool and hand their acks back with `add_callback_threadsafe`. Heartbeats keep flowing while a job
 runs for hours because the I/O thread never blocks on work. Messages that cannot be handled (not JSON,
 schema-invalid, unknown type) are published to the dead-letter exchange with the reason in headers, and
-the original is acked only after that publish is confirmed, so nothing is dropped silently.
+the original is acked only after that publish is confirmed, so nothing is dropped silently (messages/refusal.py).
 
 Stops (harvest.stop.<platform>.<type>) arrive on a per-replica exclusive queue bound to the stop keys, so
 every replica hears every stop and the one running that harvest acts on it.
@@ -34,25 +34,12 @@ import pika.exceptions
 from swath.core.config import Config
 from swath.core.jobs import Job, JobContext, JobInterrupted
 from swath.core.stops import record_stop
-from swath.messages import codes, routing
-from swath.messages.broker import (
-    DEAD_QUEUE,
-    DEAD_REASON_CODE,
-    DEAD_REASON_MESSAGE,
-    DEAD_ROUTING_KEY,
-    Publisher,
-    declare_topology,
-    declare_work_queue,
-)
+from swath.messages import codes
+from swath.messages.broker import Publisher, declare_topology, declare_work_queue
 from swath.messages.broker_errors import classify
-from swath.messages.model import (
-    ExportStatus,
-    HarvestStatus,
-    HarvestStop,
-    Origin,
-    decode_body,
-)
+from swath.messages.model import HarvestStop, decode_body
 from swath.messages.nodes import Nodes
+from swath.messages.refusal import Refuser, accepted, delivery_id
 from swath.messages.validation import InvalidMessage, validate_for_key
 
 log = logging.getLogger(__name__)
@@ -119,6 +106,8 @@ class Worker:
         self._shutdown_logged = False
         self.connections = 0  # consumer connections opened; more than one means we reconnected
         self._nodes = Nodes(config.amqp_url, name=f"{self.queue}-consumer", heartbeat=config.heartbeat)
+        self._refuser = Refuser(config=config, publisher=self.publisher, queue=self.queue, service=spec.service,
+                                publish=self._publish)
 
     # ---- lifecycle ----
 
@@ -257,7 +246,7 @@ class Worker:
         try:
             stop = HarvestStop.from_dict(decode_body(body))
         except InvalidMessage as exc:
-            self._dead_letter_in_background(method.routing_key, body, exc.code, str(exc))
+            self._refuser.dead_letter_in_background(method.routing_key, body, exc.code, str(exc))
             return
         with self._lock:
             running = self._running.get(stop.id)
@@ -311,12 +300,8 @@ class Worker:
         outcome = _Outcome(None)
         try:
             parsed = decode_body(body)
-            message_id = parsed.get("id") if isinstance(parsed, dict) and isinstance(parsed.get("id"), str) else None
-            if not isinstance(parsed, dict):
-                raise InvalidMessage("message body must be a JSON object", code=codes.SCHEMA_INVALID)
-            refusal = self.spec.accepts(parsed)
-            if refusal:
-                raise InvalidMessage(refusal, code=codes.UNKNOWN_TYPE)
+            message_id = delivery_id(parsed)  # known before the checks, so a refusal's status names it
+            parsed = accepted(parsed, self.spec.accepts)
             outcome.job_id = message_id
             ctx = JobContext(config=self.config, publish=partial(self._job_publish, outcome),
                              service=self.spec.service, log=logging.getLogger(f"swath.{self.spec.name}"))
@@ -343,14 +328,14 @@ class Worker:
                     channel, delivery_tag = running.channel, running.delivery_tag
             ended = outcome.status or "no final status"
         except InvalidMessage as exc:
-            requeue = self._refuse(routing_key, body, message_id, exc.code, str(exc))
+            requeue = self._refuser.refuse(routing_key, body, message_id, exc.code, str(exc))
             ended = f"refused [{exc.code}]"
         except JobInterrupted:
             requeue = True
             ended = "interrupted by shutdown; its message goes back to the queue"
         except Exception as exc:  # a bug in a job must not kill the worker or loop forever
             log.exception("job %s failed unexpectedly", message_id)
-            requeue = self._refuse(routing_key, body, message_id, codes.UNKNOWN_ERROR,
+            requeue = self._refuser.refuse(routing_key, body, message_id, codes.UNKNOWN_ERROR,
                                    f"unexpected {type(exc).__name__}: {exc}")
             ended = f"failed [{codes.UNKNOWN_ERROR}]"
         if started is not None:
@@ -367,47 +352,6 @@ class Worker:
         self._publish(routing_key, body)
         if routing_key.startswith(("harvest.status.", "export.status.")) and body.get("id") == outcome.job_id:
             outcome.status = str(body.get("status"))
-
-    def _refuse(self, routing_key: str, body: bytes, message_id: str | None, code: str, message: str) -> bool | None:
-        """Dead-letter the message and, where it has an id, publish a failure status. Returns how to settle."""
-        log.warning("refusing message on %s (id %s): %s: %s", routing_key, message_id, code, message)
-        try:
-            self._dead_letter(routing_key, body, code, message)
-        except Exception:
-            log.exception("could not dead-letter a refused message; it goes back to the queue")
-            return True
-        if message_id:
-            self._publish_failure(routing_key, message_id, code, message)
-        return None
-
-    def _dead_letter(self, routing_key: str, body: bytes, code: str, message: str) -> None:
-        self.publisher.publish(
-            routing_key, body, exchange=self.config.dead_letter_exchange,
-            headers={DEAD_REASON_CODE: code, DEAD_REASON_MESSAGE: message[:1000],
-                     DEAD_ROUTING_KEY: routing_key, DEAD_QUEUE: self.queue},
-        ).result()
-
-    def _dead_letter_in_background(self, routing_key: str, body: bytes, code: str, message: str) -> None:
-        # Called on the I/O thread: hand the (blocking) publish to a short-lived thread.
-        threading.Thread(target=self._dead_letter, args=(routing_key, body, code, message), daemon=True).start()
-
-    def _publish_failure(self, routing_key: str, message_id: str, code: str, message: str) -> None:
-        try:
-            key = routing.parse(routing_key)
-            status_key = str(key.status_key())
-        except (routing.BadRoutingKey, KeyError):
-            return
-        status_classes: dict[str, type[HarvestStatus] | type[ExportStatus]] = {
-            "harvest_start": HarvestStatus, "export_start": ExportStatus}
-        status_class = status_classes.get(key.kind)
-        if status_class is None:
-            return
-        status = status_class.refused(id=message_id, origin=Origin(service=self.spec.service, host=self.config.host),
-                                      code=code, message=message)
-        try:
-            self._publish(status_key, status.to_dict())
-        except Exception:
-            log.exception("could not publish the failure status for %s", message_id)
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:

@@ -57,6 +57,7 @@ def test_each_harvester_class_takes_its_facts_from_its_declaration():
             cls = htype.load()  # also checks types and streams agree
             assert issubclass(cls, Harvester)
             assert (cls.platform, cls.service) == (platform.name, platform.harvester_service)
+            assert (cls.types, cls.stream_types) == (platform.harvest_methods, platform.stream_types)
             assert callable(getattr(cls, cls.types[htype.name]))
             assert registry.lookup(htype.name) == htype
 
@@ -138,14 +139,33 @@ TOY = Platform(name="swath_test_toy", title="Toy", harvester="tests.test_platfor
 MISNAMED = Platform(name="swath_test_other", title="Other", export_types=TOY.export_types)
 
 
-class ToyHarvester(Harvester):
-    platform = TOY.name
-    service = TOY.harvester_service
-    types = TOY.harvest_methods
-    stream_types = TOY.stream_types
-
+class ToyHarvester(Harvester, declaration=TOY):
     def pages(self) -> None:
         """Harvests nothing: only the registries are under test here."""
+
+
+class HandSetToyHarvester(Harvester):
+    """A third-party platform written before `declaration=`: it sets the four facts by hand."""
+
+    platform = "swath_test_hand"
+    service = "Hand Harvester"
+    types = {"swath_test_hand_pages": "pages"}
+    stream_types = frozenset({"swath_test_hand_pages"})
+
+
+class OwnServiceToyHarvester(Harvester, declaration=TOY):
+    service = "Own Name"  # what the class sets itself wins over the declaration
+
+
+def test_a_declaration_fills_the_class_facts_and_hand_set_ones_keep_working():
+    assert (ToyHarvester.platform, ToyHarvester.service) == ("swath_test_toy", "Toy Harvester")
+    assert ToyHarvester.types == {"swath_test_toy_pages": "pages", "swath_test_toy_live": "pages"}
+    assert ToyHarvester.stream_types == frozenset({"swath_test_toy_live"})
+    assert (HandSetToyHarvester.platform, HandSetToyHarvester.service) == ("swath_test_hand", "Hand Harvester")
+    assert HandSetToyHarvester.types == {"swath_test_hand_pages": "pages"}
+    assert HandSetToyHarvester.stream_types == frozenset({"swath_test_hand_pages"})
+    assert (OwnServiceToyHarvester.service, OwnServiceToyHarvester.types) == ("Own Name", ToyHarvester.types)
+    assert not Harvester.stream_types and not hasattr(Harvester, "platform")  # the base is left as it was
 
 
 def test_a_third_party_platform_joins_every_derived_list_and_a_broken_one_hides_nothing(tmp_path, monkeypatch, caplog):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import ClassVar
 from urllib.parse import urlsplit
 
 from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, read_inside, resolve_inside, write_atomic
@@ -51,10 +50,7 @@ class KielError(HarvestError):
         self.code = code
 
 
-class KielHarvester(Harvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types: ClassVar[dict[str, str]] = PLATFORM.harvest_methods
+class KielHarvester(Harvester, declaration=PLATFORM):
     clock = staticmethod(time.time)
 
     def archive(self) -> None:

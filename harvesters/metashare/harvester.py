@@ -36,10 +36,7 @@ LR_STORAGE_DIR = "lr-storage"
 RESULTS = ("added", "updated", "deleted", "unchanged", "rejected")
 
 
-class MetashareHarvester(Harvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types = PLATFORM.harvest_methods
+class MetashareHarvester(Harvester, declaration=PLATFORM):
 
     def sync(self) -> None:
         harvest = self.harvest

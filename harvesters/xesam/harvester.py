@@ -14,7 +14,6 @@ import re
 import time
 import uuid
 from dataclasses import dataclass
-from typing import ClassVar
 
 import orjson
 
@@ -77,11 +76,7 @@ class SeedRun:
         return f"xesam:{self.crawler.target_name}{self.crawler.target_path}"
 
 
-class XesamHarvester(Harvester):
-    platform = PLATFORM.name
-    service = PLATFORM.harvester_service
-    types: ClassVar[dict[str, str]] = PLATFORM.harvest_methods
-    stream_types = PLATFORM.stream_types
+class XesamHarvester(Harvester, declaration=PLATFORM):
     continues_from_state = True  # a resumed crawl asks each target only for what is newer than its watermark
 
     @classmethod
