@@ -8,7 +8,6 @@ sealed with the configured key (swath/store/secrets.py) and opened only then.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import re
 from collections.abc import Iterable, Mapping
@@ -396,8 +395,3 @@ class Requester:
         if self.publisher is not None:
             self.publisher.close()
             self.publisher = None
-
-
-def as_utc(value: dt.datetime | None) -> str | None:
-    """A stored naive-UTC time as ISO with offset, for output."""
-    return value.replace(tzinfo=dt.UTC).isoformat() if value else None

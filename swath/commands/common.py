@@ -14,9 +14,9 @@ import orjson
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
-from swath.requester import Requester, as_utc
+from swath.requester import Requester
 from swath.store import Store
-from swath.store.models import Job, Warc
+from swath.store.models import Job, Warc, as_utc
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 

@@ -14,9 +14,8 @@ from swath.commands.common import (
     open_requester,
     open_store,
 )
-from swath.requester import as_utc
 from swath.store import repo
-from swath.store.models import Export
+from swath.store.models import Export, as_utc
 
 
 def extend(cli: click.Group) -> None:

@@ -16,10 +16,10 @@ from swath import source_settings
 from swath.commands.common import JSON_OPTION, emit, handles_errors, job_dict, open_requester, open_store
 from swath.commands.credentials import credential_options, read_credentials
 from swath.messages import codes
-from swath.requester import RequestError, as_utc
+from swath.requester import RequestError
 from swath.source_settings import check_source, credential_names, parse_options, seeds_from
 from swath.store import repo
-from swath.store.models import ACCEPTED, CANCELLED, Source
+from swath.store.models import ACCEPTED, CANCELLED, Source, as_utc
 
 
 def source_dict(src: Source) -> dict[str, Any]:

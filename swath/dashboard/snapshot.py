@@ -25,9 +25,8 @@ from swath.core.config import Config
 from swath.messages.deadletters import DeadLetter
 from swath.messages.nodes import amqp_urls
 from swath.messages.topology import connection_parameters
-from swath.requester import as_utc
 from swath.store import Store, repo
-from swath.store.models import ACTIVE_STATES, Export, Source
+from swath.store.models import ACTIVE_STATES, Export, Source, as_utc
 from swath.store.web_models import CollectionSet, ExportRequest
 
 PEEK_LIMIT = 10

@@ -35,6 +35,28 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
+def naive_utc(value: dt.datetime) -> dt.datetime:
+    """A time as the store keeps it: naive UTC (an aware time converted, a naive one taken as UTC already)."""
+    return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value
+
+
+def parse_utc(value: dt.datetime | str | None) -> dt.datetime | None:
+    """An ISO time (or a datetime) as naive UTC; None for none or a string that is not a time."""
+    if not value:
+        return None
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return naive_utc(value)
+
+
+def as_utc(value: dt.datetime | None) -> str | None:
+    """A stored naive-UTC time as ISO with offset, for output."""
+    return value.replace(tzinfo=dt.UTC).isoformat() if value else None
+
+
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
 

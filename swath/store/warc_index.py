@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from swath.messages.model import Seed, WarcCreated
-from swath.store.models import Job, Source, Warc, WarcSeed
+from swath.store.models import Job, Source, Warc, WarcSeed, naive_utc, parse_utc
 
 MAX_PATH, MAX_SEED = 1000, 200  # the columns' lengths (PostgreSQL refuses longer values)
 
@@ -36,7 +36,8 @@ def record_details(s: Session, row: Warc, warc: WarcCreated, *, data_root: Path 
     """Complete the index entry of a WARC repo.record_warc recorded (idempotent: redeliveries add nothing)."""
     rel_path = relative_path(warc.path, data_root)
     row.rel_path = rel_path if rel_path is not None and len(rel_path) <= MAX_PATH else None
-    first, last = _naive_utc(warc.date_first), _naive_utc(warc.date_last)
+    # a date the schema's pattern let through but the calendar has not: no range, so never left out
+    first, last = parse_utc(warc.date_first), parse_utc(warc.date_last)
     row.date_first, row.date_last = (first, last) if first and last and first <= last else (None, None)
     seeds = warc.seeds if warc.seeds is not None else harvest_seeds(s, warc.harvest_id)
     if seeds is None or any(len(seed.id) > MAX_SEED or len(seed.uid or "") > MAX_SEED for seed in seeds):
@@ -92,9 +93,9 @@ def select_indexed(s: Session, *, collection_id: str | None, seeds: Collection[t
                                                       WarcSeed.uid.in_(list(uids))))
         query = query.where(Warc.id.in_(union(of_seeds, select(Warc.id).where(Warc.seeds_known.is_(False)))))
     if date_start is not None:
-        query = query.where(or_(Warc.date_last.is_(None), Warc.date_last >= _naive(date_start)))
+        query = query.where(or_(Warc.date_last.is_(None), Warc.date_last >= naive_utc(date_start)))
     if date_end is not None:
-        query = query.where(or_(Warc.date_first.is_(None), Warc.date_first <= _naive(date_end)))
+        query = query.where(or_(Warc.date_first.is_(None), Warc.date_first <= naive_utc(date_end)))
     return [IndexedWarc(path, rel_path, collection) for path, rel_path, collection in s.execute(query)]
 
 
@@ -102,17 +103,3 @@ def indexed_in(s: Session, collection_ids: Collection[str]) -> list[IndexedWarc]
     """Every indexed WARC of these collections (to tell the unindexed files in their folders)."""
     query = select(Warc.path, Warc.rel_path, Warc.collection_id).where(Warc.collection_id.in_(list(collection_ids)))
     return [IndexedWarc(path, rel_path, collection) for path, rel_path, collection in s.execute(query)]
-
-
-def _naive(date: dt.datetime) -> dt.datetime:
-    return date.astimezone(dt.UTC).replace(tzinfo=None) if date.tzinfo else date
-
-
-def _naive_utc(value: str | None) -> dt.datetime | None:
-    if not value:
-        return None
-    try:
-        date = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None  # the schema's pattern let through a date the calendar has not: no range, so never left out
-    return _naive(date)

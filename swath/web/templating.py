@@ -7,19 +7,20 @@ import datetime as dt
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from swath.commands.common import stats_total
+from swath.store.models import parse_utc, utcnow
 
 
 def human_time(value: dt.datetime | str | None) -> str:
     """A stored time as 'YYYY-MM-DD HH:MM UTC', without microseconds; '-' when unset."""
-    when = _parse(value)
+    when = parse_utc(value)
     return when.strftime("%Y-%m-%d %H:%M UTC") if when else "-"
 
 
 def ago(value: dt.datetime | str | None, now: dt.datetime | None = None) -> str:
-    when = _parse(value)
+    when = parse_utc(value)
     if when is None:
         return "-"
-    seconds = int(((now or dt.datetime.now(dt.UTC).replace(tzinfo=None)) - when).total_seconds())
+    seconds = int(((now or utcnow()) - when).total_seconds())
     if seconds < 0:
         return "in " + _span(-seconds)
     return "just now" if seconds < 10 else _span(seconds) + " ago"
@@ -31,19 +32,6 @@ def _span(seconds: int) -> str:
             n = seconds // size
             return f"{n} {unit}" + ("s" if unit == "day" and n > 1 else "")
     return f"{seconds} s"
-
-
-def _parse(value: dt.datetime | str | None) -> dt.datetime | None:
-    if not value:
-        return None
-    if isinstance(value, str):
-        try:
-            value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    if value.tzinfo is not None:
-        value = value.astimezone(dt.UTC).replace(tzinfo=None)
-    return value
 
 
 def human_size(n: int | None) -> str:
