@@ -123,6 +123,41 @@ def test_author_feed_end_to_end_with_login_renames_and_incremental(cfg, fake, ca
     assert row["like_count"] == str(post["likeCount"])
 
 
+def test_a_handle_login_masks_no_handle_in_the_archive_or_the_export(config, caplog):
+    """Issue 29: logging in with the handle of an account being harvested left `*****` for that handle in
+    every body, URL and exported row. A handle is public: only the app password and the JWTs are secrets."""
+    caplog.set_level(logging.DEBUG)
+    with FakeBluesky(require_auth=True, identifier="alice.example.com") as fake:
+        cfg = config.with_api_url("bluesky", fake.url)
+        handle = fake.world.profiles[ALICE]["handle"]
+        assert handle == fake.identifier  # the login name is the harvested account's handle
+        body = start_body("bluesky_author_feed", [{"id": "s-alice", "token": handle},
+                                                  {"id": "s-bob", "token": "bob.bsky.social"}],
+                          credentials={"identifier": handle, "app_password": APP_PASSWORD})
+        out = run_harvest_job(cfg, body)
+        assert out.status["status"] == "completed success", out.status
+        # every answer archived byte for byte, its request URL and WARC-Target-URI with the handle in it
+        records = out.records_with_headers()
+        assert Counter(payload for _, _, payload, _ in records) == Counter(fake.bodies("/xrpc/app.bsky."))
+        assert not [uri for uri, _, _, headers in records if "WARC-Swath-Redacted" in headers]
+        assert [r.arg("actor") for r in fake.server.requests_to("/xrpc/app.bsky.actor.getProfile")][0] == handle
+        assert any(uri.endswith(f"getProfile?actor={handle}") for uri, _, _, _ in records)
+        assert_no_secrets(out, fake, cfg, caplog)
+
+        status, rows = export_rows(cfg, "bluesky_author_feed", "e-handle")
+        expected = fake.author_entries(ALICE) + fake.author_entries(BOB)
+    assert status["status"] == "completed success", status
+    by_id = {row["id"]: row for row in rows}
+    assert sorted(by_id) == sorted(entry_key(e) for e in expected)
+    for entry in expected:
+        row, author = by_id[entry_key(entry)], entry["post"]["author"]["handle"]
+        rkey = entry["post"]["uri"].rsplit("/", 1)[1]
+        assert (row["author_handle"], row["url"], row["reposted_by"]) == (
+            author, f"https://bsky.app/profile/{author}/post/{rkey}",
+            entry["reason"]["by"]["handle"] if "reason" in entry else ""), row["id"]
+    assert any(r["author_handle"] == handle for r in rows) and any(r["reposted_by"] == handle for r in rows)
+
+
 def test_search_pages_with_since_until_and_waits_out_a_rate_limit(cfg, fake):
     hits = fake.search_hits("archive")
     since, until = hits[-5]["indexedAt"], hits[4]["indexedAt"]  # newest first: a window inside the hits
