@@ -4,6 +4,7 @@ against a fake XRPC API: WARC, status, incremental re-runs, app-password session
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -15,6 +16,7 @@ from swath.core.jobs import JobContext
 from swath.exporters.base import run_export
 from swath.messages import codes
 from tests.fakes.bluesky import APP_PASSWORD, IDENTIFIER, FakeBluesky
+from tests.fakes.httpserver import HANG_UP
 from tests.fakes.social import run_harvest_job, start_body
 
 LOGIN = {"identifier": IDENTIFIER, "app_password": APP_PASSWORD}
@@ -255,6 +257,29 @@ def test_a_rate_limited_login_is_rate_limited_not_unauthorized(cfg, fake):
                                           credentials=LOGIN))
     assert out.status["status"] == "completed failure"
     assert out.codes("errors") == [(codes.RATE_LIMITED, None)]
+    assert not fake.server.requests_to("/xrpc/app.bsky.feed.getAuthorFeed")
+
+
+@pytest.mark.parametrize("path", ["/xrpc/com.atproto.server.createSession", "/xrpc/com.atproto.server.refreshSession"])
+def test_login_and_refresh_are_retried_after_a_dropped_connection_and_5xx(cfg, fake, path):
+    cfg = dataclasses.replace(cfg, http_backoff=0.01)
+    fake.faults.path, fake.faults.disconnects, fake.faults.server_errors = path, 1, 2
+    out = run_harvest_job(cfg, start_body("bluesky_author_feed", [{"id": "a", "token": "alice.example.com"}],
+                                          credentials=LOGIN))
+    assert out.status["status"] == "completed success", out.status
+    assert [status for status, _ in fake.faults.served] == [HANG_UP, 503, 503]
+    assert len(fake.server.requests_to(path)) == len(fake.faults.served) + 1  # asked again after each failure
+    assert out.count("posts") == len(fake.author_entries(ALICE))
+
+
+def test_a_login_failing_past_the_retries_is_a_remote_error_not_a_refusal(cfg, fake):
+    cfg = dataclasses.replace(cfg, http_retries=2, http_backoff=0.01)
+    fake.faults.path, fake.faults.server_errors = "/xrpc/com.atproto.server.createSession", 10
+    out = run_harvest_job(cfg, start_body("bluesky_author_feed", [{"id": "a", "token": "alice.example.com"}],
+                                          credentials=LOGIN))
+    assert out.status["status"] == "completed failure"
+    assert out.codes("errors") == [(codes.REMOTE_ERROR, None)]
+    assert len(fake.server.requests_to("/xrpc/com.atproto.server.createSession")) == cfg.http_retries + 1
     assert not fake.server.requests_to("/xrpc/app.bsky.feed.getAuthorFeed")
 
 
