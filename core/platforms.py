@@ -76,6 +76,10 @@ class Platform:
     options: dict[str, Any] = field(default_factory=dict)
     # the credential names a harvest needs: any one of these sets, every name in it (empty: none needed)
     credentials: tuple[tuple[str, ...], ...] = ()
+    # credential names whose value names an account rather than proves it (a handle, a user name, an e-mail
+    # used to log in): public data, never masked in what is archived. Every other credential is a secret, so a
+    # name a declaration does not know is one (docs/security.md "What is a secret")
+    login_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -104,6 +108,10 @@ class Platform:
     def api_root(self, config: Config) -> str:
         """The API root this deployment talks to: SWATH_<NAME>_API_URL if set, else the declared default."""
         return config.api_urls.get(self.name) or self.api_url
+
+    def secret_credentials(self, credentials: dict[str, Any]) -> dict[str, Any]:
+        """The credentials that authenticate (passwords, tokens, keys): all but the login names."""
+        return {name: value for name, value in credentials.items() if name not in self.login_names}
 
     def harvest_kind(self, name: str) -> HarvestKind | None:
         return next((kind for kind in self.harvest_types if kind.name == name), None)
@@ -152,4 +160,6 @@ def _problems(p: Platform) -> list[str]:
                  for k in p.harvest_types if k.seeds.token not in SEED_TOKENS]
     if any(not names or not all(names) for names in p.credentials):
         problems.append("each credential set names at least one credential")
+    if not all(p.login_names):
+        problems.append("a login name cannot be empty")
     return problems

@@ -2,9 +2,10 @@
 
 atproto's client speaks httpx; its transport is swath's recording path (harvesters/httpx_bridge.py), so
 every XRPC exchange is in the WARC with the retries, limits and origin guard of any harvest request. An
-app-password login (credentials `identifier` + `app_password`) goes unrecorded, and its session tokens
-join the harvest's secrets (harvesters/bluesky_xrpc.py, imported only when such a harvest runs). The
-Jetstream type is in harvesters/jetstream.py. See docs/bluesky.md.
+app-password login (credentials `identifier` + `app_password`) goes unrecorded and is retried like any
+request, and its session tokens join the harvest's secrets (harvesters/bluesky_xrpc.py, imported only when
+such a harvest runs); the identifier, a handle, is public and never masked. The Jetstream type is in
+harvesters/jetstream.py. See docs/bluesky.md.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ PLATFORM = Platform(
     export_types=tuple(ExportKind(name=name, sources=_POSTS) for name in
                        ("bluesky_author_feed", "bluesky_search", "bluesky_feed", "bluesky_jetstream")),
     api_url="https://bsky.social",
+    login_names=("identifier",),  # the handle or e-mail: public; `app_password` and the session JWTs are secrets
     options=options(
         incremental={"type": "boolean", "description": "continue after the newest post of the last run"},
         since={**_ISO, "description": "bluesky_search: posts from this time (a seed's own `since` wins)"},

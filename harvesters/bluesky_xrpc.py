@@ -24,6 +24,7 @@ from atproto_client.request import Request
 from swath.harvesters.base import Harvest
 from swath.harvesters.errors import BadResponse, HarvestError, RateLimited, Unauthorized
 from swath.harvesters.httpx_bridge import RecordedTransport
+from swath.harvesters.retry import RetryPolicy
 from swath.harvesters.social import mount_recording
 from swath.messages import codes
 
@@ -60,9 +61,14 @@ class Xrpc:
     def __init__(self, harvest: Harvest, *, api_root: str) -> None:
         session = requests.Session()
         mount_recording(session, adapter=harvest.recording_adapter([]), default="", base="")
+        config = harvest.config
+        # login and refresh are retried like any request (5xx, connection errors, a 503's Retry-After), but a
+        # 429 is not waited for: Bluesky limits logins per account and day, and asking again counts against it
+        login_retry = RetryPolicy(retries=config.http_retries, backoff=config.http_backoff, max_rate_limits=0)
         transport = RecordedTransport(recorded=session, unrecorded=harvest.unrecorded_session,
-                                      add_secret=harvest.add_secret, timeout=harvest.config.http_timeout,
-                                      auth_paths=AUTH_PATHS, secret_fields=SESSION_TOKENS)
+                                      add_secret=harvest.add_secret, timeout=config.http_timeout,
+                                      auth_paths=AUTH_PATHS, secret_fields=SESSION_TOKENS, login_retry=login_retry,
+                                      sleep=harvest.sleep)
         self.client = _Client(base_url=api_root, request=Request(transport=transport))
         creds = harvest.start.credentials
         if creds.get("identifier") or creds.get("app_password"):
@@ -76,7 +82,7 @@ class Xrpc:
             raise Unauthorized("Bluesky login needs both identifier and app_password") from None
         except UnauthorizedError:
             raise Unauthorized("Bluesky refused the identifier/app_password (createSession)") from None
-        except RateLimitExceededError as exc:  # logins have their own, tight limits; not retried (not recorded)
+        except RateLimitExceededError as exc:  # logins have their own, tight limits; not waited for (see above)
             reset = exc.response.headers.get("ratelimit-reset") if exc.response is not None else None
             raise RateLimited(f"Bluesky rate-limits logins for this account; try again after "
                               f"{reset or 'the limit resets'} (epoch seconds)") from None

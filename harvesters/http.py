@@ -52,8 +52,9 @@ from swath.messages import codes
 
 # hop-by-hop framing that no longer describes the recorded body; kept under the pywb-style prefix
 ORIG_PREFIX = "X-Archive-Orig-"
-_TRANSIENT = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
-              urllib3.exceptions.ProtocolError, urllib3.exceptions.ReadTimeoutError)
+# a connection that failed: the retry policy's `status=None`
+TRANSIENT = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError,
+             urllib3.exceptions.ProtocolError, urllib3.exceptions.ReadTimeoutError)
 
 
 class Gate(Protocol):
@@ -311,7 +312,7 @@ class RecordingAdapter(GuardedAdapter):
                 raw = response.raw
                 if body is None:
                     return self._stream_response(request, response)
-            except _TRANSIENT as exc:
+            except TRANSIENT as exc:
                 decision = self.policy.decide(status=None, headers={}, attempt=attempt, now=time.time(),
                                               jitter=random.random())
                 if isinstance(decision, Wait):

@@ -7,13 +7,16 @@ deadline, the origin guard, redirects and cookies under the transport policy, Ha
 Engine errors (Unauthorized, RateLimited, ...) propagate through the library unchanged.
 
 Requests for a login path (`auth_paths`, e.g. `com.atproto.server.createSession`) go instead through the
-harvest's unrecorded session (same policy, nothing in the WARC: their bodies are credentials), and every
+harvest's unrecorded session (same policy, nothing in the WARC: their bodies are credentials), retried after
+connection errors and 5xx by the shared retry policy (`login_retry`, harvesters/retry.py), and every
 string under a `secret_fields` key of their JSON answer joins the harvest's secrets before the library
 sees it, so a session token never reaches a WARC, a log line, a status or the state.
 """
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,7 +24,10 @@ import httpx
 import orjson
 import requests
 
-from swath.harvesters.errors import RemoteError
+from swath.harvesters.errors import HarvestStopped, RemoteError
+from swath.harvesters.http import TRANSIENT
+from swath.harvesters.retry import Attempt, GiveUp, RetryPolicy, Wait
+from swath.messages import codes
 
 # headers the requests side sets itself (framing, the codings the WARC readers undo: core/encodings.py)
 _DROPPED_REQUEST = frozenset({"host", "content-length", "connection", "accept-encoding", "transfer-encoding"})
@@ -34,9 +40,12 @@ class RecordedTransport(httpx.BaseTransport):
 
     def __init__(self, *, recorded: requests.Session, unrecorded: Callable[[], requests.Session],
                  add_secret: Callable[[str], None], timeout: float, auth_paths: Iterable[str] = (),
-                 secret_fields: Iterable[str] = ()) -> None:
+                 secret_fields: Iterable[str] = (), login_retry: RetryPolicy | None = None,
+                 sleep: Callable[[float], bool] = lambda seconds: True) -> None:
         self.recorded = recorded
         self.unrecorded = unrecorded  # a new session per login exchange; closed after it
+        self.login_retry = login_retry or RetryPolicy(retries=0)  # none given: a login is tried once
+        self.sleep = sleep  # the harvest's wait: False when a stop or shutdown ended it
         self.add_secret = add_secret
         self.timeout = timeout
         self.auth_paths = tuple(auth_paths)
@@ -48,8 +57,7 @@ class RecordedTransport(httpx.BaseTransport):
         body = request.read() or None
         url = str(request.url)
         if request.url.path.endswith(self.auth_paths) and self.auth_paths:
-            with self.unrecorded() as session:
-                answer = self._send(session, request.method, url, headers, body)
+            answer = self._login(request.method, url, headers, body)
             self._learn_secrets(answer)
         else:
             answer = self._send(self.recorded, request.method, url, headers, body)
@@ -62,6 +70,36 @@ class RecordedTransport(httpx.BaseTransport):
             return session.request(method, url, headers=dict(headers), data=body, timeout=self.timeout)
         except requests.RequestException as exc:  # the recording adapter's own errors are HarvestErrors
             raise RemoteError(f"{type(exc).__name__} from {url.split('?')[0]}") from None
+
+    def _login(self, method: str, url: str, headers: list[tuple[str, str]],
+               body: bytes | None) -> requests.Response:
+        """One login exchange, unrecorded, tried again as `login_retry` says; its answer when the policy hands it
+        on or gives up for a reason the library reports itself (401/403, 429), RemoteError when retries ran out."""
+        attempt, where = Attempt(), url.split("?")[0]
+        while True:
+            answer, failure = None, None
+            try:
+                with self.unrecorded() as session:
+                    answer = session.request(method, url, headers=dict(headers), data=body, timeout=self.timeout)
+            except TRANSIENT as exc:
+                failure = exc
+            except requests.RequestException as exc:  # not the connection (a bad URL...): asking again cannot help
+                raise RemoteError(f"{type(exc).__name__} from {where}") from None
+            status = None if answer is None else answer.status_code
+            decision = self.login_retry.decide(status=status, headers={} if answer is None else answer.headers,
+                                               attempt=attempt, now=time.time(), jitter=random.random())
+            if isinstance(decision, Wait):
+                if not self.sleep(decision.seconds):
+                    raise HarvestStopped(f"harvest stopping; {where} not tried again")
+                attempt = decision.attempt
+                continue
+            if isinstance(decision, GiveUp) and decision.code == codes.REMOTE_ERROR:
+                why = type(failure).__name__ if answer is None else f"HTTP {status}"
+                raise RemoteError(f"{why} from {where}; given up after {decision.attempt.failures} retries "
+                                  f"({decision.reason.replace('_', ' ')})", status=status)
+            if answer is None:  # the policy hands no connection error on today; if it did, this is what it means
+                raise RemoteError(f"{type(failure).__name__} from {where}")
+            return answer
 
     def _learn_secrets(self, answer: requests.Response) -> None:
         """Every token a login answer carries is a credential of the harvest from now on."""

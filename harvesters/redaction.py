@@ -1,7 +1,8 @@
 """Redaction: credentials out of recorded requests and responses, URLs, log lines and messages.
 
-One `Redactor` per harvest knows every secret it holds: the start message's credentials, the user and
-password of any `user:pass@` in its seed tokens, and those learnt during it (`add`: an obtained token, a
+One `Redactor` per harvest knows every secret it holds: the start message's credentials that authenticate
+(not the login names its platform declares: a handle or user name is public data), the password of any
+`user:pass@` in its seed tokens, and those learnt during it (`add`: an obtained token, a
 cookie the server set). Each secret is looked for in every spelling text may carry it in (`forms_of`).
 Free text is also scrubbed by name (`scrub`: `api_key=…`, `"password": "…"`, `Authorization: …`, userinfo
 in URLs), whatever the value. `install_log_filter()` puts the running harvests' redactors on the process's
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
+from swath.core import discovery
 from swath.core.encodings import decode_bounded
 
 if TYPE_CHECKING:
@@ -307,17 +309,23 @@ class Redactor:
 
 
 def harvest_redactor(start: HarvestStart, *, max_decoded: int) -> Redactor:
-    """The redactor of one harvest: every credential value, the Basic-auth encoding of any two of them, and
-    the user and password of every `user:pass@` in a credential or a seed token (OAI-PMH, CKAN, DCAT URLs)."""
+    """The redactor of one harvest. Only what authenticates is a secret (docs/security.md "What is a secret"):
+    every credential value but the login names its platform declares (`Platform.login_names`; a harvest type
+    without a declaration has none), the Basic-auth encoding of any credential with a secret one, and the
+    password of every `user:pass@` in a credential or a seed token (OAI-PMH, CKAN, DCAT URLs), or its user
+    when it has no password (then the user is the token)."""
+    platform = discovery.owner(start.type, lambda p: p.harvest_methods)
+    secret = platform.secret_credentials(start.credentials) if platform is not None else start.credentials
     values = [value for value in flatten(start.credentials) if value]
-    redactor = Redactor(values, max_decoded=max_decoded)
+    secrets = [value for value in flatten(secret) if value]
+    redactor = Redactor(secrets, max_decoded=max_decoded)
     for user in values:
-        for password in values:
-            if user is not password:
+        for password in secrets:
+            if user != password:
                 redactor.add_basic(user, password)
     for text in [*values, *flatten([seed.token for seed in start.seeds])]:
         for user, password in userinfo_in(text):
-            redactor.add(user, password)
+            redactor.add(password or user)
             redactor.add_basic(user, password)
     return redactor
 

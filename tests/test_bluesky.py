@@ -4,6 +4,7 @@ against a fake XRPC API: WARC, status, incremental re-runs, app-password session
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -15,6 +16,7 @@ from swath.core.jobs import JobContext
 from swath.exporters.base import run_export
 from swath.messages import codes
 from tests.fakes.bluesky import APP_PASSWORD, IDENTIFIER, FakeBluesky
+from tests.fakes.httpserver import HANG_UP
 from tests.fakes.social import run_harvest_job, start_body
 
 LOGIN = {"identifier": IDENTIFIER, "app_password": APP_PASSWORD}
@@ -123,6 +125,41 @@ def test_author_feed_end_to_end_with_login_renames_and_incremental(cfg, fake, ca
     assert row["like_count"] == str(post["likeCount"])
 
 
+def test_a_handle_login_masks_no_handle_in_the_archive_or_the_export(config, caplog):
+    """Issue 29: logging in with the handle of an account being harvested left `*****` for that handle in
+    every body, URL and exported row. A handle is public: only the app password and the JWTs are secrets."""
+    caplog.set_level(logging.DEBUG)
+    with FakeBluesky(require_auth=True, identifier="alice.example.com") as fake:
+        cfg = config.with_api_url("bluesky", fake.url)
+        handle = fake.world.profiles[ALICE]["handle"]
+        assert handle == fake.identifier  # the login name is the harvested account's handle
+        body = start_body("bluesky_author_feed", [{"id": "s-alice", "token": handle},
+                                                  {"id": "s-bob", "token": "bob.bsky.social"}],
+                          credentials={"identifier": handle, "app_password": APP_PASSWORD})
+        out = run_harvest_job(cfg, body)
+        assert out.status["status"] == "completed success", out.status
+        # every answer archived byte for byte, its request URL and WARC-Target-URI with the handle in it
+        records = out.records_with_headers()
+        assert Counter(payload for _, _, payload, _ in records) == Counter(fake.bodies("/xrpc/app.bsky."))
+        assert not [uri for uri, _, _, headers in records if "WARC-Swath-Redacted" in headers]
+        assert [r.arg("actor") for r in fake.server.requests_to("/xrpc/app.bsky.actor.getProfile")][0] == handle
+        assert any(uri.endswith(f"getProfile?actor={handle}") for uri, _, _, _ in records)
+        assert_no_secrets(out, fake, cfg, caplog)
+
+        status, rows = export_rows(cfg, "bluesky_author_feed", "e-handle")
+        expected = fake.author_entries(ALICE) + fake.author_entries(BOB)
+    assert status["status"] == "completed success", status
+    by_id = {row["id"]: row for row in rows}
+    assert sorted(by_id) == sorted(entry_key(e) for e in expected)
+    for entry in expected:
+        row, author = by_id[entry_key(entry)], entry["post"]["author"]["handle"]
+        rkey = entry["post"]["uri"].rsplit("/", 1)[1]
+        assert (row["author_handle"], row["url"], row["reposted_by"]) == (
+            author, f"https://bsky.app/profile/{author}/post/{rkey}",
+            entry["reason"]["by"]["handle"] if "reason" in entry else ""), row["id"]
+    assert any(r["author_handle"] == handle for r in rows) and any(r["reposted_by"] == handle for r in rows)
+
+
 def test_search_pages_with_since_until_and_waits_out_a_rate_limit(cfg, fake):
     hits = fake.search_hits("archive")
     since, until = hits[-5]["indexedAt"], hits[4]["indexedAt"]  # newest first: a window inside the hits
@@ -220,6 +257,29 @@ def test_a_rate_limited_login_is_rate_limited_not_unauthorized(cfg, fake):
                                           credentials=LOGIN))
     assert out.status["status"] == "completed failure"
     assert out.codes("errors") == [(codes.RATE_LIMITED, None)]
+    assert not fake.server.requests_to("/xrpc/app.bsky.feed.getAuthorFeed")
+
+
+@pytest.mark.parametrize("path", ["/xrpc/com.atproto.server.createSession", "/xrpc/com.atproto.server.refreshSession"])
+def test_login_and_refresh_are_retried_after_a_dropped_connection_and_5xx(cfg, fake, path):
+    cfg = dataclasses.replace(cfg, http_backoff=0.01)
+    fake.faults.path, fake.faults.disconnects, fake.faults.server_errors = path, 1, 2
+    out = run_harvest_job(cfg, start_body("bluesky_author_feed", [{"id": "a", "token": "alice.example.com"}],
+                                          credentials=LOGIN))
+    assert out.status["status"] == "completed success", out.status
+    assert [status for status, _ in fake.faults.served] == [HANG_UP, 503, 503]
+    assert len(fake.server.requests_to(path)) == len(fake.faults.served) + 1  # asked again after each failure
+    assert out.count("posts") == len(fake.author_entries(ALICE))
+
+
+def test_a_login_failing_past_the_retries_is_a_remote_error_not_a_refusal(cfg, fake):
+    cfg = dataclasses.replace(cfg, http_retries=2, http_backoff=0.01)
+    fake.faults.path, fake.faults.server_errors = "/xrpc/com.atproto.server.createSession", 10
+    out = run_harvest_job(cfg, start_body("bluesky_author_feed", [{"id": "a", "token": "alice.example.com"}],
+                                          credentials=LOGIN))
+    assert out.status["status"] == "completed failure"
+    assert out.codes("errors") == [(codes.REMOTE_ERROR, None)]
+    assert len(fake.server.requests_to("/xrpc/com.atproto.server.createSession")) == cfg.http_retries + 1
     assert not fake.server.requests_to("/xrpc/app.bsky.feed.getAuthorFeed")
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from swath.messages import codes
 from tests.fakes.dcat import JSONLD_CONTEXT, DCATPortal
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_backends_support import harvest
+from tests.test_export import export, read_rows, run  # noqa: F401 - fixture
 
 
 def _check_dataset(record: dict, d) -> None:
@@ -89,3 +92,48 @@ def test_blank_dataset_without_identifier_fails_alone(config):
     assert list(result.by_status("done")) == ["https://data.example.org/d/1"]
     assert result.codes() == [codes.ITEM_FAILED] and "blank node" in result.final["errors"][0]["message"]
     assert result.totals()["failed"] == 1
+
+
+# (identifier, the dataset's own licence element, its distribution's licence elements, the licence expected):
+# udata's rule, the dataset's dct:license or dct:rights first, else the first one a distribution names
+LICENCE_CASES = [
+    ("on-distribution", "", '<dct:license>Licence Ouverte Version 2.0</dct:license>', "lov2"),  # udata's shape
+    ("iri-on-distribution", "", '<dct:license rdf:resource="http://creativecommons.org/licenses/by/4.0/"/>',
+     "cc-by"),
+    ("rights-on-distribution", "", "<dct:rights>Open Database License</dct:rights>", "odc-odbl"),
+    ("dataset-wins", '<dct:license rdf:resource="http://creativecommons.org/licenses/by/4.0/"/>',
+     "<dct:license>ODbL</dct:license>", "cc-by"),
+    ("none-anywhere", "", "<dct:rights>Ask the data owner</dct:rights>", ""),
+]
+
+
+def _licence_catalog(base: str) -> bytes:
+    parts = []
+    for ident, own, distributed, _ in LICENCE_CASES:
+        parts.append(f"""
+  <dcat:Dataset rdf:about="{base}/d/{ident}">
+    <dct:identifier>{ident}</dct:identifier><dct:title>{ident}</dct:title>{own}
+    <dcat:distribution rdf:resource="{base}/d/{ident}/r/1"/>
+  </dcat:Dataset>
+  <dcat:Distribution rdf:about="{base}/d/{ident}/r/1">
+    <dcat:accessURL>{base}/files/{ident}.csv</dcat:accessURL>{distributed}
+  </dcat:Distribution>""")
+    return f"""<?xml version="1.0" encoding="utf-8"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:dcat="http://www.w3.org/ns/dcat#"
+         xmlns:dct="http://purl.org/dc/terms/">{"".join(parts)}
+</rdf:RDF>""".encode()
+
+
+def test_a_licence_given_only_on_a_distribution_is_the_datasets(config, run):  # noqa: F811 - the fixture
+    """Issue 29: a dataset stating no licence takes the one its distribution states (dct:license, else
+    dct:rights), as udata does; harvested, recorded and exported."""
+    with FakeServer() as server:
+        server.routes["/catalog.rdf"] = lambda req: Response(200, _licence_catalog(server.url),
+                                                             content_type="application/rdf+xml")
+        result = harvest(config, "dcat", f"{server.url}/catalog.rdf", path="collections/cs-1/c-1")
+    assert result.final["status"] == "completed success", result.final["errors"]
+    expected = {ident: licence for ident, _, _, licence in LICENCE_CASES}
+    assert {rid: r["dataset"]["license"] or "" for rid, r in result.by_status("done").items()} == expected
+    status = run(export("dcat", "c-1", format="csv"))
+    assert status["status"] == "completed success", status["errors"]
+    assert {row["id"]: row["license"] for row in read_rows(Path(status["files"][0]))} == expected

@@ -65,6 +65,10 @@ def test_first_sync_adds_all_and_the_warc_holds_every_exchange_redacted(config, 
     records = read_records(files)
     logins = [json.loads(r[4]) for r in records if r[0] == "metadata"]
     assert [(x["request"]["method"], x["response"]["status"]) for x in logins] == [("GET", 200), ("POST", 200)]
+    # the login name is kept out of the recorded login requests only: the node's answer keeps it (no secret)
+    assert "username=REDACTED" in logins[1]["request"]["body"]
+    assert "harvester" not in json.dumps([x["request"] for x in logins])
+    assert "Welcome, harvester." in logins[1]["response"]["body"]
     responses = [r for r in records if r[0] == "response"]
     lr_uris = sorted(r[1].split("/")[4] for r in responses if r[1].endswith("/metadata/"))
     assert lr_uris == served

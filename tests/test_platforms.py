@@ -200,6 +200,7 @@ def test_a_third_party_platform_joins_every_derived_list_and_a_broken_one_hides_
     ({"name": "x", "export_types": (ExportKind(name="x", sources=()),)}, "at least one item source"),
     ({"name": "x", "export_types": TOY.export_types, "options": {"type": "array"}}, "JSON Schema of type object"),
     ({"name": "x", "export_types": TOY.export_types, "api_url": "api.example.org"}, "http"),
+    ({"name": "x", "export_types": TOY.export_types, "login_names": ("",)}, "login name cannot be empty"),
 ])
 def test_a_declaration_that_cannot_work_fails_when_its_module_is_imported(fields, why):
     with pytest.raises(BadDeclaration, match=why):

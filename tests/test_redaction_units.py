@@ -61,15 +61,32 @@ def test_credentials_found_by_name_whatever_their_value():
     assert scrub(diagnosis) == diagnosis
 
 
-def test_the_start_message_userinfo_and_basic_pairs_are_secrets():
-    start = HarvestStart.from_dict({
-        "id": "h1", "type": "ckan", "path": "p", "options": {}, "collection_set": {"id": "a"},
-        "collection": {"id": "b"}, "credentials": {"username": "archivist", "password": "pa55word"},
-        "seeds": [{"id": "s1", "token": "https://reader:s%2Fecret@portal.example/api"}]})
+def start_of(harvest_type: str, credentials: dict, *tokens: str) -> HarvestStart:
+    return HarvestStart.from_dict({
+        "id": "h1", "type": harvest_type, "path": "p", "options": {}, "collection_set": {"id": "a"},
+        "collection": {"id": "b"}, "credentials": credentials,
+        "seeds": [{"id": f"s{n}", "token": token} for n, token in enumerate(tokens)]})
+
+
+def test_only_what_authenticates_is_a_secret_not_a_login_name():
+    # CKAN declares no login names: every credential is a secret; a URL's user is one only without a password
+    start = start_of("ckan", {"username": "archivist", "password": "pa55word"},
+                     "https://reader:s%2Fecret@portal.example/api", "https://t0kenOnly@other.example/api")
     redactor = harvest_redactor(start, max_decoded=1 << 20)
-    for secret in ("reader", "s/ecret", base64.b64encode(b"reader:s/ecret").decode(),
-                   base64.b64encode(b"archivist:pa55word").decode(), "pa55word"):
+    for secret in ("archivist", "pa55word", "s/ecret", "t0kenOnly", base64.b64encode(b"reader:s/ecret").decode(),
+                   base64.b64encode(b"archivist:pa55word").decode()):
         assert secret not in redactor.text(f"x {secret} y"), secret
+    assert redactor.text("x reader y") == "x reader y"  # a user name: public
+    # Bluesky declares its `identifier` a login name (a handle): never masked, the app password always
+    handle, password = "alice.example.com", "abcd-efgh-ijkl-mnop"
+    bluesky = harvest_redactor(start_of("bluesky_author_feed", {"identifier": handle, "app_password": password},
+                                        handle),
+                               max_decoded=1 << 20)
+    body = f'{{"handle": "{handle}", "echo": "{password}"}}'.encode()
+    assert bluesky.mask(body) == (body.replace(password.encode(), b"*" * len(password)), 1)
+    assert bluesky.url(f"https://bsky.example/xrpc/x?actor={handle}").endswith(f"actor={handle}")
+    assert base64.b64encode(f"{handle}:{password}".encode()).decode() not in bluesky.text(
+        "Basic " + base64.b64encode(f"{handle}:{password}".encode()).decode())
 
 
 def test_recorded_response_keeps_its_length_and_its_urls():

@@ -219,9 +219,11 @@ def map_resource(graph: Graph, node, *, want: str = lang.DEFAULT_LANGUAGE, part:
 
 
 def _license(graph: Graph, node, distributions: list, want: str) -> str | None:
-    """udata's order: the dataset's dct:license, its dct:rights, then the distributions' dct:license/rights."""
+    """udata's order: the dataset's dct:license, its dct:rights, then the distributions' dct:license, then
+    their dct:rights (a dataset stating none takes a distribution's: udata's "License detection")."""
     candidates = []
-    pairs = [(node, DCTERMS.license), (node, DCTERMS.rights), *((d, DCTERMS.license) for d in distributions)]
+    pairs = [(node, DCTERMS.license), (node, DCTERMS.rights),
+             *((d, predicate) for predicate in (DCTERMS.license, DCTERMS.rights) for d in distributions)]
     for subject, predicate in pairs:
         for value in graph.objects(subject, predicate):
             candidates.append(str(value))

@@ -31,6 +31,7 @@ PLATFORM = Platform(
                              current_state=True),),
     options=options(),
     credentials=(("username", "password"),),
+    login_names=("username",),  # kept out of the recorded login request only (docs/security.md)
 )
 LR_STORAGE_DIR = "lr-storage"
 RESULTS = ("added", "updated", "deleted", "unchanged", "rejected")
@@ -69,7 +70,8 @@ class MetashareHarvester(Harvester, declaration=PLATFORM):
             return
         harvest.http.cookies.clear()  # one node's session is no use on the next
         with harvest.unrecorded_session() as login_session:  # guarded (origins, size, deadline), not recorded
-            login_session.hooks["response"].append(lambda reply, *a, **kw: self._record_login(reply, password))
+            login_session.hooks["response"].append(
+                lambda reply, *a, **kw: self._record_login(reply, username, password))
             client = MetashareClient(
                 session=harvest.http,
                 login_session=login_session,
@@ -90,12 +92,14 @@ class MetashareHarvester(Harvester, declaration=PLATFORM):
             except requests.RequestException as exc:  # only the login session is not the engine's
                 harvest.error(codes.REMOTE_ERROR, f"{base_url}/login/: {type(exc).__name__}: {exc}", seed.id)
 
-    def _record_login(self, reply: requests.Response, password: str) -> None:
-        """Record a login exchange as a metadata record, with the password and every cookie value redacted.
+    def _record_login(self, reply: requests.Response, username: str, password: str) -> None:
+        """Record a login exchange as a metadata record, with the password and every cookie value redacted, and
+        the user name kept out of the request (the answer keeps it: a login name is no secret, docs/security.md).
 
         The engine records responses byte for byte, Set-Cookie included, so login does not go through it.
         """
-        redactor = Redactor([password, *reply.cookies.values(), *_request_cookie_values(reply.request)])
+        cookies = [*reply.cookies.values(), *_request_cookie_values(reply.request)]
+        redactor, sent = Redactor([password, *cookies]), Redactor([password, username, *cookies])
         request = reply.request
         body = request.body.encode() if isinstance(request.body, str) else request.body if isinstance(
             request.body, bytes) else b""
@@ -103,9 +107,9 @@ class MetashareHarvester(Harvester, declaration=PLATFORM):
         exchange = {
             "request": {
                 "method": request.method,
-                "url": redactor.url(request.url or ""),
-                "headers": redactor.headers(sent_headers),
-                "body": redactor.body(body, _text(request.headers.get("Content-Type", ""))).decode("utf-8", "replace"),
+                "url": sent.url(request.url or ""),
+                "headers": sent.headers(sent_headers),
+                "body": sent.body(body, _text(request.headers.get("Content-Type", ""))).decode("utf-8", "replace"),
             },
             "response": {
                 "status": reply.status_code,
@@ -115,7 +119,7 @@ class MetashareHarvester(Harvester, declaration=PLATFORM):
         }
         self.harvest.write_record(
             # a URI of its own: this JSON describes the login, it is not the archived answer of that URL
-            uri="urn:swath:metashare:login:" + quote(redactor.url(request.url or ""), safe=""),
+            uri="urn:swath:metashare:login:" + quote(sent.url(request.url or ""), safe=""),
             record_type="metadata",
             payload=json.dumps(exchange, ensure_ascii=False).encode("utf-8"),
             content_type="application/json",

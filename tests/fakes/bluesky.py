@@ -130,13 +130,16 @@ def build_world(seed: int = 7, n_posts: int = 230) -> World:
 
 
 class FakeBluesky(FakePlatform):
-    """The XRPC API; `require_auth` answers reads without a valid access token with 401."""
+    """The XRPC API; `require_auth` answers reads without a valid access token with 401; `identifier` is the
+    handle that logs in (with APP_PASSWORD): one of the world's authors, or an account of its own."""
 
-    def __init__(self, world: World | None = None, *, page_size: int = 25, require_auth: bool = False) -> None:
+    def __init__(self, world: World | None = None, *, page_size: int = 25, require_auth: bool = False,
+                 identifier: str = IDENTIFIER) -> None:
         super().__init__()
         self.world = world or build_world()
         self.page_size = page_size
         self.require_auth = require_auth
+        self.identifier = identifier
         self.tokens: dict[str, str] = {}  # token -> "access"/"refresh"
         self.issued: list[str] = []  # every token handed out (tests look for them in WARCs and statuses)
         self._serial = 0
@@ -180,14 +183,14 @@ class FakeBluesky(FakePlatform):
                         "exp": now + 86400 * 60, "jti": f"refresh-{self._serial}"})
         self.tokens.update({access: "access", refresh: "refresh"})
         self.issued += [access, refresh]
-        return {"accessJwt": access, "refreshJwt": refresh, "handle": IDENTIFIER, "did": "did:plc:swath",
+        return {"accessJwt": access, "refreshJwt": refresh, "handle": self.identifier, "did": "did:plc:swath",
                 "active": True, "didDoc": {"id": "did:plc:swath", "service": [{
                     "id": "#atproto_pds", "type": "AtprotoPersonalDataServer",
                     "serviceEndpoint": "https://elsewhere.host.bsky.network"}]}}
 
     def _create_session(self, req: Request) -> Response:
         body = json.loads(req.body or b"{}")
-        if body.get("identifier") != IDENTIFIER or body.get("password") != APP_PASSWORD:
+        if body.get("identifier") != self.identifier or body.get("password") != APP_PASSWORD:
             return self._error(401, "AuthenticationRequired", "Invalid identifier or password")
         return self._json(self._issue(fresh=True))
 

@@ -31,6 +31,7 @@ class Response:
 
 
 Route = Callable[[Request], Response]
+HANG_UP = 0  # a Response with this status closes the connection without an answer: a connection error
 
 
 class FakeServer:
@@ -64,6 +65,9 @@ class FakeServer:
                     server.requests.append(req)
                 route = server.routes.get((self.command, split.path)) or server.routes.get(split.path)
                 resp = route(req) if route else Response(404, b'{"error": "not found"}')
+                if resp.status == HANG_UP:
+                    self.close_connection = True
+                    return
                 self.send_response(resp.status)
                 self.send_header("Content-Type", resp.content_type)
                 for name, value in resp.headers.items():

@@ -8,14 +8,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tests.fakes.httpserver import FakeServer, Request, Response, Route
+from tests.fakes.httpserver import HANG_UP, FakeServer, Request, Response, Route
 
 
 @dataclass
 class Faults:
-    """Failure switches: the next `rate_limited` requests get 429, then the next `server_errors` get 5xx;
-    `unauthorized` answers every request with 401. `path` limits the switches to paths starting with it."""
+    """Failure switches: the next `disconnects` requests get no answer (the connection is closed: HANG_UP), then
+    the next `rate_limited` get 429, then the next `server_errors` get 5xx; `unauthorized` answers every request
+    with 401. `path` limits the switches to paths starting with it."""
 
+    disconnects: int = 0
     rate_limited: int = 0
     server_errors: int = 0
     unauthorized: bool = False
@@ -31,6 +33,9 @@ class Faults:
             status = None
             if self.unauthorized:
                 status = 401
+            elif self.disconnects > 0:
+                self.disconnects -= 1
+                status = HANG_UP
             elif self.rate_limited > 0:
                 self.rate_limited -= 1
                 status = 429
@@ -76,7 +81,10 @@ class FakePlatform:
     def add_route(self, path: str, fn: Route, method: str | None = None) -> None:
         def routed(req: Request) -> Response:
             status = self.faults.next_status(req.path)
-            resp = self.fault_response(status, req) if status else fn(req)
+            if status is None:
+                resp = fn(req)
+            else:
+                resp = Response(HANG_UP) if status == HANG_UP else self.fault_response(status, req)
             if callable(resp.body):
                 resp.body = self._logged_stream(req.path, resp.status, resp.body)
             else:
