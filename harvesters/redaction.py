@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
 from swath.core.encodings import decode_bounded
-from swath.core.masking import PUBLIC_OAUTH, SECRET_PARAMS, secret_params_out, without_userinfo
+from swath.core.masking import PUBLIC_OAUTH, SECRET_PARAMS, mask_text, secret_params_out, without_userinfo
 
 if TYPE_CHECKING:
     from swath.messages.model import HarvestStart
@@ -317,7 +317,7 @@ class SecretLogFilter(logging.Filter):
             redactors = list(self._redactors)
         for redactor in redactors:
             text = redactor.text(text)
-        return scrub(text)
+        return mask_text(scrub(text))  # URLs in any log line as every view shows them (core/masking.py)
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import urllib.request
 
 import orjson
@@ -12,6 +14,7 @@ import pytest
 from swath.core.config import Config
 from swath.core.masking import MASK, mask_text, mask_url, masked
 from swath.dashboard.server import Dashboard
+from swath.harvesters.redaction import LOG_FILTER
 from swath.messages.worker import wait_for
 from swath.store import Store
 from tests.brokerprobe import running_worker
@@ -87,3 +90,17 @@ def test_dashboard_api_status_masks_seed_url_passwords(config: Config, broker) -
     assert source["seeds"][0]["token"] == f"http://user:{MASK}@host/oai?token={MASK}"
     once = swath(config, "dashboard", "--once", "--json")
     assert PASSWORD not in json.dumps(once)
+
+
+def test_log_lines_show_urls_masked() -> None:
+    """Logs: every swath process puts LOG_FILTER on its handlers (swath/cli.py); a URL logged by anyone is masked."""
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.addFilter(LOG_FILTER)
+    logger = logging.getLogger("swath.test.masking")
+    logger.addHandler(handler)
+    try:
+        logger.warning("retrying %s", f"https://host/x?token={QUERY_SECRET}&db_password={PASSWORD}")
+    finally:
+        logger.removeHandler(handler)
+    assert out.getvalue() == f"retrying https://host/x?token={MASK}&db_password={MASK}\n"
