@@ -42,27 +42,40 @@ def plant(link: Path, target: Path) -> Path:
     return link
 
 
-def test_wacz_neither_writes_through_a_planted_part_nor_packs_a_warc_linked_from_outside(
-        config, data_root: Path, outside: Path, fixtures_dir: Path) -> None:
+@pytest.fixture
+def collection(data_root: Path, outside: Path, fixtures_dir: Path) -> tuple[Path, list[Path], Path]:
+    """A collection folder with two WARCs, and a third WARC outside the data root linked into it."""
     warcs = sorted((fixtures_dir / SFM_FLICKR).rglob("*.warc.gz"), key=str)
-    inside, foreign = warcs[:2], warcs[2]
     coll = data_root / "coll"
     (coll / "2016").mkdir(parents=True)
-    for warc in inside:
+    for warc in warcs[:2]:
         shutil.copy(warc, coll / "2016" / warc.name)
-    shutil.copy(foreign, outside / "foreign.warc.gz")
-    planted_warc = plant(coll / "2016" / "planted.warc.gz", outside / "foreign.warc.gz")
+    shutil.copy(warcs[2], outside / "foreign.warc.gz")
+    return coll, warcs[:2], plant(coll / "2016" / "planted.warc.gz", outside / "foreign.warc.gz")
+
+
+def archived(package: Path) -> list[str]:
+    with zipfile.ZipFile(package) as zf:
+        return sorted(Path(n).name for n in zf.namelist() if n.startswith("archive/"))
+
+
+def test_wacz_does_not_write_through_a_planted_part(config, data_root: Path, outside: Path, collection) -> None:
+    """Item 1: `pkg.wacz.part -> /anywhere` got the ZIP written over its target, and pkg.wacz became the link."""
+    coll, _, _ = collection
     output = data_root / "exports" / "pkg.wacz"
-    plant(output.with_name("pkg.wacz.part"), outside / "victim")  # item 1: the ZIP went over the victim
-
-    done = swath(config, "wacz", str(coll), "-o", str(output), "--json")
-
+    plant(output.with_name("pkg.wacz.part"), outside / "victim")
+    swath(config, "wacz", str(coll), "-o", str(output), "--json")
     assert (outside / "victim").read_bytes() == VICTIM
-    assert not output.is_symlink() and output.is_file()
-    with zipfile.ZipFile(output) as package:
-        archived = sorted(Path(n).name for n in package.namelist() if n.startswith("archive/"))
-    assert archived == sorted(w.name for w in inside)  # item 2: the outside WARC is not packaged
-    assert done["warcs"] == len(inside) and done["skipped_outside"] == [str(planted_warc)]
+    assert not output.is_symlink() and zipfile.is_zipfile(output)
+
+
+def test_wacz_does_not_pack_a_warc_linked_from_outside(config, data_root: Path, collection) -> None:
+    """Item 2: a `*.warc.gz` link leading out of the data root was packaged into archive/."""
+    coll, inside, planted = collection
+    output = data_root / "exports" / "pkg.wacz"
+    done = swath(config, "wacz", str(coll), "-o", str(output), "--json")
+    assert archived(output) == sorted(w.name for w in inside)
+    assert done["warcs"] == len(inside) and done["skipped_outside"] == [str(planted)]
 
 
 def test_export_neither_writes_through_a_planted_part_nor_reads_a_warc_linked_from_outside(
