@@ -1,16 +1,24 @@
-"""Resolve paths named in messages, refusing anything outside the data root."""
+"""Resolve paths named in messages, refusing anything outside the data root; create and replace files without
+ever following a link (create_new is the one way a file swath writes is created)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import secrets
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from swath.core.errors import SwathError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+# how every file swath writes is created: never an existing file, never through a link (docs/security.md)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class PathOutsideDataRoot(SwathError, ValueError):
@@ -58,28 +66,112 @@ def read_inside(root: Path, path: Path) -> bytes:
     a symlink planted among files we read must not make us read what lies outside."""
     real = resolve_inside(root, path)
     try:  # the resolved path has no link left; one planted since the check is refused, not followed
-        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        if os.path.islink(real):
-            raise PathOutsideDataRoot(f"{str(path)!r} became a symlink while being read; skipped") from None
-        raise
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read()
+        with open_no_follow(real) as fh:
+            return fh.read()
+    except PathOutsideDataRoot:
+        raise PathOutsideDataRoot(f"{str(path)!r} became a symlink while being read; skipped") from None
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `path` so a reader sees the old or the new file, never half of one, and never write through a
-    link: the temp file is created exclusively (O_EXCL does not follow links) and renamed over the name
-    (a rename replaces a symlink, it does not follow it). Check the folder first (make_dirs_inside)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def stays_inside(root: Path, path: Path) -> bool:
+    """Whether `path`, links followed, is inside `root`: a folder scan that feeds an output (a WACZ, an export,
+    a harvest's WARC list) skips or refuses the files for which this is False."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def _refuse_link(path: Path, what: str) -> PathOutsideDataRoot:
+    return PathOutsideDataRoot(f"{str(path)!r} is a symlink; {what} (remove the link)")
+
+
+def create_new(path: Path, *, replace: bool = False, buffering: int = -1) -> BinaryIO:
+    """The one way swath creates a file it writes: O_CREAT|O_EXCL|O_NOFOLLOW, so an existing file or a planted
+    link in its place is never opened, let alone written through (PathOutsideDataRoot for a link, else
+    FileExistsError). `replace` first removes what holds the name (a stale temp file, or the link itself: its
+    target is left alone); a link planted again in between is still refused."""
+    if replace:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
     try:
-        os.fchmod(fd, 0o644)  # as a plain open would under the usual umask (mkstemp makes 0600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
+        fd = os.open(path, _CREATE, 0o644)
+    except FileExistsError:
+        if os.path.islink(path):
+            raise _refuse_link(path, "not written through") from None
         raise
+    return os.fdopen(fd, "wb", buffering=buffering)
+
+
+def open_no_follow(path: Path, *, write: bool = False) -> BinaryIO:
+    """An existing file for reading (or, `write`, updating in place), refused (PathOutsideDataRoot) when `path` is
+    a symlink: a leftover swath means to repair must be its own file, not a link planted in its place."""
+    try:
+        fd = os.open(path, (os.O_RDWR if write else os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        if os.path.islink(path):
+            raise _refuse_link(path, "not opened") from None
+        raise
+    return os.fdopen(fd, "r+b" if write else "rb")
+
+
+def open_lock(path: Path) -> int:
+    """The descriptor of a lock file (created if missing) for flock, never through a planted link."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError:
+        if os.path.islink(path):
+            raise _refuse_link(path, "not used as a lock") from None
+        raise
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in `directory` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path, *, durable: bool = False, buffering: int = -1) -> Iterator[BinaryIO]:
+    """A file written under a fresh temp name beside `path` (create_new) and renamed over `path` when the block
+    ends without error, removed otherwise: readers see the old or the new file, never half of one, and a link
+    planted at `path` is replaced by the rename, not followed. `durable`: fsync the file and the folder.
+    Check the folder first (make_dirs_inside)."""
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        with create_new(temp, buffering=buffering) as fh:
+            yield fh
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+    if durable:
+        fsync_dir(path.parent)
+
+
+def write_atomic(path: Path, data: bytes, *, durable: bool = False) -> None:
+    """`data` as the whole of `path`, through atomic_file."""
+    with atomic_file(path, durable=durable) as fh:
+        fh.write(data)
+
+
+@contextlib.contextmanager
+def staged_path(path: Path) -> Iterator[Path]:
+    """For a tool that opens its output by name (the wacz package): a name inside a fresh private folder beside
+    `path` (mkdtemp: made exclusively, mode 0700, so nobody can plant a link in it), renamed over `path` when the
+    block ends without error; the folder is removed either way."""
+    folder = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part"))
+    try:
+        staged = folder / path.name
+        yield staged
+        os.replace(staged, path)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def append_no_follow(path: Path, data: bytes) -> None:
@@ -88,7 +180,7 @@ def append_no_follow(path: Path, data: bytes) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError:
         if os.path.islink(path):
-            raise PathOutsideDataRoot(f"{str(path)!r} is a symlink; not written through") from None
+            raise _refuse_link(path, "not written through") from None
         raise
     with os.fdopen(fd, "ab") as fh:
         fh.write(data)

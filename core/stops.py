@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from swath.core.paths import make_dirs_inside, write_atomic
+
 _DIR = ".swath/stops"  # beside the exporters' index cache; WARC scans skip .swath
 
 
@@ -20,8 +22,8 @@ def _marker(data_root: Path, harvest_id: str) -> Path:
 
 def record_stop(data_root: Path, harvest_id: str) -> None:
     marker = _marker(data_root, harvest_id)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(harvest_id, encoding="utf-8")
+    make_dirs_inside(data_root, marker.parent)
+    write_atomic(marker, harvest_id.encode("utf-8"))
 
 
 def stop_recorded(data_root: Path, harvest_id: str) -> bool:

@@ -16,6 +16,7 @@ which format (writers.py) and where (output.py) stay apart:
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import Any, cast
 
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
-from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, resolve_inside
 from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds
 from swath.exporters.empty import no_warcs, why_empty
@@ -64,7 +65,7 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
         report.running()
         request = resolve(start, data_root=data_root)
         index = index or ScanIndex(data_root=data_root)
-        selected = select_warcs(start, index=index, report=report)
+        selected = select_warcs(start, index=index, report=report, data_root=data_root)
         warcs = selected.warcs
         if not warcs and not selected.outside_dates:
             raise ExportFailed(no_warcs(start, index=index, data_root=data_root), code=codes.NO_WARCS)
@@ -141,9 +142,9 @@ def resolve(start: ExportStart, *, data_root: Path) -> Request:
                            code=codes.UNSUPPORTED_EXPORT_FORMAT)
     try:
         directory = resolve_inside(data_root, start.path)
+        make_dirs_inside(Path(os.path.realpath(data_root)), directory)  # a link planted meanwhile is refused
     except PathOutsideDataRoot as exc:
         raise ExportFailed(str(exc), code=codes.PATH_OUTSIDE_DATA_ROOT) from None
-    directory.mkdir(parents=True, exist_ok=True)
     return Request(export_type=export_type, writer_cls=writer_cls, directory=directory,
                    dedupe=start.dedupe or export_type.current_state)
 

@@ -18,6 +18,7 @@ from typing import IO, Any, Protocol
 
 import orjson
 
+from swath.core.paths import stays_inside
 from swath.exporters import registry
 from swath.exporters.dedupe import dedupe_key
 from swath.exporters.items import Item, Source
@@ -285,9 +286,9 @@ class Reads:
     outside_dates: int = 0  # records left out by the harvest date filter
 
 
-def select_warcs(start: ExportStart, *, index: WarcIndex, report: Notes) -> Selected:
+def select_warcs(start: ExportStart, *, index: WarcIndex, report: Notes, data_root: Path) -> Selected:
     """The WARCs to read, in the index's (path) order, with the index's notes; one missing from disk is a
-    warning, not a failure."""
+    warning, not a failure, and so is one whose real path is outside the data root (a planted link: never read)."""
     selected = index.select(start)
     for code, message in selected.infos:
         report.info(code, message)
@@ -295,7 +296,10 @@ def select_warcs(start: ExportStart, *, index: WarcIndex, report: Notes) -> Sele
         report.warn(code, message)
     present = []
     for warc in selected.warcs:
-        if warc.is_file():
+        if not stays_inside(data_root, warc):
+            report.warn(codes.PATH_OUTSIDE_DATA_ROOT, f"{warc} leads outside the data root {data_root}; not "
+                        "exported (remove the link)")
+        elif warc.is_file():
             present.append(warc)
         else:
             report.warn(codes.WARC_MISSING, f"{warc} is indexed but not on disk; exported the others")

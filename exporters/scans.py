@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, write_atomic
 from swath.exporters.warc_reader import IsFact, RecordRef, scan_refs
 
 CACHE_DIR = ".swath/records"
@@ -42,8 +43,8 @@ def scan(warc: str, *, is_fact: IsFact | None, cache_root: Path | None) -> Scan:
     warnings: list[str] = []
     refs = scan_refs(warc, on_truncated=lambda path, message: warnings.append(message), is_fact=is_fact)
     result = Scan(warc, refs, warnings)
-    if cache is not None and os.stat(warc).st_mtime_ns == stat.st_mtime_ns:  # not rewritten meanwhile
-        _save(cache, result, stat)
+    if cache_root is not None and cache is not None and os.stat(warc).st_mtime_ns == stat.st_mtime_ns:  # unchanged
+        _save(cache_root, cache, result, stat)
     return result
 
 
@@ -63,13 +64,11 @@ def _load(cache: Path, warc: str, stat: os.stat_result) -> Scan | None:
         return None  # missing, stale or damaged: scan again
 
 
-def _save(cache: Path, result: Scan, stat: os.stat_result) -> None:
+def _save(cache_root: Path, cache: Path, result: Scan, stat: os.stat_result) -> None:
     data = {"warc": result.warc, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "warnings": result.warnings,
             "refs": [[r.offset, r.date.isoformat()] for r in result.refs]}
-    temp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        temp.write_text(json.dumps(data, separators=(",", ":")))
-        os.replace(temp, cache)
-    except OSError:
-        temp.unlink(missing_ok=True)  # a read-only data root still exports, it only scans every time
+        make_dirs_inside(cache_root, cache.parent)
+        write_atomic(cache, json.dumps(data, separators=(",", ":")).encode())
+    except (OSError, PathOutsideDataRoot):
+        pass  # a read-only data root (or a planted .swath link) still exports, it only scans every time

@@ -20,7 +20,7 @@ from pathlib import Path
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from swath.core.errors import SwathError
-from swath.core.paths import safe_id
+from swath.core.paths import safe_id, staged_path, stays_inside
 from swath.exporters.warc_index import is_warc
 from swath.messages import codes
 
@@ -36,16 +36,28 @@ class Packaged:
     pages: int
 
 
-def collection_warcs(path: Path, *, harvest_ids: Iterable[str] = ()) -> list[Path]:
+@dataclass(frozen=True)
+class Found:
+    """The WARCs to package, and those skipped: links (or files under linked folders) leading out of the root."""
+
+    warcs: list[Path]
+    outside: list[Path]
+
+
+def collection_warcs(path: Path, *, harvest_ids: Iterable[str] = (), root: Path | None = None) -> Found:
     """The complete WARCs under a collection folder (never `.open` ones or swath's own `.swath/`), in path order;
-    with `harvest_ids`, only those harvests' files (their names start with the harvest id)."""
+    with `harvest_ids`, only those harvests' files (their names start with the harvest id). A WARC whose real path
+    is outside `root` (default: the folder itself) is skipped, never packaged: a planted link must not carry an
+    outside file into the package."""
     prefixes = tuple(f"{safe_id(h)}-" for h in harvest_ids)
     found: list[Path] = []
     for folder, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         found.extend(Path(folder) / name for name in files
                      if is_warc(name) and (not prefixes or name.startswith(prefixes)))
-    return sorted(found, key=str)
+    bound = root or path
+    inside = [warc for warc in found if stays_inside(bound, warc)]
+    return Found(sorted(inside, key=str), sorted(set(found) - set(inside), key=str))
 
 
 def pages(warcs: Iterable[Path]) -> Iterator[dict[str, str]]:
@@ -73,7 +85,7 @@ def package(warcs: list[Path], output: Path, *, title: str, description: str = "
         raise SwathError(f"two WARC files share the name {twice[0]}; package them separately",
                          code=codes.WACZ_FAILED)
     output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="swath-wacz-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="swath-wacz-") as tmp, staged_path(output) as partial:
         pages_file = Path(tmp) / "pages.jsonl"
         count = 0
         with open(pages_file, "w", encoding="utf-8") as fh:
@@ -81,7 +93,6 @@ def package(warcs: list[Path], output: Path, *, title: str, description: str = "
             for page in pages(warcs):
                 fh.write(json.dumps(page) + "\n")
                 count += 1
-        partial = output.with_name(output.name + ".part")
         args = ["create", "-o", str(partial), "--title", title, *(["--desc", description] if description else []),
                 *(["-p", str(pages_file)] if count else []), *map(str, warcs)]
         chatter = io.StringIO()
@@ -89,10 +100,7 @@ def package(warcs: list[Path], output: Path, *, title: str, description: str = "
             with contextlib.redirect_stdout(chatter):  # the tool narrates every step on stdout
                 result = wacz_main(args)
         except Exception as exc:
-            partial.unlink(missing_ok=True)
             raise SwathError(f"the wacz tool failed: {type(exc).__name__}: {exc}", code=codes.WACZ_FAILED) from exc
         if result not in (0, None):
-            partial.unlink(missing_ok=True)
             raise SwathError(f"the wacz tool failed: {chatter.getvalue().strip()[-500:]}", code=codes.WACZ_FAILED)
-    os.replace(partial, output)
     return Packaged(path=output, warcs=len(warcs), pages=count)

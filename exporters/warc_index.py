@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, write_atomic
 from swath.messages import codes
 from swath.messages.model import ExportStart
 
@@ -76,10 +77,8 @@ class ScanIndex:
             self._dirs, self._added = {}, {}
 
     def _save(self) -> None:
-        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-        temp = self.cache_path.with_name(f".{self.cache_path.name}.{os.getpid()}.tmp")
-        temp.write_text(json.dumps({"dirs": self._dirs, "added": self._added}))
-        os.replace(temp, self.cache_path)
+        make_dirs_inside(self.root, self.cache_path.parent)
+        write_atomic(self.cache_path, json.dumps({"dirs": self._dirs, "added": self._added}).encode())
 
     def _refresh(self) -> None:
         fresh: dict[str, dict] = {}
@@ -114,8 +113,8 @@ class ScanIndex:
             self._dirs = fresh
             try:
                 self._save()
-            except OSError:
-                pass  # a read-only data root still exports; it just rescans next time
+            except (OSError, PathOutsideDataRoot):
+                pass  # a read-only data root (or a planted .swath link) still exports; it just rescans next time
 
     def _iter(self) -> Iterable[tuple[tuple[str, ...], Path]]:
         for rel, entry in self._dirs.items():

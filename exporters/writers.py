@@ -15,6 +15,8 @@ from typing import Any, ClassVar, Protocol
 import orjson
 import xlsxwriter
 
+from swath.core.paths import create_new
+
 
 class _CsvRowModule(Protocol):
     """The C encoder's interface (_csvrow.c), which mypy cannot read from the built extension."""
@@ -65,7 +67,7 @@ class Writer:
 
 class _BinaryWriter(Writer):
     def start(self) -> None:
-        self._fh = open(self.path, "wb", buffering=1 << 20)
+        self._fh = create_new(self.path, replace=True, buffering=1 << 20)  # a stale or planted .part: replaced
 
     def write(self, payload: bytes) -> None:
         self._fh.write(payload)
@@ -147,8 +149,9 @@ class XlsxWriter(Writer):
 
     def start(self) -> None:
         # constant_memory: each row is flushed to a temp file when the next starts, so memory stays flat.
+        self._fh = create_new(self.path, replace=True)  # xlsxwriter writes the ZIP to this handle on close
         self._book = xlsxwriter.Workbook(
-            str(self.path),
+            self._fh,
             {"constant_memory": True, "strings_to_urls": False, "strings_to_formulas": False,
              "strings_to_numbers": False},
         )
@@ -161,7 +164,8 @@ class XlsxWriter(Writer):
         self._row += 1
 
     def finish(self) -> None:
-        self._book.close()
+        with self._fh:
+            self._book.close()
 
 
 class JsonWriter(_BinaryWriter):

@@ -18,7 +18,7 @@ import socket
 import threading
 from pathlib import Path
 
-from swath.core.paths import safe_id
+from swath.core.paths import make_dirs_inside, open_lock, safe_id
 
 POLL = 0.2  # seconds between tries while another process holds the claim
 
@@ -31,6 +31,7 @@ class HarvestClaim:
     """The right to run one harvest id in this process; `acquire()` before touching its files."""
 
     def __init__(self, *, data_root: Path, harvest_id: str) -> None:
+        self.data_root = data_root
         self.path = data_root / ".swath" / "claims" / f"{safe_id(harvest_id)}.lock"
         self.harvest_id = harvest_id
         self._fd: int | None = None
@@ -47,9 +48,9 @@ class HarvestClaim:
         """Take the claim if it is free; False if another process (or another claim object) holds it."""
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs_inside(self.data_root, self.path.parent)  # a .swath link planted out of the root is refused
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_lock(self.path)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -20,10 +20,11 @@ import threading
 import weakref
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
 from swath.core import discovery
 from swath.core.encodings import decode_bounded
+from swath.core.masking import PUBLIC_OAUTH, SECRET_PARAMS, mask_text, secret_params_out, without_userinfo
 
 if TYPE_CHECKING:
     from swath.messages.model import HarvestStart
@@ -35,18 +36,10 @@ MASK = b"*"  # recorded bodies keep their length: a secret becomes as many aster
 # userinfo they are a whole token anyway, so there they always go.
 MIN_ANYWHERE = 4
 MAX_SECRETS = 512  # a server setting a new cookie on every answer must not make redaction ever slower
-# query/form parameters whose value is a credential whatever it is (and any name starting with oauth_)
-SECRET_PARAMS = frozenset({
-    "access_token", "access_token_secret", "api_key", "api_secret", "api_sig", "apikey", "app_key", "app_secret",
-    "auth_token", "bearer_token", "client_secret", "consumer_key", "consumer_secret", "id_token", "key",
-    "passwd", "password", "private_token", "refresh_token", "secret", "session_token",
-})
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"})
 # response headers that carry URLs a server may have put a credential in
 URL_HEADERS = frozenset({"location", "content-location"})
 
-# OAuth parameters that say how, not who: kept readable (oauth_problem is the server's diagnosis)
-PUBLIC_OAUTH = frozenset({"oauth_problem", "oauth_signature_method", "oauth_timestamp", "oauth_version"})
 _PUBLIC = "|".join(sorted(name.removeprefix("oauth_") for name in PUBLIC_OAUTH))
 _NAMES = "|".join(sorted(SECRET_PARAMS, key=len, reverse=True)) + rf"|oauth_(?!(?:{_PUBLIC})\b)[a-z_]+"
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)((?:[^\s/?#@\"'<>]*@)+)")
@@ -84,26 +77,6 @@ def scrub(text: str) -> str:
         for pattern in _BY_NAME:
             text = pattern.sub(lambda m: m.group("k") + REDACTED, text)
     return text
-
-
-def without_userinfo(url: str) -> str:
-    """The URL without `user:password@` (requests sends those as Basic auth): the form to store or show."""
-    split = urlsplit(url)
-    return urlunsplit(split._replace(netloc=split.netloc.rpartition("@")[2])) if "@" in split.netloc else url
-
-
-def _secret_params_out(encoded: str) -> str:
-    """`a=b&c=d` with the values of secret-named parameters replaced, every other byte as it was."""
-    if "=" not in encoded:
-        return encoded
-    parts = []
-    for part in encoded.split("&"):
-        name, sep, _ = part.partition("=")
-        plain = unquote_plus(name).lower()
-        if sep and (plain in SECRET_PARAMS or (plain.startswith("oauth_") and plain not in PUBLIC_OAUTH)):
-            part = f"{name}={REDACTED}"
-        parts.append(part)
-    return "&".join(parts)
 
 
 def forms_of(value: str) -> set[str]:
@@ -233,11 +206,11 @@ class Redactor:
 
     def params(self, encoded: str) -> str:
         """Redact `a=b&c=d` keeping every other byte of the encoding as it was."""
-        return self.text(_secret_params_out(encoded))
+        return self.text(secret_params_out(encoded, REDACTED))
 
     def url(self, url: str) -> str:
         split = urlsplit(without_userinfo(url))
-        return self.text(urlunsplit(split._replace(query=_secret_params_out(split.query))))
+        return self.text(urlunsplit(split._replace(query=secret_params_out(split.query, REDACTED))))
 
     def headers(self, items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         out = []
@@ -352,7 +325,7 @@ class SecretLogFilter(logging.Filter):
             redactors = list(self._redactors)
         for redactor in redactors:
             text = redactor.text(text)
-        return scrub(text)
+        return mask_text(scrub(text))  # URLs in any log line as every view shows them (core/masking.py)
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:

@@ -13,26 +13,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from swath.core.paths import fsync_dir, open_lock, open_no_follow, write_atomic
+
+__all__ = ["STATE_FILE", "StateStore", "fsync_dir", "write_json_atomic"]  # fsync_dir: its old home
+
 STATE_FILE = "swath-state.json"
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write `data` as JSON so a crash leaves either the old or the new file, never half of one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(json.dumps(data, sort_keys=True, indent=1).encode("utf-8"))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
-
-
-def fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_atomic(path, json.dumps(data, sort_keys=True, indent=1).encode("utf-8"), durable=True)
 
 
 class StateStore:
@@ -47,7 +37,8 @@ class StateStore:
 
     def _read(self) -> dict[str, Any]:
         try:
-            return json.loads(self.path.read_text("utf-8"))
+            with open_no_follow(self.path) as fh:  # a link in its place is refused: swath never links its state
+                return json.loads(fh.read().decode("utf-8"))
         except FileNotFoundError:
             return {}
 
@@ -79,7 +70,7 @@ class StateStore:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # a file lock, because two harvests of one collection may commit at the same time
-        with open(self._lock_path, "a") as lock:
+        with os.fdopen(open_lock(self._lock_path)) as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             current = self._read()
             for key, value in updates.items():

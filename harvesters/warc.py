@@ -23,9 +23,8 @@ from typing import Any
 
 from warcio.warcwriter import WARCWriter
 
-from swath.core.paths import make_dirs_inside, safe_id
+from swath.core.paths import create_new, fsync_dir, make_dirs_inside, open_no_follow, safe_id, stays_inside
 from swath.harvesters.capture import warc_date as warc_date  # re-exported: harvesters/http.py takes it from here
-from swath.harvesters.state import fsync_dir
 
 SOFTWARE = "swath/0.1 (warcio)"
 OPEN_SUFFIX = ".open"
@@ -80,7 +79,7 @@ def find_harvest_warcs(directory: Path, harvest_id: str) -> tuple[list[Path], li
     leftovers: list[tuple[int, Path]] = []
     for path in directory.glob(f"[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]/[0-9][0-9]/{safe_id(harvest_id)}-*"):
         match = pattern.match(path.name)
-        if match:
+        if match and not path.is_symlink() and stays_inside(directory, path):  # a harvest never links its WARCs
             (leftovers if match.group(3) else done).append((int(match.group(2)), path))
     return [p for _, p in sorted(done)], [p for _, p in sorted(leftovers)]
 
@@ -116,7 +115,24 @@ def recover(open_path: Path) -> Path | None:
 
     Returns the finished path, or None (file removed) when not even one complete record survived.
     """
-    data = open_path.read_bytes()
+    with open_no_follow(open_path, write=True) as fh:  # a link planted as a leftover is refused, not cut
+        data = fh.read()
+        good_end, content_records = _complete_end(data)
+        if content_records:
+            fh.truncate(good_end)
+            fh.flush()
+            os.fsync(fh.fileno())
+    if content_records == 0:
+        open_path.unlink()
+        return None
+    final = open_path.with_name(open_path.name[: -len(OPEN_SUFFIX)])
+    os.replace(open_path, final)
+    fsync_dir(final.parent)
+    return final
+
+
+def _complete_end(data: bytes) -> tuple[int, int]:
+    """Where the last complete record of a leftover ends, and how many complete records other than the warcinfo."""
     good_end = 0
     content_records = 0  # complete records other than the warcinfo
     for end, block in _complete_members(data):
@@ -125,17 +141,7 @@ def recover(open_path: Path) -> Path | None:
         good_end = end
         if b"\r\nWARC-Type: warcinfo\r\n" not in block.partition(b"\r\n\r\n")[0] + b"\r\n":
             content_records += 1
-    if content_records == 0:
-        open_path.unlink()
-        return None
-    with open(open_path, "r+b") as fh:
-        fh.truncate(good_end)
-        fh.flush()
-        os.fsync(fh.fileno())
-    final = open_path.with_name(open_path.name[: -len(OPEN_SUFFIX)])
-    os.replace(open_path, final)
-    fsync_dir(final.parent)
-    return final
+    return good_end, content_records
 
 
 class WarcFile:
@@ -147,7 +153,7 @@ class WarcFile:
         folder = make_dirs_inside(directory, directory / now.strftime("%Y/%m/%d/%H"))
         self.final_path = folder / f"{safe_id(harvest_id)}-{now.strftime(_STAMP)}-{serial:05d}.warc.gz"
         self.open_path = self.final_path.with_name(self.final_path.name + OPEN_SUFFIX)
-        self._fh = open(self.open_path, "xb")
+        self._fh = create_new(self.open_path)
         self._members = _GzipMembers()
         self.writer = WARCWriter(self._members, gzip=False)  # gzipped by _GzipMembers, one member a record
         self.records = 0  # records after the warcinfo

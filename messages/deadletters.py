@@ -21,11 +21,11 @@ from pika.spec import BasicProperties
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
+from swath.core.masking import mask_text, masked
 from swath.messages import codes
 from swath.messages.broker_errors import classify
 from swath.messages.topology import DEAD_QUEUE, DEAD_REASON_CODE, DEAD_REASON_MESSAGE, DEAD_ROUTING_KEY, open_blocking
 
-MASK = "***"
 # headers a dead letter gained on its way to the queue; a requeued copy goes out without them
 _DEATH_HEADERS = ("x-death", "x-first-death-", "x-last-death-", "x-swath-error-", "x-swath-original-",
                   "x-delivery-count")
@@ -67,17 +67,16 @@ class DeadLetter:
     def view(self, *, full: bool = False) -> dict[str, Any]:
         """What list (and with `full`, show) prints: every credential value masked, wherever it appears."""
         parsed = _json(self.body)
-        secrets = _credential_values(parsed)
-        mask = _masker(secrets)
+        secrets = _credential_values(parsed)  # masked wherever they appear; URLs lose passwords (core/masking.py)
         data: dict[str, Any] = {
             "id": self.id, "routing_key": self.routing_key, "queue": self.queue, "code": self.code,
-            "reason": mask(self.reason) if self.reason else self.reason, "bytes": len(self.body),
+            "reason": mask_text(self.reason, secrets) if self.reason else self.reason, "bytes": len(self.body),
             "message_id": parsed.get("id") if isinstance(parsed, dict) else None,
             "type": parsed.get("type") if isinstance(parsed, dict) else None,
         }
         if full:
-            data["body"] = _masked(parsed, mask) if parsed is not None else None
-            data["headers"] = {k: mask(_text(v) or repr(v)) for k, v in sorted(self.headers.items())
+            data["body"] = masked(parsed, secrets) if parsed is not None else None
+            data["headers"] = {k: mask_text(_text(v) or repr(v), secrets) for k, v in sorted(self.headers.items())
                                if not k.startswith("x-death")}
         return data
 
@@ -230,22 +229,3 @@ def _credential_values(parsed: Any) -> list[str]:
         elif isinstance(item, list):
             stack.extend(item)
     return sorted(set(found), key=len, reverse=True)  # longest first: a value containing another is masked whole
-
-
-def _masker(secrets: list[str]) -> Callable[[str], str]:
-    def mask(text: str) -> str:
-        for secret in secrets:
-            text = text.replace(secret, MASK)
-        return text
-
-    return mask
-
-
-def _masked(value: Any, mask: Callable[[str], str], *, key: str | None = None) -> Any:
-    if key == "credentials" and isinstance(value, dict):
-        return {name: MASK for name in value}
-    if isinstance(value, dict):
-        return {k: _masked(v, mask, key=k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked(v, mask) for v in value]
-    return mask(value) if isinstance(value, str) else value

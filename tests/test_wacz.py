@@ -68,7 +68,7 @@ def test_collection_packaged_as_wacz_validates_and_holds_warcs_index_and_pages(c
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     pages, indexed = _captures(warcs)
-    assert report == {"path": str(out), "warcs": len(warcs), "pages": len(pages)}
+    assert report == {"path": str(out), "warcs": len(warcs), "pages": len(pages), "skipped_outside": []}
 
     # the field's own tool reads it back and finds it valid (hashes, datapackage, required contents)
     check = subprocess.run([str(VENV_BIN / "wacz"), "validate", "-f", str(out)], capture_output=True, text=True,

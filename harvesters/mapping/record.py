@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from swath.core.masking import without_userinfo
 from swath.harvesters.mapping.dataset import Dataset
-from swath.harvesters.redaction import without_userinfo
 
 RECORD_CONTENT_TYPE = "application/json"
 DONE, SKIPPED, FAILED, DELETED = "done", "skipped", "failed", "deleted"

@@ -5,29 +5,17 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import click
 from click.core import ParameterSource
 
 from swath.commands.common import JSON_OPTION, config_of, emit
 from swath.core.config import Config
+from swath.core.masking import MASK, mask_text, mask_url, masked
 
-MASK = "***"
+__all__ = ["MASK", "command", "effective", "mask_url"]  # mask_url: its old home (the one is core/masking.py)
+
 _SECRETS = {"secret_key"}  # shown as set or not, never the value
-_URLS = {"amqp_url", "db_url"}  # may carry a password in their user part
-
-
-def mask_url(url: str) -> str:
-    """The URL (each of a comma-separated list, as SWATH_AMQP_URL may be) with the password of its user part
-    replaced by ***; anything else kept."""
-    if "," in url:
-        return ",".join(mask_url(part) for part in url.split(","))
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:{MASK}@{host}"))
 
 
 def effective(config: Config) -> dict[str, Any]:
@@ -37,12 +25,12 @@ def effective(config: Config) -> dict[str, Any]:
         value = getattr(config, f.name)
         if f.name in _SECRETS:
             value = MASK if value else ""
-        elif f.name in _URLS:
-            value = mask_url(value)
+        elif isinstance(value, str):
+            value = mask_text(value)  # any setting may be a URL (SWATH_DB_URL, SWATH_<PLATFORM>_API_URL)
         elif isinstance(value, Path):
             value = str(value)
-        elif not isinstance(value, str | int | float | bool):
-            value = dict(value)
+        elif not isinstance(value, int | float | bool):
+            value = masked(dict(value))
         out[f.name] = value
     return out
 

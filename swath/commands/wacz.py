@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
-from swath.commands.common import JSON_OPTION, emit, handles_errors
+from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors
+from swath.core.paths import stays_inside
 from swath.exporters.wacz import collection_warcs, package
+from swath.messages import codes
 
 
 @click.command(name="wacz")
@@ -19,12 +21,20 @@ from swath.exporters.wacz import collection_warcs, package
 @click.option("--title", default=None, help="Title shown by ReplayWeb.page (default: the folder's name).")
 @click.option("--description", default="", help="Description in datapackage.json.")
 @JSON_OPTION
+@click.pass_context
 @handles_errors
-def command(collection_path: Path, output: Path, harvest_ids: tuple[str, ...], title: str | None,
-            description: str, as_json: bool) -> None:
+def command(ctx: click.Context, collection_path: Path, output: Path, harvest_ids: tuple[str, ...],
+            title: str | None, description: str, as_json: bool) -> None:
     """Package the WARCs under COLLECTION_PATH as a WACZ (WARCs, CDXJ index, pages list) that ReplayWeb.page
-    and pywb open."""
-    warcs = collection_warcs(collection_path, harvest_ids=harvest_ids)
-    done = package(warcs, output, title=title or collection_path.resolve().name, description=description)
-    emit({"path": str(done.path), "warcs": done.warcs, "pages": done.pages}, as_json,
-         f"{done.path}: {done.warcs} WARC file(s), {done.pages} page(s)")
+    and pywb open. A WARC that is a link leading out of the data root (or, for a folder outside it, out of the
+    folder) is skipped and named on stderr."""
+    data_root = config_of(ctx).data_root
+    root = data_root if stays_inside(data_root, collection_path) else collection_path
+    found = collection_warcs(collection_path, harvest_ids=harvest_ids, root=root)
+    for skipped in found.outside:
+        click.echo(f"warning [{codes.PATH_OUTSIDE_DATA_ROOT}] {skipped} leads outside {root}; not packaged", err=True)
+    done = package(found.warcs, output, title=title or collection_path.resolve().name, description=description)
+    emit({"path": str(done.path), "warcs": done.warcs, "pages": done.pages,
+          "skipped_outside": [str(p) for p in found.outside]}, as_json,
+         f"{done.path}: {done.warcs} WARC file(s), {done.pages} page(s)"
+         + (f", {len(found.outside)} link(s) leading outside skipped" if found.outside else ""))

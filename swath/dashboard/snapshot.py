@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from swath.commands.common import job_dict
 from swath.commands.sources import source_dict
 from swath.core.config import Config
+from swath.core.masking import masked
 from swath.messages.deadletters import DeadLetter
 from swath.messages.nodes import amqp_urls
 from swath.messages.topology import connection_parameters
@@ -48,7 +49,8 @@ class Snapshot:
     names: Names | None = None  # for the page; the JSON has the ids
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "names"}
+        """The JSON of /api/status and `--once --json`: masked as every view is (seed URLs lose passwords)."""
+        return masked({k: v for k, v in self.__dict__.items() if k != "names"})
 
 
 def gather(*, config: Config, store: Store, management_url: str | None = None, recent: int = 20) -> Snapshot:
