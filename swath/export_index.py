@@ -134,7 +134,7 @@ def store_index(config: Config) -> StoreIndex:
     """The index in the store at SWATH_DB_URL; a default SQLite store that was never made is no index."""
     url = make_url(config.db_url)
     if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).is_file():
-        return StoreIndex(store=None, data_root=config.data_root,
+        return StoreIndex(store=None, data_root=config.harvest_base,
                           why=f"no store at {url.database} holds a WARC index (no monitor recorded warc_created)")
     try:
         with _lock:
@@ -142,9 +142,9 @@ def store_index(config: Config) -> StoreIndex:
             if store is None:  # the monitor and the CLI migrate the store; an exporter only reads it
                 store = _stores[config.db_url] = Store(url=config.db_url, migrate=False)
     except StoreError as exc:
-        return StoreIndex(store=None, data_root=config.data_root, why=f"the WARC index is unavailable: {exc}",
+        return StoreIndex(store=None, data_root=config.harvest_base, why=f"the WARC index is unavailable: {exc}",
                           why_code=codes.WARC_INDEX_UNAVAILABLE)
-    return StoreIndex(store=store, data_root=config.data_root)
+    return StoreIndex(store=store, data_root=config.harvest_base)
 
 
 def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, workers: int | None = None) -> None:

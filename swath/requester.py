@@ -194,7 +194,7 @@ class Requester:
             service = lookup_harvest_type(source.harvest_type).load().service
 
             def publish(routing_key: str, body: dict[str, Any]) -> None:
-                record(self.store, routing_key, body, data_root=self.config.data_root)
+                record(self.store, routing_key, body, data_root=self.config.harvest_base)
 
             ctx = JobContext(config=self.config, service=service, publish=publish)
             run_harvest(body, routing_key=job.routing_key, ctx=ctx)

@@ -11,11 +11,11 @@ import click
 from click.core import ParameterSource
 
 from swath.commands.common import JSON_OPTION, config_of, emit
-from swath.core.config import Config
+from swath.core.config import SFM_EXPORT_ROOT, SFM_HARVEST_ROOT, Config
 
 MASK = "***"
 _SECRETS = {"secret_key"}  # shown as set or not, never the value
-_URLS = {"amqp_url", "db_url"}  # may carry a password in their user part
+_URLS = {"amqp_url", "db_url", "sfm_api_url"}  # may carry a password in their user part
 
 
 def mask_url(url: str) -> str:
@@ -41,10 +41,26 @@ def effective(config: Config) -> dict[str, Any]:
             value = mask_url(value)
         elif isinstance(value, Path):
             value = str(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        elif value is None:
+            value = ""
         elif not isinstance(value, str | int | float | bool):
             value = dict(value)
         out[f.name] = value
+    out["harvest_root"], out["export_root"] = str(config.harvest_base), str(config.export_base)
     return out
+
+
+def root_origin(config: Config, which: str) -> str:
+    """Where the harvest or export root came from: its variable, SFM's volume (SWATH_REQUESTER=sfm), the data root."""
+    given = getattr(config, f"{which}_root")
+    if given is None:
+        return "the data root"
+    sfm_default = {"harvest": SFM_HARVEST_ROOT, "export": SFM_EXPORT_ROOT}[which]
+    if config.requester == "sfm" and given == sfm_default:
+        return "sfm-docker's volume (SWATH_REQUESTER=sfm)"
+    return f"SWATH_{which.upper()}_ROOT"
 
 
 def data_root_origin(ctx: click.Context) -> str:
@@ -62,9 +78,11 @@ def data_root_origin(ctx: click.Context) -> str:
 @click.pass_context
 def command(ctx: click.Context, as_json: bool) -> None:
     """Print the effective configuration (secrets masked): where data goes, the broker, the store."""
-    values = effective(config_of(ctx))
-    origin = data_root_origin(ctx)
+    config = config_of(ctx)
+    values = effective(config)
+    origins = {"data_root": data_root_origin(ctx), "harvest_root": root_origin(config, "harvest"),
+               "export_root": root_origin(config, "export")}
     width = max(map(len, values))
-    lines = [f"{name:<{width}}  {value}" + (f"  (from {origin})" if name == "data_root" else "")
+    lines = [f"{name:<{width}}  {value}" + (f"  (from {origins[name]})" if name in origins else "")
              for name, value in values.items()]
-    emit({**values, "data_root_from": origin}, as_json, "\n".join(lines))
+    emit({**values, **{f"{name}_from": origin for name, origin in origins.items()}}, as_json, "\n".join(lines))
