@@ -264,6 +264,9 @@ class Report:
 
     # --- notes ---
     def info(self, code: str, message: str) -> None:
+        if self.ctx.config.requester == "sfm" and code in codes.SWATH_INTERNAL_INFOS:
+            self.ctx.log.info("%s: %s", code, message)  # the log keeps it; sfm-ui would show it to its users
+            return
         self.infos.append(Note(code, message))
 
     def warn(self, code: str, message: str) -> None:

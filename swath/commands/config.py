@@ -12,6 +12,7 @@ from click.core import ParameterSource
 
 from swath.commands.common import JSON_OPTION, config_of, emit
 from swath.core.config import SFM_EXPORT_ROOT, SFM_HARVEST_ROOT, Config
+from swath.site_check import problems
 
 MASK = "***"
 _SECRETS = {"secret_key"}  # shown as set or not, never the value
@@ -75,10 +76,17 @@ def data_root_origin(ctx: click.Context) -> str:
 
 @click.command("config")
 @JSON_OPTION
+@click.option("--check", is_flag=True, help="Say what is wrong for the requester chosen (SWATH_REQUESTER); "
+              "exit 1 if anything is.")
 @click.pass_context
-def command(ctx: click.Context, as_json: bool) -> None:
+def command(ctx: click.Context, as_json: bool, check: bool) -> None:
     """Print the effective configuration (secrets masked): where data goes, the broker, the store."""
     config = config_of(ctx)
+    if check:
+        found = problems(config)
+        emit({"requester": config.requester, "problems": found}, as_json,
+             "\n".join(found) or f"nothing wrong for SWATH_REQUESTER={config.requester}")
+        ctx.exit(1 if found else 0)
     values = effective(config)
     origins = {"data_root": data_root_origin(ctx), "harvest_root": root_origin(config, "harvest"),
                "export_root": root_origin(config, "export")}
