@@ -140,3 +140,4 @@ DRY_RUN_ITEM = "dry_run_item"  # one of the first items a dry run would harvest:
 SFM_API_UNAVAILABLE = "sfm_api_unavailable"  # sfm-ui's /api/v1/warcs/ (SWATH_SFM_API_URL) failed or answered nonsense
 # infos on swath's own machinery that sfm-ui would show its users; left out of statuses with SWATH_REQUESTER=sfm
 SWATH_INTERNAL_INFOS = frozenset({WARC_INDEX_SCAN, WARC_UNINDEXED})
+API_RETIRED = "api_retired"  # a harvest type whose platform API is gone (SFM 2.x v1 Twitter, Weibo); says what to use

@@ -105,7 +105,7 @@ class Requester:
         try:
             platform = lookup_harvest_type(harvest_type).platform
         except LookupError as exc:
-            raise RequestError(str(exc), code=codes.UNKNOWN_TYPE) from None
+            raise RequestError(str(exc), code=getattr(exc, "code", None) or codes.UNKNOWN_TYPE) from None
         refs, stored = parse_credentials(credentials)
         for secret_name, value in (secrets or {}).items():
             if check_credential_name(secret_name) in refs:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from swath.core import discovery
 from swath.core.platforms import Platform
+from swath.messages import retired
 from swath.messages.routing import sfm_keys
 from swath.messages.worker import ServiceSpec
 
@@ -64,6 +65,8 @@ def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str, warm
             continue
         names = frozenset(t.name for t in types)
         bindings = _bindings(noun, "start", platform, names, every)
+        if noun == "harvest" and len(types) == len(every):  # the whole platform: answer its retired types too
+            bindings += [key for key in retired.start_keys(platform) if f"{key.rpartition('.')[0]}.*" not in bindings]
 
         def accepts(body: dict[str, Any], names: frozenset[str] = names, platform: str = platform) -> str | None:
             kind = body.get("type")
@@ -104,8 +107,9 @@ def _bindings(noun: str, verb: str, platform: str, names: frozenset[str], every:
 def _every_key(noun: str, platform: str, every: list[_Entry]) -> list[str]:
     """Every start key a service of this platform may have bound, whichever SWATH_PLATFORMS it ran with."""
     per_type = [f"{noun}.start.{platform}.{t.name}" for t in every]
-    return [f"{noun}.start.{platform}.*", *per_type, *_bindings(noun, "start", platform,
-                                                                 frozenset(t.name for t in every), every)[1:]]
+    retired_keys = retired.start_keys(platform) if noun == "harvest" else []
+    return [f"{noun}.start.{platform}.*", *per_type, *retired_keys,
+            *_bindings(noun, "start", platform, frozenset(t.name for t in every), every)[1:]]
 
 
 def harvester_services(platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec]:
@@ -143,6 +147,8 @@ def all_services(platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec]:
 
 def unknown_platforms(platforms: tuple[str, ...]) -> list[str]:
     """The SWATH_PLATFORMS entries that name neither a platform nor a harvest or export type."""
+    if not platforms:
+        return []  # nothing to check: and listing the types would import every platform
     from swath.exporters.registry import export_types
     from swath.harvesters.registry import harvester_types
 
