@@ -41,6 +41,10 @@ def _sfm(config: Config) -> list[str]:
     if config.status_queue:
         found.append(f"SWATH_STATUS_QUEUE={config.status_queue} with SWATH_REQUESTER=sfm: sfm-ui reads statuses from "
                      "its own sfm_ui queue and nothing empties this one; unset SWATH_STATUS_QUEUE")
+    if not config.queue_prefix:
+        found.append("SWATH_QUEUE_PREFIX is empty with SWATH_REQUESTER=sfm: swath's queue names (flickr_harvester, "
+                     "tumblr_exporter, ...) are SFM's own, so both suites would share one queue; set "
+                     "SWATH_QUEUE_PREFIX=swath_")
     if config.exchange != DEFAULT_EXCHANGE:
         found.append(f"SWATH_EXCHANGE={config.exchange}: sfm-ui publishes on {DEFAULT_EXCHANGE}; unset SWATH_EXCHANGE")
     return found

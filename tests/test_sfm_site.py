@@ -229,12 +229,14 @@ def test_config_check_names_what_is_wrong_for_the_mode(data_root, volumes):
                                "--json"], env={**env, **more}, capture_output=True, text=True, timeout=120)
         return done.returncode, json.loads(done.stdout)
 
-    rc, shown = check(SWATH_REQUESTER="sfm", SWATH_HARVEST_ROOT=str(harvests), SWATH_EXPORT_ROOT=str(exports))
+    rc, shown = check(SWATH_REQUESTER="sfm", SWATH_HARVEST_ROOT=str(harvests), SWATH_EXPORT_ROOT=str(exports),
+                      SWATH_QUEUE_PREFIX="swath_")
     assert (rc, shown["problems"]) == (0, [])
     rc, shown = check(SWATH_REQUESTER="sfm", SWATH_HARVEST_ROOT=str(harvests), SWATH_EXPORT_ROOT=str(exports / "no"),
                       SWATH_STATUS_QUEUE="swath_monitor", SWATH_PLATFORMS="flickr,twitter_bogus")
     assert rc == 1
     assert [line.split(" ")[0] for line in shown["problems"]] == [
-        "SWATH_PLATFORMS", f"SWATH_EXPORT_ROOT={exports / 'no'}", "SWATH_STATUS_QUEUE=swath_monitor"]
+        "SWATH_PLATFORMS", f"SWATH_EXPORT_ROOT={exports / 'no'}", "SWATH_STATUS_QUEUE=swath_monitor",
+        "SWATH_QUEUE_PREFIX"]
     rc, shown = check(SWATH_STATUS_QUEUE="")  # swath's own requester without its status queue
     assert rc == 1 and shown["problems"][0].startswith("SWATH_STATUS_QUEUE is empty")
