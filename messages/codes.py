@@ -141,3 +141,4 @@ SFM_API_UNAVAILABLE = "sfm_api_unavailable"  # sfm-ui's /api/v1/warcs/ (SWATH_SF
 # infos on swath's own machinery that sfm-ui would show its users; left out of statuses with SWATH_REQUESTER=sfm
 SWATH_INTERNAL_INFOS = frozenset({WARC_INDEX_SCAN, WARC_UNINDEXED})
 API_RETIRED = "api_retired"  # a harvest type whose platform API is gone (SFM 2.x v1 Twitter, Weibo); says what to use
+SFM_SCHEMA_MISSING = "sfm_schema_missing"  # `swath sfm import`: the database named has no sfm-ui tables (ui_collection)
