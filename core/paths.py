@@ -12,6 +12,7 @@ from swath.core.config import Config
 from swath.core.errors import SwathError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_ROOT_NAMES = {"SWATH_HARVEST_ROOT": "harvest root", "SWATH_EXPORT_ROOT": "export root"}  # what refusals call them
 
 
 class PathOutsideDataRoot(SwathError, ValueError):
@@ -34,7 +35,8 @@ def resolve_inside(data_root: Path, path: str | os.PathLike[str], *, setting: st
     real = Path(os.path.realpath(candidate))
     if real != root and root not in real.parents:
         raise PathOutsideDataRoot(
-            f"path {str(path)!r} resolves to {str(real)!r}, outside the data root {str(root)!r}; "
+            f"path {str(path)!r} resolves to {str(real)!r}, outside the {_ROOT_NAMES.get(setting, 'data root')} "
+            f"{str(root)!r}; "
             f"use a path under {setting}"
         )
     return real
