@@ -9,7 +9,7 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 DEFAULT_AMQP_URL = "amqp://guest:guest@localhost:5672/%2F"
 DEFAULT_EXCHANGE = "sfm_exchange"
@@ -103,17 +103,39 @@ class Config:
     # them (refused when group/world-readable); repr=False: a Config printed in a traceback shows no key
     secret_key: str = field(default="", repr=False)
     secret_key_file: str = ""
+    # --- an SFM site as it is (issue 33): its two volumes, SFM as the requester, some platforms only ---
+    # where harvest / export `path`s must lie (SWATH_HARVEST_ROOT, SWATH_EXPORT_ROOT); None: the data root
+    harvest_root: Path | None = None
+    export_root: Path | None = None
+    # SWATH_REQUESTER: who publishes the starts and reads the statuses, `swath` or `sfm` (sfm-ui)
+    requester: str = "swath"
+    # SWATH_PLATFORMS: the platforms and types workers serve (a platform or a type name each); empty: all
+    platforms: tuple[str, ...] = ()
+    # SWATH_SFM_API_URL: sfm-ui's root; exports then take their WARC list from its /api/v1/warcs/
+    sfm_api_url: str = ""
+
+    @property
+    def harvest_base(self) -> Path:
+        """The root every harvest `path` must lie in (and WARCs are read from)."""
+        return self.harvest_root or self.data_root
+
+    @property
+    def export_base(self) -> Path:
+        """The root every export `path` must lie in."""
+        return self.export_root or self.data_root
+    # --- end of issue 33's block ---
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
         env = os.environ if env is None else env
         data_root = data_root_from(env)
         return cls(
+            **_site_settings(env),
             amqp_url=env.get("SWATH_AMQP_URL") or DEFAULT_AMQP_URL,
             exchange=env.get("SWATH_EXCHANGE") or DEFAULT_EXCHANGE,
             dead_letter_exchange=env.get("SWATH_DEAD_LETTER_EXCHANGE") or "swath_dead_letter",
             dead_letter_queue=env.get("SWATH_DEAD_LETTER_QUEUE") or "swath_dead_letter",
-            status_queue=env.get("SWATH_STATUS_QUEUE", "swath_monitor"),
+            status_queue=env.get("SWATH_STATUS_QUEUE", default_status_queue(env)),
             queue_prefix=env.get("SWATH_QUEUE_PREFIX") or "",
             data_root=data_root,
             confirm_window=_int(env, "SWATH_CONFIRM_WINDOW", 256),
@@ -151,3 +173,42 @@ def _api_urls(env: Mapping[str, str]) -> dict[str, str]:
         if match and env[name]:
             found[match.group(1).lower()] = _url(env, name, "")
     return found
+
+
+# --- an SFM site as it is (issue 33) ---
+REQUESTERS = ("swath", "sfm")
+# sfm-docker's volumes (SFM_COLLECTION_SET_DATA_DIR, SFM_EXPORT_DATA_DIR), the roots SWATH_REQUESTER=sfm defaults to
+SFM_HARVEST_ROOT = Path("/sfm-collection-set-data")
+SFM_EXPORT_ROOT = Path("/sfm-export-data")
+
+
+def requester_from(env: Mapping[str, str]) -> str:
+    raw = (env.get("SWATH_REQUESTER") or "swath").strip().lower()
+    if raw not in REQUESTERS:
+        raise SystemExit(f"SWATH_REQUESTER must be one of {', '.join(REQUESTERS)}, got {raw!r}")
+    return raw
+
+
+def default_status_queue(env: Mapping[str, str]) -> str:
+    """swath's monitor queue, none for SFM (sfm-ui binds its own sfm_ui queue; a copy nobody reads would pile up)."""
+    return "" if requester_from(env) == "sfm" else "swath_monitor"
+
+
+def _root(env: Mapping[str, str], name: str, sfm_default: Path, requester: str) -> Path | None:
+    raw = env.get(name)
+    if raw:
+        return Path(raw).absolute()
+    return sfm_default if requester == "sfm" else None
+
+
+def _site_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """The fields of issue 33's block, from SWATH_HARVEST_ROOT, SWATH_EXPORT_ROOT, SWATH_REQUESTER,
+    SWATH_PLATFORMS and SWATH_SFM_API_URL."""
+    requester = requester_from(env)
+    return {
+        "harvest_root": _root(env, "SWATH_HARVEST_ROOT", SFM_HARVEST_ROOT, requester),
+        "export_root": _root(env, "SWATH_EXPORT_ROOT", SFM_EXPORT_ROOT, requester),
+        "requester": requester,
+        "platforms": tuple(p for p in (part.strip() for part in (env.get("SWATH_PLATFORMS") or "").split(",")) if p),
+        "sfm_api_url": _url(env, "SWATH_SFM_API_URL", "") if env.get("SWATH_SFM_API_URL") else "",
+    }

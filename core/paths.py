@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from swath.core.config import Config
 from swath.core.errors import SwathError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 # how every file swath writes is created: never an existing file, never through a link (docs/security.md)
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_ROOT_NAMES = {"SWATH_HARVEST_ROOT": "harvest root", "SWATH_EXPORT_ROOT": "export root"}  # what refusals call them
 
 
 class PathOutsideDataRoot(SwathError, ValueError):
@@ -27,10 +29,11 @@ class PathOutsideDataRoot(SwathError, ValueError):
     code = "path_outside_data_root"  # messages.codes.PATH_OUTSIDE_DATA_ROOT (core sits below messages)
 
 
-def resolve_inside(data_root: Path, path: str | os.PathLike[str]) -> Path:
+def resolve_inside(data_root: Path, path: str | os.PathLike[str], *, setting: str = "SWATH_DATA_ROOT") -> Path:
     """Return the real path of `path` (absolute, or relative to the data root) if it is inside the root.
 
     Symlinks are followed for the part that exists, so a link pointing out of the root is refused.
+    `setting`: the variable that sets this root, named in the refusal.
     """
     root = Path(os.path.realpath(data_root))
     raw = Path(path)
@@ -40,10 +43,23 @@ def resolve_inside(data_root: Path, path: str | os.PathLike[str]) -> Path:
     real = Path(os.path.realpath(candidate))
     if real != root and root not in real.parents:
         raise PathOutsideDataRoot(
-            f"path {str(path)!r} resolves to {str(real)!r}, outside the data root {str(root)!r}; "
-            "use a path under SWATH_DATA_ROOT"
+            f"path {str(path)!r} resolves to {str(real)!r}, outside the {_ROOT_NAMES.get(setting, 'data root')} "
+            f"{str(root)!r}; "
+            f"use a path under {setting}"
         )
     return real
+
+
+def harvest_path(config: Config, path: str | os.PathLike[str]) -> Path:
+    """A harvest's `path`, inside the harvest root (SWATH_HARVEST_ROOT, else the data root)."""
+    setting = "SWATH_HARVEST_ROOT" if config.harvest_root else "SWATH_DATA_ROOT"
+    return resolve_inside(config.harvest_base, path, setting=setting)
+
+
+def export_path(config: Config, path: str | os.PathLike[str]) -> Path:
+    """An export's `path`, inside the export root (SWATH_EXPORT_ROOT, else the data root)."""
+    setting = "SWATH_EXPORT_ROOT" if config.export_root else "SWATH_DATA_ROOT"
+    return resolve_inside(config.export_base, path, setting=setting)
 
 
 def make_dirs_inside(root: Path, path: Path) -> Path:

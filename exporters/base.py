@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
-from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, resolve_inside
+from swath.core.paths import PathOutsideDataRoot, export_path, make_dirs_inside
 from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds
 from swath.exporters.empty import no_warcs, why_empty
@@ -59,20 +60,20 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
     start = accept(body, report)
     if start is None:
         return
-    data_root = ctx.config.data_root
+    config = ctx.config
     outputs: Outputs | None = None
     try:
         report.running()
-        request = resolve(start, data_root=data_root)
-        index = index or ScanIndex(data_root=data_root)
-        selected = select_warcs(start, index=index, report=report, data_root=data_root)
+        request = resolve(start, config=config)
+        index = index or ScanIndex(data_root=config.harvest_base)
+        selected = select_warcs(start, index=index, report=report, data_root=config.harvest_base)
         warcs = selected.warcs
         if not warcs and not selected.outside_dates:
-            raise ExportFailed(no_warcs(start, index=index, data_root=data_root), code=codes.NO_WARCS)
+            raise ExportFailed(no_warcs(start, index=index, data_root=config.harvest_base), code=codes.NO_WARCS)
         report.warcs_total = len(warcs)
         with Readers(processes_for(warcs, asked=workers, config=ctx.config)) as readers:
             reads = plan_reads(start, warcs, dedupe=request.dedupe, scanner=readers, report=report,
-                               cache_root=data_root)
+                               cache_root=config.data_root)
             outputs = Outputs(directory=request.directory, export_id=start.id, writer_cls=request.writer_cls,
                               segment_size=start.segment_size, tables=reads.tables,
                               primary=request.export_type.primary_table)
@@ -129,7 +130,7 @@ def accept(body: Any, report: Report) -> ExportStart | None:
     return ExportStart.from_dict(body)  # InvalidMessage: the runtime dead-letters it
 
 
-def resolve(start: ExportStart, *, data_root: Path) -> Request:
+def resolve(start: ExportStart, *, config: Config) -> Request:
     """The type, format and folder the message names, or ExportFailed with the code that says which is wrong."""
     try:
         export_type = registry.lookup(start.type)
@@ -141,8 +142,8 @@ def resolve(start: ExportStart, *, data_root: Path) -> Request:
         raise ExportFailed(f"format {start.format!r} is not one of {', '.join(FORMATS)}",
                            code=codes.UNSUPPORTED_EXPORT_FORMAT)
     try:
-        directory = resolve_inside(data_root, start.path)
-        make_dirs_inside(Path(os.path.realpath(data_root)), directory)  # a link planted meanwhile is refused
+        directory = export_path(config, start.path)
+        make_dirs_inside(Path(os.path.realpath(config.export_base)), directory)  # a link planted meanwhile is refused
     except PathOutsideDataRoot as exc:
         raise ExportFailed(str(exc), code=codes.PATH_OUTSIDE_DATA_ROOT) from None
     return Request(export_type=export_type, writer_cls=writer_cls, directory=directory,
@@ -264,6 +265,9 @@ class Report:
 
     # --- notes ---
     def info(self, code: str, message: str) -> None:
+        if self.ctx.config.requester == "sfm" and code in codes.SWATH_INTERNAL_INFOS:
+            self.ctx.log.info("%s: %s", code, message)  # the log keeps it; sfm-ui would show it to its users
+            return
         self.infos.append(Note(code, message))
 
     def warn(self, code: str, message: str) -> None:

@@ -13,6 +13,7 @@ the WARCs of the seeds and harvest dates alone, and hands back to this listing w
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable
@@ -148,3 +149,26 @@ class ScanIndex:
         if str(path) not in paths:
             paths.append(str(path))
             self._save()
+
+
+class ListingAnswers:
+    """The WarcIndex methods beside `select` answered by the listing of `self.root` (an index whose own answer
+    is only `select`: the store's, sfm-ui's)."""
+
+    root: Path
+
+    @functools.cached_property
+    def scan(self) -> ScanIndex:
+        return ScanIndex(data_root=self.root)
+
+    def warcs_for(self, collection_id: str) -> list[Path]:
+        return self.scan.warcs_for(collection_id)
+
+    def all_warcs(self) -> list[Path]:
+        return self.scan.all_warcs()
+
+    def add(self, collection_id: str, path: Path) -> None:
+        self.scan.add(collection_id, path)
+
+    def collection_dirs(self, collection_id: str) -> list[Path]:
+        return self.scan.collection_dirs(collection_id)

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from swath.core.config import Config
 from swath.core.jobs import JobContext, JobInterrupted, Publish
-from swath.core.paths import resolve_inside
+from swath.core.paths import harvest_path
 from swath.harvesters import registry
 from swath.harvesters.outcome import FinalOutcome
 from swath.harvesters.redaction import install_log_filter
@@ -86,7 +86,7 @@ def is_stream_message(body: dict[str, Any]) -> bool:
 def earlier_final_status(body: dict[str, Any], config: Config) -> dict[str, Any] | None:
     """The final status a run of this very harvest id recorded (run_harvest then publishes nothing)."""
     start = HarvestStart.from_dict(body)
-    record = FinalOutcome(directory=resolve_inside(config.data_root, start.path), harvest_id=start.id).read()
+    record = FinalOutcome(directory=harvest_path(config, start.path), harvest_id=start.id).read()
     return record["status"] if record else None
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from swath.core import discovery
 from swath.core.errors import SwathError
 from swath.core.platforms import Platform
-from swath.messages import codes
+from swath.messages import codes, retired
 
 if TYPE_CHECKING:
     from swath.harvesters.backends import Backend
@@ -30,6 +30,12 @@ class UnknownHarvestType(SwathError, LookupError):
     """No harvester is registered for this type."""
 
     code = codes.UNKNOWN_TYPE
+
+
+class RetiredHarvestType(UnknownHarvestType):
+    """A type whose platform API is gone (messages/retired.py): the message names what to use instead."""
+
+    code = codes.API_RETIRED
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,8 @@ def lookup(type_name: str) -> HarvesterType:
     platform = discovery.owner(type_name, lambda p: p.harvest_methods)
     if platform is not None:
         return next(t for t in platform_types(platform) if t.name == type_name)
+    if why := retired.refusal(type_name):
+        raise RetiredHarvestType(why)
     # nothing declares it, so every platform is loaded by now: the plugin check below costs no import
     declared = {kind.name for p in discovery.platforms() for kind in p.harvest_types}
     plugins = _plugin_backends(declared)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from swath.core.jobs import JobContext, JobInterrupted
-from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.paths import PathOutsideDataRoot, harvest_path
 from swath.core.stops import clear_stop, stop_recorded
 from swath.harvesters import registry
 from swath.harvesters.base import Harvest, Harvester
@@ -228,7 +228,7 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
         return _refuse(ctx, status_key, start, cls.service, codes.BAD_REQUEST,
                        f"routing key {routing_key!r} does not match harvest type {start.type!r}")
     try:
-        directory = resolve_inside(ctx.config.data_root, start.path)
+        directory = harvest_path(ctx.config, start.path)
     except PathOutsideDataRoot as exc:
         return _refuse(ctx, status_key, start, cls.service, codes.PATH_OUTSIDE_DATA_ROOT, str(exc))
     claim = HarvestClaim(data_root=ctx.config.data_root, harvest_id=start.id)

@@ -135,3 +135,10 @@ BROKER_QUEUE_MISMATCH = "broker_queue_mismatch"  # a queue exists with other arg
 
 # --- web preview (dry-run items) ---
 DRY_RUN_ITEM = "dry_run_item"  # one of the first items a dry run would harvest: id, title, last_modified, url (JSON)
+
+# --- an SFM site as it is (SWATH_REQUESTER=sfm, SWATH_PLATFORMS; docs/migrating-from-sfm.md) ---
+SFM_API_UNAVAILABLE = "sfm_api_unavailable"  # sfm-ui's /api/v1/warcs/ (SWATH_SFM_API_URL) failed or answered nonsense
+# infos on swath's own machinery that sfm-ui would show its users; left out of statuses with SWATH_REQUESTER=sfm
+SWATH_INTERNAL_INFOS = frozenset({WARC_INDEX_SCAN, WARC_UNINDEXED})
+API_RETIRED = "api_retired"  # a harvest type whose platform API is gone (SFM 2.x v1 Twitter, Weibo); says what to use
+SFM_SCHEMA_MISSING = "sfm_schema_missing"  # `swath sfm import`: the database named has no sfm-ui tables (ui_collection)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from swath.core.config import Config
-from swath.messages import codes, routing
+from swath.messages import codes, retired, routing
 from swath.messages.broker import DEAD_QUEUE, DEAD_REASON_CODE, DEAD_REASON_MESSAGE, DEAD_ROUTING_KEY, Publisher
 from swath.messages.model import ExportStatus, HarvestStatus, Origin
 from swath.messages.validation import InvalidMessage
@@ -34,6 +34,9 @@ def accepted(parsed: Any, accepts: Accepts) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise InvalidMessage("message body must be a JSON object", code=codes.SCHEMA_INVALID)
     refusal = accepts(parsed)
+    # a type this service does not run because its API is gone (an exporter still reads its old WARCs)
+    if refusal and (retired_why := retired.refusal(parsed.get("type"))):
+        raise InvalidMessage(retired_why, code=codes.API_RETIRED)
     if refusal:
         raise InvalidMessage(refusal, code=codes.UNKNOWN_TYPE)
     return parsed

@@ -65,6 +65,8 @@ class ServiceSpec:
     concurrency: int = 1  # jobs at once (stream workers run several streams)
     # Called once with the worker's Config when it starts, before it consumes: set-up its jobs share.
     warm_up: Callable[[Config], None] | None = None
+    # keys a wider SWATH_PLATFORMS bound this queue to earlier: unbound at start, so they reach other suites only
+    unbind: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -178,6 +180,8 @@ class Worker:
             self._channel = channel
             declare_topology(channel, self.config)
             declare_work_queue(channel, self.config, self.queue, self.spec.bindings)
+            for key in self.spec.unbind:
+                channel.queue_unbind(queue=self.queue, exchange=self.config.exchange, routing_key=key)
             channel.basic_qos(prefetch_count=self.spec.concurrency)
             channel.basic_consume(self.queue, on_message_callback=self._on_message)
             if self.spec.stop_bindings:

@@ -246,7 +246,7 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
     from swath.services import UnknownService, all_services, service
 
     if list_ or not name:
-        services = all_services()
+        services = all_services(config_of(ctx).platforms)
         rows = [{"name": s.name, "service": s.service, "bindings": s.bindings, "concurrency": s.concurrency}
                 for s in services.values()]
         emit(rows, as_json, "\n".join(f"{s.name:<24} {', '.join(s.bindings)}" for s in services.values()))
@@ -256,7 +256,7 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
     from swath.messages.worker import Worker
 
     try:
-        spec = service(name)
+        spec = service(name, config_of(ctx).platforms)
     except UnknownService as exc:
         raise click.UsageError(str(exc)) from None
     runner = Worker(config=config_of(ctx), spec=spec)

@@ -24,9 +24,10 @@ from swath.core.config import Config
 from swath.core.jobs import JobContext
 from swath.core.paths import PathOutsideDataRoot, resolve_inside
 from swath.exporters import base
-from swath.exporters.warc_index import ScanIndex, Selected, is_warc
+from swath.exporters.warc_index import ListingAnswers, Selected, is_warc
 from swath.messages import codes
 from swath.messages.model import ExportStart
+from swath.sfm_index import SfmApiIndex
 from swath.store import Store, StoreError
 from swath.store.dberrors import classify
 from swath.store.warc_index import IndexedWarc, indexed_in, relative_path, select_indexed
@@ -35,7 +36,7 @@ _stores: dict[str, Store] = {}  # one engine per URL for the life of the worker
 _lock = threading.Lock()
 
 
-class StoreIndex:
+class StoreIndex(ListingAnswers):
     """A WarcIndex over the store's `warcs` table; `store=None` (with `why`): there is none to ask."""
 
     def __init__(self, *, store: Store | None, data_root: Path, why: str = "", why_code: str = "") -> None:
@@ -43,23 +44,6 @@ class StoreIndex:
         self.root = Path(os.path.realpath(data_root))
         self.why = why or "the WARC index is not available"
         self.why_code = why_code or codes.WARC_INDEX_SCAN
-
-    @functools.cached_property
-    def scan(self) -> ScanIndex:
-        return ScanIndex(data_root=self.root)
-
-    # what the listing answers (empty.no_warcs, tools)
-    def warcs_for(self, collection_id: str) -> list[Path]:
-        return self.scan.warcs_for(collection_id)
-
-    def all_warcs(self) -> list[Path]:
-        return self.scan.all_warcs()
-
-    def add(self, collection_id: str, path: Path) -> None:
-        self.scan.add(collection_id, path)
-
-    def collection_dirs(self, collection_id: str) -> list[Path]:
-        return self.scan.collection_dirs(collection_id)
 
     def select(self, start: ExportStart) -> Selected:
         if self.store is None:
@@ -134,7 +118,7 @@ def store_index(config: Config) -> StoreIndex:
     """The index in the store at SWATH_DB_URL; a default SQLite store that was never made is no index."""
     url = make_url(config.db_url)
     if url.get_backend_name() == "sqlite" and url.database and not Path(url.database).is_file():
-        return StoreIndex(store=None, data_root=config.data_root,
+        return StoreIndex(store=None, data_root=config.harvest_base,
                           why=f"no store at {url.database} holds a WARC index (no monitor recorded warc_created)")
     try:
         with _lock:
@@ -142,11 +126,13 @@ def store_index(config: Config) -> StoreIndex:
             if store is None:  # the monitor and the CLI migrate the store; an exporter only reads it
                 store = _stores[config.db_url] = Store(url=config.db_url, migrate=False)
     except StoreError as exc:
-        return StoreIndex(store=None, data_root=config.data_root, why=f"the WARC index is unavailable: {exc}",
+        return StoreIndex(store=None, data_root=config.harvest_base, why=f"the WARC index is unavailable: {exc}",
                           why_code=codes.WARC_INDEX_UNAVAILABLE)
-    return StoreIndex(store=store, data_root=config.data_root)
+    return StoreIndex(store=store, data_root=config.harvest_base)
 
 
 def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, workers: int | None = None) -> None:
-    """The exporter workers' job: exporters.base.run_export on the store's WARC index."""
-    base.run_export(body, routing_key=routing_key, ctx=ctx, index=store_index(ctx.config), workers=workers)
+    """The exporter workers' job: exporters.base.run_export on sfm-ui's WARC list (SWATH_SFM_API_URL), else on
+    the store's WARC index."""
+    index = SfmApiIndex(config=ctx.config) if ctx.config.sfm_api_url else store_index(ctx.config)
+    base.run_export(body, routing_key=routing_key, ctx=ctx, index=index, workers=workers)

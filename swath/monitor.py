@@ -94,7 +94,8 @@ def monitor_spec(*, config: Config, store: Store) -> ServiceSpec:
     if not config.status_queue:
         raise ValueError("SWATH_STATUS_QUEUE is empty: the monitor needs the status queue to consume")
     return ServiceSpec(name=config.status_queue, service=SERVICE, bindings=list(STATUS_BINDINGS),
-                       job=RecordJob(store=store, data_root=config.data_root), accepts=lambda body: None, concurrency=1)
+                       job=RecordJob(store=store, data_root=config.harvest_base), accepts=lambda body: None,
+                       concurrency=1)
 
 
 def monitor_worker(*, config: Config, store: Store) -> Worker:

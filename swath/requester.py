@@ -105,7 +105,7 @@ class Requester:
         try:
             platform = lookup_harvest_type(harvest_type).platform
         except LookupError as exc:
-            raise RequestError(str(exc), code=codes.UNKNOWN_TYPE) from None
+            raise RequestError(str(exc), code=getattr(exc, "code", None) or codes.UNKNOWN_TYPE) from None
         refs, stored = parse_credentials(credentials)
         for secret_name, value in (secrets or {}).items():
             if check_credential_name(secret_name) in refs:
@@ -194,7 +194,7 @@ class Requester:
             service = lookup_harvest_type(source.harvest_type).load().service
 
             def publish(routing_key: str, body: dict[str, Any]) -> None:
-                record(self.store, routing_key, body, data_root=self.config.data_root)
+                record(self.store, routing_key, body, data_root=self.config.harvest_base)
 
             ctx = JobContext(config=self.config, service=service, publish=publish)
             run_harvest(body, routing_key=job.routing_key, ctx=ctx)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from swath.core import discovery
 from swath.core.platforms import Platform
+from swath.messages import retired
 from swath.messages.routing import sfm_keys
 from swath.messages.worker import ServiceSpec
 
@@ -49,16 +50,23 @@ def _lazy_call(target: str) -> Callable[[Any], None]:
     return lambda config: getattr(importlib.import_module(module), name)(config)
 
 
-def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str,
-                  warm_up: str | None = None) -> dict[str, ServiceSpec]:
+def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str, warm_up: str | None = None,
+                  platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec]:
     """One service per platform: `<platform>_<role>` consuming `<noun>.start.<platform>.*` and the keys
-    SFM 3.x sends its types on (messages.routing.SFM_NAMES: `twitter2`, `.priority`)."""
+    SFM 3.x sends its types on (messages.routing.SFM_NAMES: `twitter2`, `.priority`). `platforms`
+    (SWATH_PLATFORMS): only these platforms and types; a platform with some types only binds their keys alone."""
     by_platform: dict[str, list[_Entry]] = defaultdict(list)
     for entry in entries:
         by_platform[entry.platform].append(entry)
     services = {}
-    for platform, types in sorted(by_platform.items()):
+    for platform, every in sorted(by_platform.items()):
+        types = [t for t in every if not platforms or platform in platforms or t.name in platforms]
+        if not types:
+            continue
         names = frozenset(t.name for t in types)
+        bindings = _bindings(noun, "start", platform, names, every)
+        if noun == "harvest" and len(types) == len(every):  # the whole platform: answer its retired types too
+            bindings += [key for key in retired.start_keys(platform) if f"{key.rpartition('.')[0]}.*" not in bindings]
 
         def accepts(body: dict[str, Any], names: frozenset[str] = names, platform: str = platform) -> str | None:
             kind = body.get("type")
@@ -75,9 +83,9 @@ def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str,
         services[name] = ServiceSpec(
             name=name,
             service=types[0].service(),
-            bindings=[f"{noun}.start.{platform}.*", *_sfm_bindings(f"{noun}_start", platform, names)],
-            stop_bindings=[f"{noun}.stop.{platform}.*", *_sfm_bindings(f"{noun}_stop", platform, names)]
-            if noun == "harvest" else [],
+            bindings=bindings,
+            stop_bindings=_bindings(noun, "stop", platform, names, every) if noun == "harvest" else [],
+            unbind=[key for key in _every_key(noun, platform, every) if key not in bindings],
             job=_lazy_job(job),
             accepts=accepts,
             concurrency=STREAM_CONCURRENCY if any(t.stream for t in types) else 1,
@@ -86,19 +94,34 @@ def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str,
     return services
 
 
-def _sfm_bindings(kind: str, platform: str, names: frozenset[str]) -> list[str]:
-    return [key for name in sorted(names) for key in sfm_keys(kind, platform, name)]
+def _bindings(noun: str, verb: str, platform: str, names: frozenset[str], every: list[_Entry]) -> list[str]:
+    """The keys for `names` of the platform's types `every`: the platform's wildcard when all are named, else
+    one key each (so the types left out reach another suite's workers alone), and SFM 3.x's keys of each."""
+    if names == frozenset(t.name for t in every):
+        own = [f"{noun}.{verb}.{platform}.*"]
+    else:
+        own = [f"{noun}.{verb}.{platform}.{name}" for name in sorted(names)]
+    return own + [key for name in sorted(names) for key in sfm_keys(f"{noun}_{verb}", platform, name)]
 
 
-def harvester_services() -> dict[str, ServiceSpec]:
+def _every_key(noun: str, platform: str, every: list[_Entry]) -> list[str]:
+    """Every start key a service of this platform may have bound, whichever SWATH_PLATFORMS it ran with."""
+    per_type = [f"{noun}.start.{platform}.{t.name}" for t in every]
+    retired_keys = retired.start_keys(platform) if noun == "harvest" else []
+    return [f"{noun}.start.{platform}.*", *per_type, *retired_keys,
+            *_bindings(noun, "start", platform, frozenset(t.name for t in every), every)[1:]]
+
+
+def harvester_services(platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec]:
     from swath.harvesters.registry import harvester_types
 
-    return _harvester_services(harvester_types())
+    return _harvester_services(harvester_types(), platforms)
 
 
-def _harvester_services(types: list[HarvesterType]) -> dict[str, ServiceSpec]:
+def _harvester_services(types: list[HarvesterType], platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec]:
     entries = [_Entry(t.name, t.platform, functools.partial(_harvester_service, t), t.stream) for t in types]
-    return _per_platform(entries, noun="harvest", role="harvester", job="swath.harvesters.run:run_harvest")
+    return _per_platform(entries, noun="harvest", role="harvester", job="swath.harvesters.run:run_harvest",
+                         platforms=platforms)
 
 
 def _harvester_service(htype: HarvesterType) -> str:
@@ -106,35 +129,55 @@ def _harvester_service(htype: HarvesterType) -> str:
     return htype.service or htype.load().service
 
 
-def exporter_services() -> dict[str, ServiceSpec]:
-    return _exporter_services(discovery.platforms())
+def exporter_services(platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec]:
+    return _exporter_services(discovery.platforms(), platforms)
 
 
-def _exporter_services(platforms: list[Platform]) -> dict[str, ServiceSpec]:
+def _exporter_services(declared: list[Platform], platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec]:
     entries = [_Entry(kind.name, p.name, functools.partial(str, p.exporter_service))
-               for p in platforms for kind in p.export_types]
+               for p in declared for kind in p.export_types]
     return _per_platform(entries, noun="export", role="exporter", job="swath.export_index:run_export",
-                         warm_up="swath.exporters.reader:start_processes")
+                         warm_up="swath.exporters.reader:start_processes", platforms=platforms)
 
 
-def all_services() -> dict[str, ServiceSpec]:
-    return {**harvester_services(), **exporter_services()}
+def all_services(platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec]:
+    """Every worker service; `platforms` (SWATH_PLATFORMS): those serving these platforms and types only."""
+    return {**harvester_services(platforms), **exporter_services(platforms)}
 
 
-def service(name: str) -> ServiceSpec:
-    """The worker service `name`; a platform's own worker loads that platform only."""
-    found = _platform_service(name)
+def unknown_platforms(platforms: tuple[str, ...]) -> list[str]:
+    """The SWATH_PLATFORMS entries that name neither a platform nor a harvest or export type."""
+    if not platforms:
+        return []  # nothing to check: and listing the types would import every platform
+    from swath.exporters.registry import export_types
+    from swath.harvesters.registry import harvester_types
+
+    known = set(discovery.installed()) | {t.name for t in harvester_types()} | {t.platform for t in harvester_types()}
+    known |= set(export_types())
+    return [name for name in platforms if name not in known]
+
+
+def service(name: str, platforms: tuple[str, ...] = ()) -> ServiceSpec:
+    """The worker service `name`; a platform's own worker loads that platform only. With `platforms`
+    (SWATH_PLATFORMS) it serves only those of its types, and a worker serving none of them is refused."""
+    if unknown := unknown_platforms(platforms):
+        raise UnknownService(f"SWATH_PLATFORMS names {', '.join(unknown)}: neither a platform nor a type "
+                             "(`swath harvest types`, `swath export types` list them)")
+    found = _platform_service(name, platforms)
     if found is not None:
         return found
-    services = all_services()
+    services = all_services(platforms)
     try:
         return services[name]
     except KeyError:
+        if platforms and name in all_services():
+            raise UnknownService(f"{name} serves nothing SWATH_PLATFORMS ({', '.join(platforms)}) enables; "
+                                 "add its platform there or do not run it") from None
         raise UnknownService(f"no worker named {name!r}; `swath worker --list` names them: "
                              f"{', '.join(sorted(services))}") from None
 
 
-def _platform_service(name: str) -> ServiceSpec | None:
+def _platform_service(name: str, platforms: tuple[str, ...] = ()) -> ServiceSpec | None:
     """`<platform>_harvester` / `<platform>_exporter` of a declared platform, from its declaration alone."""
     from swath.harvesters.registry import platform_types
 
@@ -146,5 +189,5 @@ def _platform_service(name: str) -> ServiceSpec | None:
     except discovery.PlatformUnavailable:
         return None  # the full listing says what is there
     if role == "harvester":
-        return _harvester_services(platform_types(platform)).get(name)
-    return _exporter_services([platform]).get(name)
+        return _harvester_services(platform_types(platform), platforms).get(name)
+    return _exporter_services([platform], platforms).get(name)

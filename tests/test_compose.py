@@ -66,6 +66,21 @@ def test_rabbitmq_monitor_scheduler_dashboard(resolved: dict) -> None:
     assert {"swath-data"} <= set(resolved["volumes"])
 
 
+def test_every_requester_gets_the_credentials_sources_reference(resolved: dict) -> None:
+    """scheduler, web and cli launch harvests: each reads env:NAME credentials from its own environment."""
+    svcs = resolved["services"]
+    credentials = {"SWATH_SECRET_KEY", "TWITTER_BEARER_TOKEN", "FLICKR_API_KEY", "FLICKR_API_SECRET", "TUMBLR_API_KEY"}
+    for name in ("scheduler", "web", "cli"):
+        assert credentials <= set(svcs[name]["environment"]), name
+
+
+def test_deployment_md_names_every_service_that_is_not_a_worker() -> None:
+    text = (ROOT / "docs" / "deployment.md").read_text()
+    table = text[text.index("| service | what it runs |"):].split("\n\n", 1)[0]
+    named = set(re.findall(r"`([a-z-]+)`", table))
+    assert SERVICES <= named, f"docs/deployment.md's services table misses {sorted(SERVICES - named)}"
+
+
 def test_dockerfile_copies_every_package_and_runs_swath() -> None:
     text = (ROOT / "Dockerfile").read_text()
     folders = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"].values()

@@ -30,7 +30,14 @@ TEST_SECRET_KEY = generate_key()
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
-    name = f"swath_test_{uuid.uuid4().hex[:10]}"
+    with fresh_database() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def fresh_database(prefix: str = "swath_test") -> Iterator[str]:
+    """A PostgreSQL database made for the caller, dropped when it is done."""
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))

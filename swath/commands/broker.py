@@ -36,7 +36,7 @@ def setup(ctx: click.Context, migrate: bool, as_json: bool) -> None:
     from swath.services import all_services
 
     config = config_of(ctx)
-    work = {config.queue_prefix + spec.name: spec.bindings for spec in all_services().values()}
+    work = {config.queue_prefix + spec.name: spec.bindings for spec in all_services(config.platforms).values()}
     connection = open_blocking(config, name="swath-broker-setup")
     try:
         channel = connection.channel()

@@ -10,8 +10,9 @@ import click
 from click.core import ParameterSource
 
 from swath.commands.common import JSON_OPTION, config_of, emit
-from swath.core.config import Config
+from swath.core.config import SFM_EXPORT_ROOT, SFM_HARVEST_ROOT, Config
 from swath.core.masking import MASK, mask_text, mask_url, masked
+from swath.site_check import problems
 
 __all__ = ["MASK", "command", "effective", "mask_url"]  # mask_url: its old home (the one is core/masking.py)
 
@@ -29,10 +30,26 @@ def effective(config: Config) -> dict[str, Any]:
             value = mask_text(value)  # any setting may be a URL (SWATH_DB_URL, SWATH_<PLATFORM>_API_URL)
         elif isinstance(value, Path):
             value = str(value)
+        elif isinstance(value, tuple):
+            value = [mask_text(v) if isinstance(v, str) else v for v in value]
+        elif value is None:
+            value = ""
         elif not isinstance(value, int | float | bool):
             value = masked(dict(value))
         out[f.name] = value
+    out["harvest_root"], out["export_root"] = str(config.harvest_base), str(config.export_base)
     return out
+
+
+def root_origin(config: Config, which: str) -> str:
+    """Where the harvest or export root came from: its variable, SFM's volume (SWATH_REQUESTER=sfm), the data root."""
+    given = getattr(config, f"{which}_root")
+    if given is None:
+        return "the data root"
+    sfm_default = {"harvest": SFM_HARVEST_ROOT, "export": SFM_EXPORT_ROOT}[which]
+    if config.requester == "sfm" and given == sfm_default:
+        return "sfm-docker's volume (SWATH_REQUESTER=sfm)"
+    return f"SWATH_{which.upper()}_ROOT"
 
 
 def data_root_origin(ctx: click.Context) -> str:
@@ -47,12 +64,21 @@ def data_root_origin(ctx: click.Context) -> str:
 
 @click.command("config")
 @JSON_OPTION
+@click.option("--check", is_flag=True, help="Say what is wrong for the requester chosen (SWATH_REQUESTER); "
+              "exit 1 if anything is.")
 @click.pass_context
-def command(ctx: click.Context, as_json: bool) -> None:
+def command(ctx: click.Context, as_json: bool, check: bool) -> None:
     """Print the effective configuration (secrets masked): where data goes, the broker, the store."""
-    values = effective(config_of(ctx))
-    origin = data_root_origin(ctx)
+    config = config_of(ctx)
+    if check:
+        found = problems(config)
+        emit({"requester": config.requester, "problems": found}, as_json,
+             "\n".join(found) or f"nothing wrong for SWATH_REQUESTER={config.requester}")
+        ctx.exit(1 if found else 0)
+    values = effective(config)
+    origins = {"data_root": data_root_origin(ctx), "harvest_root": root_origin(config, "harvest"),
+               "export_root": root_origin(config, "export")}
     width = max(map(len, values))
-    lines = [f"{name:<{width}}  {value}" + (f"  (from {origin})" if name == "data_root" else "")
+    lines = [f"{name:<{width}}  {value}" + (f"  (from {origins[name]})" if name in origins else "")
              for name, value in values.items()]
-    emit({**values, "data_root_from": origin}, as_json, "\n".join(lines))
+    emit({**values, **{f"{name}_from": origin for name, origin in origins.items()}}, as_json, "\n".join(lines))

@@ -35,7 +35,7 @@ def example_start(harvest_type: str, config: Config, *, seeds: tuple[str, ...] =
     body: dict[str, Any] = {
         "id": harvest_id or f"example-{harvest_type}-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}",
         "type": harvest_type,
-        "path": str(config.data_root / "collections" / EXAMPLE_SET / harvest_type),
+        "path": str(config.harvest_base / "collections" / EXAMPLE_SET / harvest_type),
     }
     if found is None:
         body["seeds"] = [{"id": f"seed-{i}", "token": t} for i, t in enumerate(seeds or (PLACEHOLDER_SEED,), 1)]

@@ -9,7 +9,7 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from swath.core.errors import SwathError
-from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.paths import PathOutsideDataRoot, export_path
 from swath.messages import codes
 from swath.store import repo, web_repo
 from swath.store.models import ACTIVE_STATES, Export, Source
@@ -92,9 +92,9 @@ def files_of(ctx: Ctx, export: Export) -> list[tuple[str, int]]:
 
 
 def _folder(ctx: Ctx, export: Export) -> Path | None:
-    root = ctx.web.config.data_root
+    root = ctx.web.config.export_base
     try:
-        folder = resolve_inside(root, export.path or "")
+        folder = export_path(ctx.web.config, export.path or "")
     except PathOutsideDataRoot:
         return None
     exports = (root / "exports").resolve()

@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext
-from swath.core.paths import resolve_inside
+from swath.core.paths import harvest_path
 from swath.messages import codes, settings
 from swath.store import repo, web_repo
 from swath.web.views import Ctx, action
@@ -55,7 +55,7 @@ def run_preview(ctx: Ctx, source_id: str) -> dict[str, Any]:
         run_harvest(body, routing_key=requester.start_routing_key(src), ctx=job_ctx)
     finally:
         timer.cancel()
-        shutil.rmtree(resolve_inside(ctx.web.config.data_root, body["path"]), ignore_errors=True)
+        shutil.rmtree(harvest_path(ctx.web.config, body["path"]), ignore_errors=True)
     return statuses[-1] if statuses else {"status": "completed failure", "errors": [], "stats": {}}
 
 

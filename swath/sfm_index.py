@@ -1,0 +1,87 @@
+"""An export's WARC list from sfm-ui's REST API (`/api/v1/warcs/`), as SFM's own exporters get it
+(sfmutils.api_client.ApiClient.warcs): the WARCs sfm-ui recorded for the collection or seeds within the harvest
+dates. Used when SWATH_SFM_API_URL is set; every path it names must lie in the harvest root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+
+from swath.core.config import Config
+from swath.core.paths import PathOutsideDataRoot, harvest_path
+from swath.exporters.base import ExportFailed
+from swath.exporters.warc_index import ListingAnswers, Selected
+from swath.messages import codes
+from swath.messages.model import ExportStart
+
+WARCS_PATH = "/api/v1/warcs/"
+MAX_PAGES = 10_000  # sfm-ui pages by 100s or so: a million WARCs; a `next` chain longer than this is a loop
+
+
+class SfmApiIndex(ListingAnswers):
+    """A WarcIndex asking sfm-ui which WARCs an export reads; the rest of the Protocol lists the harvest root."""
+
+    def __init__(self, *, config: Config, session: requests.Session | None = None) -> None:
+        self.config = config
+        self.root = config.harvest_base
+        self.url = config.sfm_api_url.rstrip("/") + WARCS_PATH
+        self.session = session or requests.Session()
+
+    def select(self, start: ExportStart) -> Selected:
+        warcs: set[Path] = set()
+        warnings: list[tuple[str, str]] = []
+        for entry in self._entries(start):
+            try:
+                warcs.add(harvest_path(self.config, entry["path"]))
+            except PathOutsideDataRoot as exc:
+                warnings.append((codes.PATH_OUTSIDE_DATA_ROOT, f"sfm-ui lists a WARC outside the harvest root; "
+                                 f"not read: {exc.message}"))
+        return Selected(sorted(warcs, key=str), warnings=warnings)
+
+    def _entries(self, start: ExportStart) -> Any:
+        """Every WARC sfm-ui lists for the export, following `next` on sfm-ui's own origin only."""
+        params = {k: v for k, v in {
+            "collection": start.collection_id,
+            "seed": ",".join(seed.id for seed in start.seeds) or None,
+            "harvest_date_start": start.harvest_date_start.isoformat() if start.harvest_date_start else None,
+            "harvest_date_end": start.harvest_date_end.isoformat() if start.harvest_date_end else None,
+        }.items() if v}
+        url: str | None = self.url
+        origin = _origin(self.url)
+        for _ in range(MAX_PAGES):
+            if url is None:
+                return
+            page = self._get(url, params)
+            params = {}  # `next` carries them
+            results, url = page.get("results"), page.get("next")
+            if not isinstance(results, list) or not all(isinstance(r, dict) and isinstance(r.get("path"), str)
+                                                        for r in results):
+                raise ExportFailed(f"sfm-ui's {WARCS_PATH} answered without a list of WARCs with paths",
+                                   code=codes.SFM_API_UNAVAILABLE)
+            yield from results
+            if url is not None and (not isinstance(url, str) or _origin(url) != origin):
+                raise ExportFailed(f"sfm-ui's {WARCS_PATH} pointed its next page away from {origin}; refused",
+                                   code=codes.SFM_API_UNAVAILABLE)
+        raise ExportFailed(f"sfm-ui's {WARCS_PATH} kept answering with a next page ({MAX_PAGES} pages)",
+                           code=codes.SFM_API_UNAVAILABLE)
+
+    def _get(self, url: str, params: dict[str, str]) -> dict[str, Any]:
+        try:
+            response = self.session.get(url, params=params, timeout=self.config.http_timeout)
+            response.raise_for_status()
+            page = response.json()
+        except (requests.RequestException, ValueError) as exc:
+            raise ExportFailed(f"sfm-ui's WARC list at {_origin(url)}{WARCS_PATH} could not be read "
+                               f"({type(exc).__name__}); check SWATH_SFM_API_URL and that sfm-ui runs",
+                               code=codes.SFM_API_UNAVAILABLE) from None
+        if not isinstance(page, dict):
+            raise ExportFailed(f"sfm-ui's {WARCS_PATH} answered with no JSON object", code=codes.SFM_API_UNAVAILABLE)
+        return page
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
