@@ -106,7 +106,7 @@ class Config:
     # the web application's limits (docs/security.md "The web application"): request bodies by route, in bytes
     web_login_max_bytes: int = 16 * 1024
     web_form_max_bytes: int = 512 * 1024
-    web_hash_slots: int = 0  # argon2 hashes at once; 0: from cores and memory (swath/web/hashing.py)
+    web_hash_slots: int = 0  # argon2 hashes at once; 0: from cores and memory (swath/web/auth.py)
     web_hash_wait: float = 10.0  # seconds a login waits for a hashing slot before 429 web_busy
     web_preview_seconds: float = 60.0  # a preview's page answers within this; its run is cut by then
     web_preview_slots: int = 2  # previews at once in one web process; more get 429 web_busy

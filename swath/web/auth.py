@@ -31,8 +31,7 @@ MAX_FAILURES = 5  # failed logins per name or per address within WINDOW before l
 WINDOW = dt.timedelta(minutes=15)
 MIN_PASSWORD = 10
 _hasher = PasswordHasher()  # argon2id with the library's RFC 9106 low-memory profile (64 MiB, 3 passes)
-HASH_BYTES = _hasher.memory_cost * 1024  # what one hash holds while it runs
-MAX_AUTO_SLOTS = 4  # hashes at once when SWATH_WEB_HASH_SLOTS is 0 (auto), on any machine
+MAX_AUTO_SLOTS = 3  # auto, on any machine: 3 x 64 MiB keeps 30 logins at once under +300 MiB
 MEMORY_PER_SLOT = 1024 ** 3  # auto: one slot per GiB of physical memory, so hashing takes at most 1/16 of it
 WAITING_PER_SLOT = 8  # logins that may wait for a slot, per slot; more are refused at once
 
