@@ -103,6 +103,13 @@ class Config:
     # them (refused when group/world-readable); repr=False: a Config printed in a traceback shows no key
     secret_key: str = field(default="", repr=False)
     secret_key_file: str = ""
+    # the web application's limits (docs/security.md "The web application"): request bodies by route, in bytes
+    web_login_max_bytes: int = 16 * 1024
+    web_form_max_bytes: int = 512 * 1024
+    web_hash_slots: int = 0  # argon2 hashes at once; 0: from cores and memory (swath/web/auth.py)
+    web_hash_wait: float = 10.0  # seconds a login waits for a hashing slot before 429 web_busy
+    web_preview_seconds: float = 60.0  # a preview's page answers within this; its run is cut by then
+    web_preview_slots: int = 2  # previews at once in one web process; more get 429 web_busy
     # --- an SFM site as it is (issue 33): its two volumes, SFM as the requester, some platforms only ---
     # where harvest / export `path`s must lie (SWATH_HARVEST_ROOT, SWATH_EXPORT_ROOT); None: the data root
     harvest_root: Path | None = None
@@ -158,6 +165,12 @@ class Config:
             dbus_session_bus_address=env.get("DBUS_SESSION_BUS_ADDRESS") or "",
             secret_key=env.get("SWATH_SECRET_KEY") or "",
             secret_key_file=env.get("SWATH_SECRET_KEY_FILE") or "",
+            web_login_max_bytes=max(1024, _int(env, "SWATH_WEB_LOGIN_MAX_BYTES", 16 * 1024)),
+            web_form_max_bytes=max(1024, _int(env, "SWATH_WEB_FORM_MAX_BYTES", 512 * 1024)),
+            web_hash_slots=max(0, _int(env, "SWATH_WEB_HASH_SLOTS", 0)),
+            web_hash_wait=max(0.0, _float(env, "SWATH_WEB_HASH_WAIT", 10.0)),
+            web_preview_seconds=max(1.0, _float(env, "SWATH_WEB_PREVIEW_SECONDS", 60.0)),
+            web_preview_slots=max(1, _int(env, "SWATH_WEB_PREVIEW_SLOTS", 2)),
         )
 
     def with_api_url(self, platform: str, url: str) -> Config:

@@ -126,6 +126,9 @@ STREAM_RECONNECTED = "stream_reconnected"  # a stream ended and was reopened; po
 WEB_LOGIN_FAILED = "web_login_failed"  # a login with a wrong user name or password
 WEB_LOGIN_THROTTLED = "web_login_throttled"  # too many failed logins for this name or address; wait and retry
 WEB_CSRF = "web_csrf"  # a form posted without this session's CSRF token (another site, or an old page)
+WEB_TOO_LARGE = "web_too_large"  # a request body over its route's cap (SWATH_WEB_*_MAX_BYTES), refused unread
+WEB_BUSY = "web_busy"  # every login hashing or preview slot is taken; try again in a moment
+WEB_PREVIEW_DEADLINE = "web_preview_deadline"  # a preview ran past SWATH_WEB_PREVIEW_SECONDS and was cut
 WEB_NOT_FOUND = "web_not_found"  # no such page, or one in a collection set the user is not a member of
 
 # --- quorum queues and broker clusters ---

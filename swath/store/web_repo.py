@@ -7,7 +7,7 @@ import datetime as dt
 import hashlib
 import secrets
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from swath.store.models import Export, Source, utcnow
@@ -135,8 +135,20 @@ def prune(s: Session, *, attempts_before: dt.datetime) -> None:
     s.execute(delete(LoginAttempt).where(LoginAttempt.at < attempts_before))
 
 
-def record_attempt(s: Session, *, name: str, address: str, ok: bool) -> None:
-    s.add(LoginAttempt(name=name[:100], address=address[:100], ok=ok))
+def record_attempt(s: Session, *, name: str, address: str, ok: bool) -> int:
+    """The attempt's id (for attempt_succeeded / forget_attempt)."""
+    row = LoginAttempt(name=name[:100], address=address[:100], ok=ok)
+    s.add(row)
+    s.flush()
+    return row.id
+
+
+def attempt_succeeded(s: Session, attempt_id: int) -> None:
+    s.execute(update(LoginAttempt).where(LoginAttempt.id == attempt_id).values(ok=True))
+
+
+def forget_attempt(s: Session, attempt_id: int) -> None:
+    s.execute(delete(LoginAttempt).where(LoginAttempt.id == attempt_id))
 
 
 def recent_failures(s: Session, *, name: str, address: str, since: dt.datetime) -> int:

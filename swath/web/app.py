@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.responses import PlainTextResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -20,6 +21,7 @@ from swath.core.config import Config
 from swath.requester import Requester
 from swath.store import Store
 from swath.web import (
+    auth,
     routes_admin,
     routes_auth,
     routes_collections,
@@ -29,7 +31,9 @@ from swath.web import (
     routes_runs,
     routes_sets,
 )
+from swath.web.limits import BodyLimit
 from swath.web.state import Web
+from swath.web.views import error_page
 
 STATIC = Path(__file__).with_name("static")
 
@@ -51,6 +55,10 @@ def create_app(*, config: Config, store: Store, requester: Requester | None = No
         yield
         requester.close()  # its publisher's connection
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    auth.limit_hashing(slots=config.web_hash_slots, wait=config.web_hash_wait)
+    # bodies capped before any endpoint reads them (swath/web/limits.py; docs/security.md)
+    body_limit = Middleware(BodyLimit, small=config.web_login_max_bytes, form=config.web_form_max_bytes,
+                            refuse=lambda status, code, message: error_page(web, status, code, message, user=None))
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[body_limit])
     app.state.web = web
     return app

@@ -53,7 +53,7 @@ async def login_post(request: Request) -> Response:
     try:
         done = await run_in_threadpool(auth.login, web.store, name=name, password=password, address=address)
     except SwathError as exc:
-        status = 429 if exc.code == codes.WEB_LOGIN_THROTTLED else 401
+        status = 429 if exc.code in (codes.WEB_LOGIN_THROTTLED, codes.WEB_BUSY) else 401
         return render(web, "login.html", status=status, csrf=cookie, next=_next(str(form.get("next", ""))),
                       error=exc.message, name=name, user=None)
     response = RedirectResponse(_next(str(form.get("next", ""))), status_code=303)

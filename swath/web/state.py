@@ -10,6 +10,7 @@ from jinja2 import Environment
 from swath.core.config import Config
 from swath.requester import Requester
 from swath.store import Store
+from swath.web.slots import Slots
 from swath.web.templating import environment
 
 
@@ -22,3 +23,7 @@ class Web:
     secure_cookies: bool | None = None
     management_url: str | None = None
     templates: Environment = field(default_factory=environment)
+    previews: Slots = field(init=False)  # the preview pool (routes_preview.py): none waits, a full pool is 429
+
+    def __post_init__(self) -> None:
+        self.previews = Slots(size=self.config.web_preview_slots, wait=0.0, queue=0, what="previews")

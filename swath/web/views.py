@@ -71,33 +71,41 @@ def page(fn: Endpoint) -> Callable[[Request], Any]:
 
     @functools.wraps(fn)
     async def endpoint(request: Request) -> Response:
-        return await run_in_threadpool(_run, fn, request, None)
+        found = await run_in_threadpool(_session_of, request)
+        if found is None:
+            return RedirectResponse("/login?next=" + quote(request.url.path), status_code=303)
+        return await run_in_threadpool(_run, fn, request, None, found)
 
     return endpoint
 
 
 def action(fn: Endpoint) -> Callable[[Request], Any]:
-    """A POST endpoint for a logged-in user; refused unless the form carries the session's CSRF token."""
+    """A POST endpoint for a logged-in user; refused unless the form carries the session's CSRF token. The
+    session is checked before the form is read: a post without one is answered unread."""
 
     @functools.wraps(fn)
     async def endpoint(request: Request) -> Response:
+        found = await run_in_threadpool(_session_of, request)
+        if found is None:  # a post from a page whose session ended: say so rather than redirect
+            response = error_page(request.app.state.web, 403, codes.WEB_CSRF, "your session has ended; log in again")
+            response.headers["Connection"] = "close"  # the unread body goes with the connection
+            return response
         form = await request.form(max_files=0, max_fields=MAX_FIELDS)
-        return await run_in_threadpool(_run, fn, request, form)
+        return await run_in_threadpool(_run, fn, request, form, found)
 
     return endpoint
 
 
-def _run(fn: Endpoint, request: Request, form: FormData | None) -> Response:
-    web: Web = request.app.state.web
+def _session_of(request: Request) -> tuple[WebSession, User] | None:
     token = request.cookies.get(COOKIE, "")
-    found = None
-    if token:
-        with web.store.session() as s:
-            found = web_repo.session_user(s, token)
-    if found is None:
-        if form is not None:  # a post from a page whose session ended: say so rather than redirect
-            return error_page(web, 403, codes.WEB_CSRF, "your session has ended; log in again")
-        return RedirectResponse("/login?next=" + quote(request.url.path), status_code=303)
+    if not token:
+        return None
+    with request.app.state.web.store.session() as s:
+        return web_repo.session_user(s, token)
+
+
+def _run(fn: Endpoint, request: Request, form: FormData | None, found: tuple[WebSession, User]) -> Response:
+    web: Web = request.app.state.web
     session, user = found
     if form is not None:
         sent = form.get("csrf")
@@ -109,8 +117,9 @@ def _run(fn: Endpoint, request: Request, form: FormData | None) -> Response:
         return fn(ctx)
     except NotFound as exc:
         return error_page(web, 404, codes.WEB_NOT_FOUND, exc.message, user=user, csrf=session.csrf)
-    except SwathError as exc:
-        return error_page(web, 400, exc.code, exc.message, user=user, csrf=session.csrf)
+    except SwathError as exc:  # busy (every slot taken) is 429, as a throttled login is
+        return error_page(web, 429 if exc.code == codes.WEB_BUSY else 400, exc.code, exc.message, user=user,
+                          csrf=session.csrf)
 
 
 def error_page(web: Web, status: int, code: str, message: str, **values: Any) -> HTMLResponse:
