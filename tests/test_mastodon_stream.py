@@ -317,3 +317,34 @@ def test_a_new_harvest_of_the_collection_backfills_from_its_cursor_unless_told_n
     assert day2 and {r.arg("since_id") for r in day2} == {day1[0]["id"]}  # day 2 from day 1's newest post
     assert two.count("posts") == len(meanwhile)  # neither re-read nor skipped
     assert len(backfills) == asked  # day 3, told not to continue, asked the timeline nothing
+
+
+def test_a_delete_split_across_two_warc_records_is_a_deletion_in_the_export(config, data_root):
+    with FakeMastodon(statuses_per_tag=20) as fake:
+        cfg = dataclasses.replace(config.with_api_url("mastodon", fake.url), warc_max_seconds=0.3)
+        fake.stream_scripts = [Script([("post", None), ("post", None), ("split_delete", None), ("drop", None)])]
+        before = {s["id"] for s in fake.tagged(TAG)}
+
+        def cut_after_event_line() -> bool:  # a closed WARC's stream record ends between the two lines
+            bodies = [rec.content_stream().read() for path in data_root.rglob("*.warc.gz")
+                      for rec in ArchiveIterator(path.open("rb"))
+                      if rec.rec_type == "response" and "/streaming/" in rec.rec_headers.get_header("WARC-Target-URI")]
+            return any(body.endswith(b"event: delete\n") for body in bodies)
+
+        def split_then_stop() -> threading.Event:
+            wait_until(cut_after_event_line, "a WARC record ending with the delete's event line")
+            fake.split.set()
+            return connected(fake, 2)
+
+        stop = threading.Event()
+        threading.Thread(target=lambda: (split_then_stop().wait(240), stop.set()), daemon=True).start()
+        out = run_harvest_job(cfg, start_body("mastodon_stream", [{"id": "s", "token": f"#{TAG}"}], credentials={}),
+                              stop_when=stop, stop_delay=0)
+        posted = [s for s in fake.tagged(TAG) if s["id"] not in before]
+        deleted = fake.deleted - before
+
+    assert out.status["status"] == "completed success", out.status
+    assert len(posted) == 1 and len(deleted) == 2  # one post left; the other deleted (and the fake's own)
+    status, rows = export_rows(cfg, "mastodon_stream", dedupe=True)
+    assert status["status"] == "completed success", status
+    assert [r["id"] for r in rows] == [posted[0]["id"]]  # the deleted post's tombstone was recognised

@@ -64,7 +64,8 @@ class Script:
     """What one stream connection does, in order: ("post", tag), ("edit", None), ("delete", None),
     ("missed", tag) (a post the stream never carries), ("drop", None) (end the response), ("break", None) (half
     an event, then the connection closes without ending the response), ("garbage", None) (an update whose data is
-    not JSON), ("hold", None)."""
+    not JSON), ("split_delete", None) (`event: delete`, then its `data:` line only once `split` is set: a
+    WARC segment cut between the two), ("hold", None)."""
 
     steps: list[tuple[str, str | None]] = field(default_factory=list)
 
@@ -92,6 +93,7 @@ class FakeMastodon(FakePlatform):
         self.loop_links = False  # a broken instance: the next link of a page names the page itself again
         self.events_written = 0
         self.streamed: list[str] = []  # ids of the `update` events written to stream connections
+        self.split = threading.Event()  # lets a split_delete step send its data line
         self.subscribe_delay = 0.0  # seconds a stream connection waits before it is subscribed
         self._drops = 0  # drop_streams() calls: a connection opened before a later one ends
         self._lock_store = threading.RLock()
@@ -362,6 +364,14 @@ class FakeMastodon(FakePlatform):
                     elif step == "delete":
                         self.delete(self.tagged(wanted)[1]["id"])
                     self._drain(wfile, events)
+                    if step == "split_delete":
+                        sid = self.tagged(wanted)[0]["id"]
+                        with self._lock_store:
+                            self.statuses = [s for s in self.statuses if s["id"] != sid]
+                            self.deleted.add(sid)
+                        wfile.write_payload(b"event: delete\n")
+                        self.split.wait(120)
+                        wfile.write_payload(f"data: {sid}\n\n".encode())
                     if step == "garbage":
                         wfile.write_payload(b"event: update\ndata: <html>502 Bad Gateway</html>\n\n")
                     if step == "break":
