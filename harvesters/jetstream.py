@@ -191,7 +191,7 @@ def _read(harvest: Harvest, adapter: RecordingAdapter, frames: Frames) -> int:
     with frames.ws:  # websockets wants its connections used as context managers
         try:
             for line in io.BufferedReader(tap, buffer_size=1 << 16):
-                moved = frames.moves.popleft()
+                moved = frames.moves.popleft() if frames.moves else None  # one per line handed on
                 at = at if moved is None else moved
                 event = event_of(line)
                 if event is None:
