@@ -1,10 +1,12 @@
 """Mastodon statuses (timeline pages, account statuses, search results and streaming events): the
 mastodon_status table. A seed's uid is the account id. Stream records hold server-sent events: `update` and
 `status.update` are statuses (an edit is the same id again, so a deduped export keeps the latest copy),
-`delete` is a tombstone (a deduped export leaves the status out)."""
+`delete` is a tombstone (a deduped export leaves the status out). A record may begin with the `data:` line of
+an event whose `event:` line ended the record before: a status is an update, a bare id a delete."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -20,6 +22,7 @@ from swath.exporters.table import Col, Table, json_list, no_newlines
 from swath.exporters.warc_reader import Response
 
 _BREAKS = {"br": "\n", "p": "\n\n"}  # where HTML's layout puts a line break into the text a reader sees
+_STATUS_ID = re.compile(rb"[0-9A-Za-z]{1,64}")  # Mastodon's numeric ids, Pleroma's flake ids
 
 
 class _Html(HTMLParser):
@@ -164,15 +167,16 @@ class Mastodon(Source):
 
     def _events(self, resp: Response, want_raw: bool, on_bad: Callable[[int], None]) -> Iterator[Item]:
         bad = 0
-        for name, data in sse_events(resp.body):
+        for first, (name, data) in enumerate(sse_events(resp.body), start=1):
+            if not name and first == 1:  # its `event:` line ended the record before: a segment ends at any line
+                name = _continued(data)
+                bad += name == "unreadable"
             if name == "delete":
                 sid = data.decode("utf-8", "replace").strip()
                 if sid:
                     yield Item(type="mastodon_status", id=sid, url=resp.url, item={}, harvest_date=resp.date,
                                uid=None, date_text=None, parse_date=iso_date, deleted=True)
                 continue
-            if not name and data.startswith(b"{"):
-                name = "update"  # its `event:` line ended the record before: a stream segment ends at any line
             if name not in ("update", "status.update"):
                 continue
             try:
@@ -185,6 +189,15 @@ class Mastodon(Source):
                 yield item
         if bad:
             on_bad(bad)
+
+
+def _continued(data: bytes) -> str:
+    """The event a record's first, nameless data belongs to: the streams harvested (hashtag, public, local)
+    send only `update` and `status.update` (a status: JSON; an edit read as an update keeps the same id) and
+    `delete` (a status id)."""
+    if data.startswith(b"{"):
+        return "update"
+    return "delete" if _STATUS_ID.fullmatch(data) else "unreadable"
 
 
 def _item(status: Any, resp: Response, raw: bytes | None) -> Item | None:

@@ -18,6 +18,7 @@ from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, optio
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse
 from swath.harvesters.pages import listing
+from swath.harvesters.streams import CONTINUE_CURSOR_OPTION
 from swath.harvesters.values import as_text
 from swath.messages import codes
 from swath.messages.model import Seed
@@ -57,6 +58,7 @@ PLATFORM = Platform(
         jetstream_url={"type": "string", "pattern": r"^wss?://[^/?#@\s]+(/[^?#\s]*)?$",  # no user:password@
                        "description": "bluesky_jetstream: the Jetstream instance (default "
                                       "wss://jetstream2.us-east.bsky.network)"},
+        continue_cursor=CONTINUE_CURSOR_OPTION,
     ),
 )
 PAGE_SIZE = 100  # the largest page the feed and search endpoints serve

@@ -10,37 +10,46 @@ Segments are cut like an HTTP stream's (harvesters/streams.py: by size, on rotat
 
 Every event's `time_us` is checkpointed with its counts. A dropped connection reconnects with
 `cursor=<last time_us>`; frames at or before it (a replay) are dropped before they are recorded, so the
-WARCs hold each event once whether the server's cursor is inclusive or not. A run resuming an
-interrupted harvest (kill -9) starts from the last event in its WARCs, recovered ones included.
+WARCs hold each event once whether the server's cursor is inclusive or not; what moves the cursor, and what
+is dropped or flagged, is harvesters/jetstream_frames.py's rule. A run resuming an interrupted harvest
+(kill -9) starts from the last event in its WARCs, recovered ones included; a new harvest of the collection
+from the collection's last committed cursor (`continue_cursor`). A refused upgrade's answer is recorded too.
 """
 
 from __future__ import annotations
 
 import io
-import socket
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-import orjson
 from warcio.archiveiterator import ArchiveIterator
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.http11 import Request, Response
 from websockets.sync.client import ClientConnection, connect
 
 from swath.harvesters.base import Harvest
 from swath.harvesters.capture import warc_date
 from swath.harvesters.errors import HarvestStopped, RemoteError, StreamLineTooLong
 from swath.harvesters.http import RecordingAdapter
-from swath.harvesters.streams import StreamRecording
+from swath.harvesters.jetstream_frames import (
+    FLAGGED_NAMED,
+    FUTURE_BOUND_US,
+    Cursor,
+    Frames,
+    event_of,
+    plausible,
+)
+from swath.harvesters.streams import StreamRecording, start_cursor
 from swath.harvesters.warc import find_harvest_warcs
 from swath.messages import codes
 
 DEFAULT_URL = "wss://jetstream2.us-east.bsky.network"
 DEFAULT_COLLECTIONS = ("app.bsky.feed.post",)
 CURSOR = "bluesky.jetstream.time_us"  # checkpoint: the last event recorded
+COLLECTION_CURSOR = "bluesky.jetstream.cursor"  # state: the collection's last committed cursor
 NDJSON = "application/x-ndjson"
 WS_HEADER = "WARC-Swath-WebSocket-URI"  # the ws(s):// URL the records' http(s) target stands for
-POST = "app.bsky.feed.post"
 
 
 def subscribe_url(base: str, *, collections: list[str], dids: list[str], cursor: int | None) -> str:
@@ -50,75 +59,6 @@ def subscribe_url(base: str, *, collections: list[str], dids: list[str], cursor:
     return f"{base.rstrip('/').removesuffix('/subscribe')}/subscribe?{urlencode(query)}"
 
 
-def event_of(line: bytes) -> tuple[int, bool] | None:
-    """(time_us, whether it created a post) of an event line; None for a line that is not an event with an
-    integer time_us."""
-    try:
-        value: Any = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    time_us = value.get("time_us") if isinstance(value, dict) else None
-    if type(time_us) is not int:
-        return None
-    commit = value.get("commit")
-    is_post = isinstance(commit, dict) and commit.get("collection") == POST and commit.get("operation") == "create"
-    return time_us, is_post
-
-
-class Frames:
-    """A WebSocket's text frames as NDJSON bytes for the stream tap (its `upstream`): one line per frame,
-    replays (time_us at or before the last one handed on) dropped, the closing error kept for the caller."""
-
-    def __init__(self, ws: ClientConnection, *, url: str, floor: int | None) -> None:
-        self.ws = ws
-        self.url = url
-        self.floor = floor  # time_us of the last event handed on
-        self.handed = 0  # frames handed on
-        self.replayed = 0  # frames dropped as replays
-        self.binary = 0  # binary frames (Jetstream sends text unless asked to compress): not recorded
-        self.error: BaseException | None = None  # what ended the connection, if not a clean close
-        self._pending = b""
-
-    def read1(self, size: int = -1, decode_content: bool = True) -> bytes:
-        while not self._pending:
-            try:
-                message = self.ws.recv()
-            except ConnectionClosed as exc:
-                if exc.rcvd is None or exc.rcvd.code != 1000:
-                    self.error = exc
-                return b""
-            except Exception as exc:  # a socket shut by stop(), a broken frame: the connection is over
-                self.error = exc
-                raise
-            if isinstance(message, bytes):
-                self.binary += 1
-                continue
-            # JSON allows CR/LF only as whitespace between tokens: a space keeps it one line, same meaning
-            line = message.encode("utf-8").replace(b"\r", b" ").replace(b"\n", b" ")
-            event = event_of(line)
-            time_us = event[0] if event else None
-            if time_us is not None and self.floor is not None and time_us <= self.floor:
-                self.replayed += 1
-                continue
-            if time_us is not None:
-                self.floor = time_us
-            self.handed += 1
-            self._pending = line + b"\n"
-        cut = len(self._pending) if size is None or size < 0 else size
-        out, self._pending = self._pending[:cut], self._pending[cut:]
-        return out
-
-    def shutdown(self) -> None:
-        """From another thread: wake a blocked recv (harvest.stop) without waiting for a close handshake."""
-        try:
-            self.ws.socket.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        self.ws.close()
-
-
 class WebSocketRecording(StreamRecording):
     """The stream tap of one WebSocket connection: the handshake as a request/response pair, written at
     once, then each segment of frames as a resource record (see the module docstring)."""
@@ -126,24 +66,34 @@ class WebSocketRecording(StreamRecording):
     def __init__(self, *, adapter: RecordingAdapter, frames: Frames, uri: str) -> None:
         super().__init__(sink=adapter.sink, factory=adapter.factory, upstream=frames, pair={},
                          max_line_bytes=adapter.limits.max_line_bytes)
-        # the handshake is an HTTP GET to the http(s) form of the ws(s) URL (RFC 6455 section 3): WARC readers
-        # parse HTTP records of http(s) URIs only, so that is the records' target; the ws URL is kept beside it
-        self.ws_uri = adapter.redactor.url(uri)
-        self.uri = "http" + self.ws_uri.removeprefix("ws")
-        ws, factory = frames.ws, adapter.factory
-        request, response = ws.request, ws.response
+        self.uri, self.ws_uri = record_uris(adapter, uri)
+        request, response = frames.ws.request, frames.ws.response
         assert request is not None and response is not None  # connect() returns after the handshake
-        pair = dict(uri=self.uri, request_line=f"GET {request.path} HTTP/1.1",
-                    request_headers=adapter.redactor.headers(list(request.headers.raw_items())), request_body=b"",
-                    status_line=f"{response.status_code} {response.reason_phrase}",
-                    response_headers=list(response.headers.raw_items()), response_body=b"",
-                    extra={"WARC-Date": warc_date(), WS_HEADER: self.ws_uri}, request_id=self.request_id)
-        self.sink.write_records(lambda: factory.pair(**pair))
+        record_handshake(adapter, uri, request, response, request_id=self.request_id)
 
     def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list]:
         headers = {**extra, "WARC-Concurrent-To": self.request_id, WS_HEADER: self.ws_uri}
         return lambda: [self.factory.plain(uri=self.uri, record_type="resource", payload=body,
                                            content_type=NDJSON, headers=headers)]
+
+
+def record_uris(adapter: RecordingAdapter, uri: str) -> tuple[str, str]:
+    """(the records' target, the ws(s) URL): the handshake is an HTTP GET to the http(s) form of the ws(s) URL
+    (RFC 6455 section 3), and WARC readers parse HTTP records of http(s) URIs only."""
+    ws_uri = adapter.redactor.url(uri)
+    return "http" + ws_uri.removeprefix("ws"), ws_uri
+
+
+def record_handshake(adapter: RecordingAdapter, uri: str, request: Request, response: Response, *,
+                     request_id: str | None = None) -> None:
+    """The upgrade request and the server's answer as a request/response pair (a refusal with its body)."""
+    target, ws_uri = record_uris(adapter, uri)
+    pair = dict(uri=target, request_line=f"GET {request.path} HTTP/1.1",
+                request_headers=adapter.redactor.headers(list(request.headers.raw_items())), request_body=b"",
+                status_line=f"{response.status_code} {response.reason_phrase}",
+                response_headers=list(response.headers.raw_items()), response_body=bytes(response.body or b""),
+                extra={"WARC-Date": warc_date(), WS_HEADER: ws_uri}, request_id=request_id)
+    adapter.sink.write_records(lambda: adapter.factory.pair(**pair))
 
 
 def run_jetstream(harvest: Harvest) -> None:
@@ -159,48 +109,75 @@ def run_jetstream(harvest: Harvest) -> None:
             harvest.error(codes.BAD_REQUEST, "a bluesky_jetstream seed is an account's DID (did:...)", seed.id)
     if len(harvest.start.seeds) != len(dids):
         return  # a filter with a seed left out would record far more than asked for
-    floor = harvest.resume_point(CURSOR)
+    cursor = Cursor(start_cursor(harvest, CURSOR, COLLECTION_CURSOR))
     if harvest.resumed:
-        floor = catch_up(harvest, floor)
+        catch_up(harvest, cursor)
     adapter = harvest.recording_adapter([])
     assert isinstance(adapter, RecordingAdapter)  # the recorder's own: its sink and record factory
     limits, failures = adapter.limits, 0
-    while not harvest.stopping:
-        url = subscribe_url(base, collections=collections, dids=dids, cursor=floor)
-        frames = _open(url, adapter, floor)
-        if frames is None:
-            failures += 1
-            if failures > limits.retries:
-                raise RemoteError(f"could not connect to the Jetstream at {base} after {limits.retries} retries")
-            if not harvest.sleep(min(limits.backoff * 2 ** (failures - 1), 60.0)):
+    try:
+        while not harvest.stopping:
+            url = subscribe_url(base, collections=collections, dids=dids, cursor=cursor.floor)
+            frames = _open(url, adapter, cursor)
+            if frames is None:
+                failures += 1
+                if failures > limits.retries:
+                    raise RemoteError(f"could not connect to the Jetstream at {base} after {limits.retries} "
+                                      "retries")
+                if not harvest.sleep(min(limits.backoff * 2 ** (failures - 1), 60.0)):
+                    break
+                continue
+            handed = _read(harvest, adapter, frames)
+            failures = 0 if handed else failures + 1
+            if harvest.stopping:
                 break
-            continue
-        handed = _read(harvest, adapter, frames)
-        floor = frames.floor
-        failures = 0 if handed else failures + 1
-        if harvest.stopping:
-            break
-        if failures > limits.retries:
-            raise RemoteError(f"the Jetstream at {base} kept closing without an event")
-        why = type(frames.error).__name__ if frames.error else "closed by the server"
-        harvest.info(codes.JETSTREAM_RECONNECTED, f"Jetstream connection ended ({why}); reconnecting from "
-                                                  f"cursor {floor}")
-        if not handed and not harvest.sleep(min(limits.backoff * 2 ** (failures - 1), 60.0)):
-            break
+            if failures > limits.retries:
+                raise RemoteError(f"the Jetstream at {base} kept closing without an event")
+            why = type(frames.error).__name__ if frames.error else "closed by the server"
+            harvest.info(codes.JETSTREAM_RECONNECTED, f"Jetstream connection ended ({why}); reconnecting from "
+                                                      f"cursor {cursor.floor}")
+            if not handed and not harvest.sleep(min(limits.backoff * 2 ** (failures - 1), 60.0)):
+                break
+    finally:
+        _report(harvest, cursor)
 
 
-def _open(url: str, adapter: RecordingAdapter, floor: int | None) -> Frames | None:
-    """A connection handed its first frames by the tap; None when it could not be made (retried)."""
+def _report(harvest: Harvest, cursor: Cursor) -> None:
+    """What the cursor rule set aside, said once for the run: nothing dropped or flagged silently."""
+    if cursor.dropped:
+        harvest.warning(codes.EVENTS_DROPPED, f"{cursor.dropped} Jetstream event(s) dropped as replays: sent again "
+                                              "at or before the cursor (each is in the WARCs once)")
+    if cursor.flagged:
+        named = "; ".join(cursor.flagged[:FLAGGED_NAMED])
+        more = f" and {len(cursor.flagged) - FLAGGED_NAMED} more" if len(cursor.flagged) > FLAGGED_NAMED else ""
+        harvest.warning(codes.EVENT_FUTURE_DATED, f"{len(cursor.flagged)} Jetstream event(s) dated more than "
+                                                  f"{FUTURE_BOUND_US // 1_000_000} s after this machine's clock, "
+                                                  f"recorded but not used as the cursor: {named}{more}")
+
+
+def _open(url: str, adapter: RecordingAdapter, cursor: Cursor) -> Frames | None:
+    """A connection handed its first frames by the tap; None when it could not be made (retried). A refused
+    upgrade's answer is recorded."""
     limits = adapter.limits
+    made: list[ClientConnection] = []
+
+    class Kept(ClientConnection):  # websockets' connection, kept so a refused handshake's answer can be recorded
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
     try:
         ws = connect(url, open_timeout=min(limits.deadline, limits.timeout), close_timeout=1.0,
-                     max_size=limits.max_line_bytes, compression=None)
+                     max_size=limits.max_line_bytes, compression=None, create_connection=Kept)
     except (InvalidURI, ValueError) as exc:
         raise RemoteError(f"the Jetstream URL {adapter.redactor.url(url)} is not usable: {exc}") from None
     except (OSError, TimeoutError, InvalidHandshake) as exc:
-        adapter.sink.debug(f"Jetstream connect to {url} failed: {type(exc).__name__}")
+        refused = made[0] if made else None
+        if refused is not None and refused.request is not None and refused.response is not None:
+            record_handshake(adapter, url, refused.request, refused.response)
+        adapter.sink.debug(f"Jetstream connect to {adapter.redactor.url(url)} failed: {type(exc).__name__}")
         return None
-    return Frames(ws, url=url, floor=floor)
+    return Frames(ws, url=url, cursor=cursor)
 
 
 def _read(harvest: Harvest, adapter: RecordingAdapter, frames: Frames) -> int:
@@ -210,16 +187,19 @@ def _read(harvest: Harvest, adapter: RecordingAdapter, frames: Frames) -> int:
     adapter.sink.add_stream(tap)  # the recorder's: harvest.stop and rotation reach the tap
     if harvest.stopping:
         tap.stop()  # the stop came between the loop's check and the registration
-    bad = 0
+    bad, at = 0, frames.start
     with frames.ws:  # websockets wants its connections used as context managers
         try:
             for line in io.BufferedReader(tap, buffer_size=1 << 16):
+                moved = frames.moves.popleft() if frames.moves else None  # one per line handed on
+                at = at if moved is None else moved
                 event = event_of(line)
                 if event is None:
                     bad += 1
                     continue
-                time_us, is_post = event
-                harvest.checkpoint(CURSOR, time_us, events=1, **({"posts": 1} if is_post else {}))
+                harvest.checkpoint(CURSOR, at, events=1, **({"posts": 1} if event.is_post else {}))
+                if at is not None:
+                    harvest.state.set(COLLECTION_CURSOR, at)  # committed with the WARC holding the event
         except HarvestStopped:
             pass
         finally:
@@ -236,14 +216,13 @@ def _read(harvest: Harvest, adapter: RecordingAdapter, frames: Frames) -> int:
     return frames.handed
 
 
-def catch_up(harvest: Harvest, floor: int | None) -> int | None:
+def catch_up(harvest: Harvest, cursor: Cursor) -> None:
     """The events an interrupted run recorded after its last committed checkpoint (a WARC recovered after
-    kill -9 holds them): counted and checkpointed now; returns the last event's time_us."""
+    kill -9 holds them): counted and checkpointed now; the cursor moves to the newest plausible one."""
     done, _ = find_harvest_warcs(harvest.directory, harvest.start.id)
-    events = posts = 0
-    newest = floor
+    floor, events, posts = cursor.floor, 0, 0
     for path in reversed(done):  # by serial: the newest first
-        older = False
+        older, here, posts_here, flagged = False, 0, 0, list[bytes]()
         with open(path, "rb") as fh:
             for record in ArchiveIterator(fh):
                 if record.rec_type != "resource" or record.rec_headers.get_header("Content-Type") != NDJSON:
@@ -252,14 +231,17 @@ def catch_up(harvest: Harvest, floor: int | None) -> int | None:
                     event = event_of(line)
                     if event is None:
                         continue
-                    if floor is not None and event[0] <= floor:
-                        older = True
-                        continue
-                    events, posts = events + 1, posts + event[1]
-                    newest = event[0] if newest is None else max(newest, event[0])
+                    if not plausible(event.time_us):
+                        here, posts_here = here + 1, posts_here + event.is_post
+                        flagged.append(line)
+                    elif floor is not None and event.time_us <= floor:  # counted: only what follows is new
+                        older, here, posts_here, flagged = True, 0, 0, []
+                    else:
+                        here, posts_here = here + 1, posts_here + event.is_post
+                        cursor.floor = event.time_us if cursor.floor is None else max(cursor.floor, event.time_us)
+        events, posts = events + here, posts + posts_here
+        cursor.recorded(flagged)
         if older:
             break  # WARCs before this one hold only events counted already
-    if newest is not None and newest != floor:
-        harvest.checkpoint(CURSOR, newest, events=events, posts=posts)
-    return newest
-
+    if events:
+        harvest.checkpoint(CURSOR, cursor.floor, events=events, posts=posts)

@@ -26,6 +26,7 @@ from swath.harvesters.mastodon_client import (
 )
 from swath.harvesters.pages import listing
 from swath.harvesters.retry import MAX_RATE_WAIT
+from swath.harvesters.streams import CONTINUE_CURSOR_OPTION
 from swath.harvesters.values import as_text
 from swath.messages import codes
 
@@ -54,6 +55,7 @@ PLATFORM = Platform(
                                                  "streams)"},
         only_media={"type": "boolean", "description": "only posts with media attachments"},
         limit={"type": "integer", "minimum": 1, "description": "at most this many posts per seed (not streams)"},
+        continue_cursor=CONTINUE_CURSOR_OPTION,
     ),
 )
 PAGE = 40  # the most a Mastodon timeline page holds

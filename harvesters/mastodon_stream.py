@@ -1,11 +1,14 @@
 """mastodon_stream: a hashtag, public or local timeline through the streaming API (server-sent events on the
 connection Mastodon.py opens, read by a loop of our own), recorded as it arrives until harvest.stop.
 
-Mastodon's streaming API replays nothing: posts made while the stream was down (a dropped connection, a
-worker killed and the harvest resumed) are fetched from the matching REST timeline with `since_id` = the newest
-post seen, before the stream is opened again. The newest post seen is checkpointed with every event, so a
-resumed run backfills from the last one whose WARC was complete; a post recorded twice that way is one row
-in an export (exports dedupe by id).
+Mastodon's streaming API replays nothing, so a stream that was down (a dropped connection, a worker killed
+and the harvest resumed, a new harvest of the collection) subscribes first and then backfills: once the
+stream's answer has begun, every post newer than the newest one seen (`since_id`) is fetched from the
+matching REST timeline, and only then are the stream's events read (they wait on the connection meanwhile).
+A post made in the gap is on the timeline; one made after the subscription is on the stream; one made in
+between is on both and is counted once (`duplicate_posts`: the stream's copy of a post the backfill brought)
+and is one row in a deduped export. The newest post seen is checkpointed with every event, so a resumed run
+backfills from the last one whose WARC was complete, and staged as the collection's cursor.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from mastodon import StreamListener
 from swath.harvesters.base import Harvest
 from swath.harvesters.errors import BadResponse, HarvestStopped, RemoteError
 from swath.harvesters.mastodon_client import Clients, Target, call, hashtag, host_of, newer, target
-from swath.harvesters.streams import split_lines
+from swath.harvesters.streams import split_lines, start_cursor
 from swath.harvesters.values import as_text
 from swath.messages import codes
 from swath.messages.model import Seed
@@ -46,7 +49,8 @@ MAX_WAIT = 60.0
 
 
 # event -> stats label; an `update` whose data is not a post with an id is recorded, and counted as unreadable
-COUNTED = {"update": "posts", "status.update": "edits", "delete": "deletions", "unreadable": "unreadable_events"}
+COUNTED = {"update": "posts", "status.update": "edits", "delete": "deletions", "unreadable": "unreadable_events",
+           "duplicate": "duplicate_posts"}
 
 
 class _Recorder(StreamListener):
@@ -55,11 +59,15 @@ class _Recorder(StreamListener):
     into typed objects, some 16 kB/s and 8 ms an event here (bench/bench_mastodon_stream.py), where only ids
     and counts are needed; the events themselves are in the WARC as the instance sent them."""
 
-    def __init__(self, harvester: Harvesting, key: str, newest: str | None) -> None:
+    def __init__(self, harvester: Harvesting, key: str, collection_key: str, newest: str | None) -> None:
         super().__init__()
-        self.harvester, self.key, self.newest, self.events = harvester, key, newest, 0
+        self.harvester, self.key, self.collection_key, self.newest, self.events = (harvester, key, collection_key,
+                                                                                  newest, 0)
+        self.opened: Callable[[], None] = lambda: None  # called once a connection is subscribed: the backfill
+        self.backfilled: set[str] = set()  # ids the last backfill brought: the stream's copy is not a new post
 
     def handle_stream(self, response: Any) -> None:
+        self.opened()  # subscribed: what was made while nothing listened comes from the timeline now
         name, data = "", list[str]()
         for line in split_lines(_arrivals(response)):
             if line.startswith(b":"):  # a heartbeat
@@ -85,9 +93,18 @@ class _Recorder(StreamListener):
                 newest = None
             if newest is None:  # in the WARC as sent; not a post the checkpoint can name
                 name = "unreadable"
+            elif newest in self.backfilled:  # made between the subscription and the backfill: on both
+                self.backfilled.discard(newest)
+                name = "duplicate"
         self.events += 1
-        self.newest = newer(self.newest, newest)
-        self.harvester.harvest.checkpoint(self.key, self.newest, **{COUNTED.get(name, "other_events"): 1})
+        self.checkpoint(newer(self.newest, newest), **{COUNTED.get(name, "other_events"): 1})
+
+    def checkpoint(self, newest: str | None, **counts: int) -> None:
+        self.newest = newest
+        harvest = self.harvester.harvest
+        harvest.checkpoint(self.key, newest, **counts)
+        if newest is not None:
+            harvest.state.set(self.collection_key, newest)  # committed with the WARC holding the post
 
 
 def _arrivals(response: Any) -> Iterator[bytes]:
@@ -159,19 +176,23 @@ def _stream(h: Harvesting, t: Target, kind: str) -> None:
     else:
         connect = lambda c, listener: c.stream_public(listener, local=local, only_media=media)  # noqa: E731
         fetch = lambda c, **kw: c.timeline_public(local=local, only_media=media, **kw)  # noqa: E731
-    recorder = _Recorder(h, f"stream:{t.seed_id}", h.harvest.resume_point(f"stream:{t.seed_id}", None))
+    key = f"stream:{t.seed_id}"
+    stream = f"tag.{t.value.lower()}" if kind == "hashtag" else kind
+    collection_key = f"mastodon.{host_of(t.instance)}.stream.{stream}"  # the collection's cursor of this stream
+    recorder = _Recorder(h, key, collection_key, start_cursor(h.harvest, key, collection_key))
     h.guarded(t, lambda: _follow(h, t, what, connect, fetch, recorder))
 
 
 def _follow(h: Harvesting, t: Target, what: str, connect: Callable[[Any, Any], Any],
             fetch: Callable[..., Any], recorder: _Recorder) -> None:
-    """Stream, and reconnect (backfilling first) until harvest.stop; a dead instance ends it after a while."""
+    """Stream, and reconnect (subscribed, then backfilling) until harvest.stop; a dead instance ends it after a
+    while."""
     client = h.clients.client(t.instance)
     failures, reconnects = 0, 0
+    # posts made while nothing was listening come from the timeline, once the stream is subscribed
+    recorder.opened = lambda: _backfill(h, t, what, fetch, recorder) if recorder.newest is not None else None
     while True:
         try:
-            if recorder.newest is not None:  # posts made while nothing was listening come from the timeline
-                _backfill(h, t, what, fetch, recorder)
             before = recorder.events
             call(connect, client, recorder, what=what)  # returns when the server (or harvest.stop) ends it
             failures = 0 if recorder.events > before else failures + 1
@@ -191,20 +212,29 @@ def _follow(h: Harvesting, t: Target, what: str, connect: Callable[[Any, Any], A
         reconnects += 1
         h.harvest.count("reconnects")
         if reconnects == 1:
-            h.harvest.info(codes.STREAM_RECONNECTED, f"{what} ended; reconnecting (posts made meanwhile are "
-                                                     f"fetched from the timeline)", t.seed_id)
+            h.harvest.info(codes.STREAM_RECONNECTED, f"{what} ended; reconnecting (once subscribed, posts made "
+                                                     "meanwhile are fetched from the timeline; a post on both is "
+                                                     "counted once)", t.seed_id)
         wait = min(MAX_WAIT, h.harvest.config.http_backoff * 2 ** min(failures, 10))
         if not h.harvest.sleep(wait):
             return
 
 
 def _backfill(h: Harvesting, t: Target, what: str, fetch: Callable[..., Any], recorder: _Recorder) -> None:
-    """Every post newer than the newest seen, from the REST timeline, counted and checkpointed like the stream's."""
-    def progress(cursor: str | None, newest: str | None, done: bool, fresh: int) -> None:
-        recorder.newest = newest if done else recorder.newest  # paged newest first: complete only at the end
-        h.harvest.checkpoint(recorder.key, recorder.newest, posts=fresh)
+    """Every post newer than the newest seen, from the REST timeline, counted and checkpointed like the stream's;
+    their ids kept, so the stream's copy of one is not counted again."""
+    seen: set[str] = set()
 
-    newest, done = h.listing(t, f"{what} (backfill from {host_of(t.instance)})", fetch, since=recorder.newest,
-                             cursor=None, newest=recorder.newest, done=False, progress=progress, limit=0)
-    if done:
-        recorder.newest = newest
+    def fetch_seen(client: Any, **kwargs: Any) -> Any:
+        page = fetch(client, **kwargs)
+        if isinstance(page, list):  # anything else is refused by the listing
+            seen.update(found for status in page if (found := _id(status)) is not None)
+        return page
+
+    def progress(cursor: str | None, newest: str | None, done: bool, fresh: int) -> None:
+        # paged newest first: complete only at the end
+        recorder.checkpoint(newest if done else recorder.newest, posts=fresh)
+
+    recorder.backfilled = seen
+    h.listing(t, f"{what} (backfill from {host_of(t.instance)})", fetch_seen, since=recorder.newest, cursor=None,
+              newest=recorder.newest, done=False, progress=progress, limit=0)

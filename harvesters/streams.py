@@ -14,7 +14,7 @@ import io
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import requests
 from requests.models import ITER_CHUNK_SIZE
@@ -22,7 +22,13 @@ from requests.models import ITER_CHUNK_SIZE
 from swath.harvesters.capture import new_record_id, warc_date
 from swath.harvesters.errors import StreamLineTooLong
 
+if TYPE_CHECKING:
+    from swath.harvesters.base import Harvest
+
 STREAM_FLUSH_BYTES = 1 << 20  # complete lines are written as a segment once this much is buffered
+CONTINUE_CURSOR = "continue_cursor"  # the option: false starts a new harvest without the collection's cursor
+CONTINUE_CURSOR_OPTION = {"type": "boolean", "description": "streams with a cursor: a new harvest continues from "
+                          "the collection's last committed cursor (default); false starts from now"}
 
 
 class StreamSink(Protocol):
@@ -30,6 +36,16 @@ class StreamSink(Protocol):
 
     def write_records(self, records: list | Callable[[], list]) -> None: ...
     def remove_stream(self, stream: StreamRecording) -> None: ...
+
+
+def start_cursor(harvest: Harvest, key: str, collection_key: str) -> Any:
+    """Where a cursor stream starts: this harvest's own checkpoint `key` (a resumed run), else the collection's
+    last committed cursor `collection_key` (a new harvest of the collection: a daily run neither re-reads nor
+    skips) unless the message's `continue_cursor` option is false; None: from now."""
+    found = harvest.resume_point(key)
+    if found is None and harvest.start.options.get(CONTINUE_CURSOR) is not False:
+        found = harvest.state.get(collection_key)
+    return found
 
 
 def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:

@@ -113,6 +113,8 @@ WARC_UNINDEXED = "warc_unindexed"  # WARCs on disk in the selected collections' 
 
 # --- bluesky ---
 JETSTREAM_RECONNECTED = "jetstream_reconnected"  # a Jetstream connection ended; reconnected at the last event's cursor
+EVENTS_DROPPED = "events_dropped"  # stream events sent again at or before the cursor (replays): not recorded, counted
+EVENT_FUTURE_DATED = "event_future_dated"  # a stream event dated past this machine's clock: recorded, not the cursor
 
 # --- mastodon ---
 ACCOUNT_MOVED = "account_moved"  # the account says it moved; its new address is the seed's token update

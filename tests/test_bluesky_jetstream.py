@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import orjson
@@ -21,7 +22,7 @@ from swath.messages import codes
 from tests.fakes.bluesky import FakeJetstream
 from tests.fakes.social import start_body
 from tests.test_bluesky import export_rows
-from tests.test_engine_support import context, harvest_thread, wait_for, warc_files, warcio_check
+from tests.test_engine_support import context, harvest_thread, read_records, wait_for, warc_files, warcio_check
 from tests.test_warc_replay import cdxj
 
 ALICE, BOB = "did:plc:alice0000000000000000001", "did:plc:bob000000000000000000002"
@@ -244,3 +245,69 @@ def test_a_jetstream_url_that_is_no_websocket_fails_after_the_retries(config, da
     assert final["status"] == "completed failure"
     assert [n["code"] for n in final["errors"]] == [codes.REMOTE_ERROR]
     assert asked == 3  # the first try and two retries
+    # each refused upgrade is in the WARC: the request and the server's answer, body as sent
+    records = read_records(warc_files(data_root))
+    answers = [(status, body) for kind, uri, status, _, body, _ in records if kind == "response"]
+    assert answers == [("404", b'{"error": "not found"}')] * asked
+    upgrades = [h for kind, _, _, h, _, _ in records if kind == "request"]
+    assert len(upgrades) == asked and all(h.get_header("Upgrade") == "websocket" for h in upgrades)
+
+
+def _run_until(config, body: dict, done) -> list[dict]:
+    """A Jetstream harvest on a thread, stopped once `done(statuses)`; the statuses it published."""
+    ctx, published = context(config)
+    thread, outcome = harvest_thread(body, routing_key=ROUTING_KEY, ctx=ctx)
+    try:
+        wait_for(lambda: done(published.statuses), what="the events counted")
+    finally:
+        ctx.stop.set()
+    thread.join(120)
+    assert outcome == ["returned"]
+    return published.statuses
+
+
+def test_a_future_dated_event_is_recorded_and_flagged_and_drops_nothing_after_it(config, data_root):
+    config = dataclasses.replace(config, status_interval=0.1)
+    with FakeJetstream(drop_after=7, drops=1) as fake:  # the connection ends two events after the bad one
+        before = fake.emit(4, did=ALICE)
+        ten_years = 10 * 365 * 24 * 3600 * 1_000_000
+        future = fake.emit(1, did=ALICE, at=int(time.time() * 1e6) + ten_years)[0]
+        after = fake.emit(6, did=ALICE)
+        events = before + [future] + after
+        body = start_body("bluesky_jetstream", [], credentials={}, options={"jetstream_url": fake.url})
+        statuses = _run_until(config, body, lambda s: counted(s, "events") == len(events))
+        connections, sent = list(fake.connections), list(fake.sent)
+
+    final = statuses[-1]
+    assert final["status"] == "completed success", final
+    assert recorded_events(warc_files(data_root)) == events  # each once, in order, the bad one kept
+    # the reconnect asked from the last plausible event, not from ten years ahead
+    assert [c.get("cursor", [None])[0] for c in connections] == [None, str(after[1]["time_us"])]
+    warnings = {n["code"]: n["message"] for n in final["warnings"]}
+    flagged = warnings[codes.EVENT_FUTURE_DATED]
+    assert flagged.startswith("1 Jetstream event") and str(future["time_us"]) in flagged
+    assert future["commit"]["rkey"] in flagged
+    replays = len(sent) - len(set(sent))  # what the fake sent twice: the cursor's own event and the bad one
+    assert replays == 2 and warnings[codes.EVENTS_DROPPED].startswith(f"{replays} Jetstream event(s) dropped")
+
+
+def test_a_new_harvest_of_the_collection_continues_from_its_cursor_unless_told_not_to(config, data_root):
+    config = dataclasses.replace(config, status_interval=0.1)
+    with FakeJetstream() as fake:
+        first = fake.emit(5, did=ALICE)
+        options = {"jetstream_url": fake.url}
+        one = _run_until(config, start_body("bluesky_jetstream", [], credentials={}, options=options,
+                                            harvest_id="jet:day1"), lambda s: counted(s, "events") == 5)
+        meanwhile = fake.emit(4, did=ALICE)  # published while no harvest ran
+        two = _run_until(config, start_body("bluesky_jetstream", [], credentials={}, options=options,
+                                            harvest_id="jet:day2"), lambda s: counted(s, "events") == 4)
+        live = {**options, "continue_cursor": False}
+        _run_until(config, start_body("bluesky_jetstream", [], credentials={}, options=live,
+                                      harvest_id="jet:day3"), lambda s: counted(s, "events") >= 1)
+        connections = list(fake.connections)
+
+    assert one[-1]["status"] == two[-1]["status"] == "completed success"
+    # day 2 asked from day 1's last event; day 3, told not to continue, asked from now
+    assert [c.get("cursor", [None])[0] for c in connections] == [None, str(first[-1]["time_us"]), None]
+    day2 = [w for w in warc_files(data_root) if "day2" in w.name]
+    assert day2 and recorded_events(day2) == meanwhile  # neither re-read nor skipped

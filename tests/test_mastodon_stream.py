@@ -254,3 +254,97 @@ def test_stream_stops_through_rabbitmq(config, broker):
     assert sum(day.get("posts", 0) for day in final["stats"].values()) == 3
     warcs = [b["warc"]["path"] for k, b in messages if k == "warc_created"]
     assert sorted(streamed_ids(warcs)) == sorted(s["id"] for s in posted)
+
+
+def test_three_reconnects_under_a_steady_publish_rate_lose_nothing_and_double_nothing(config):
+    """The fake publishes on its own clock (every 5 ms, whether or not anyone listens) and takes 0.1 s to
+    subscribe a new connection; the stream is dropped three times while it publishes. Every post published
+    from the first subscription on is exported once."""
+    with FakeMastodon(statuses_per_tag=20) as fake:
+        fake.subscribe_delay = 0.1
+        cfg = dataclasses.replace(config.with_api_url("mastodon", fake.url), http_backoff=0.05)
+        body = start_body("mastodon_stream", [{"id": "s-lib", "token": f"#{TAG}"}], credentials={})
+        stop, result = threading.Event(), []
+        harvest = threading.Thread(target=lambda: result.append(run_harvest_job(cfg, body, stop_when=stop,
+                                                                                stop_delay=0)))
+        harvest.start()
+        wait_until(lambda: fake.stream_connections >= 1, "the first subscription")  # the run's start
+        with fake.publishing(TAG, every=0.005) as posted:
+            for n in range(1, 5):  # on each connection a few posts stream, then (three times) it is dropped
+                wait_until(lambda n=n: fake.stream_connections >= n, f"stream connection {n}")
+                flowing = len(fake.streamed)
+                wait_until(lambda f=flowing: len(fake.streamed) >= f + 5, f"posts on connection {n}")
+                if n < 4:
+                    fake.drop_streams()
+        # the publisher has stopped; once the last post streamed, one more drop: the harvester's reconnect
+        # says it read the connection to its end
+        wait_until(lambda: posted[-1] in fake.streamed, "the last post streamed")
+        fake.drop_streams()
+        wait_until(lambda: fake.stream_connections >= 5, "the reconnect after the last post")
+        stop.set()
+        harvest.join(240)
+        out = result[0]
+
+    assert out.status["status"] == "completed success", out.status
+    assert out.count("reconnects") == 4 and fake.stream_connections == 5  # three while publishing, one to end
+    assert out.count("posts") == len(posted)  # each counted once; the stream's copies of backfilled posts apart
+    status, rows = export_rows(cfg, "mastodon_stream", dedupe=True)
+    assert status["status"] == "completed success", status
+    exported = [r["id"] for r in rows]
+    assert sorted(exported) == sorted(posted) and len(set(exported)) == len(exported)  # 0 lost, 0 doubled
+
+
+def test_a_new_harvest_of_the_collection_backfills_from_its_cursor_unless_told_not_to(config):
+    with FakeMastodon(statuses_per_tag=20) as fake:
+        cfg = dataclasses.replace(config.with_api_url("mastodon", fake.url), http_backoff=0.05)
+        fake.stream_scripts = [Script([("post", None)] * 3 + [("drop", None)])]
+        seeds = [{"id": "s-lib", "token": f"#{TAG}"}]
+        one = run_harvest_job(cfg, start_body("mastodon_stream", seeds, credentials={}, harvest_id="m:day1"),
+                              stop_when=connected(fake, 2), stop_delay=0)
+        day1 = fake.tagged(TAG)[:3]
+        after_day1 = len(fake.server.requests_to(f"/api/v1/timelines/tag/{TAG}"))
+        meanwhile = [fake.post(TAG, push=False)["id"] for _ in range(2)]  # while no harvest ran
+        two = run_harvest_job(cfg, start_body("mastodon_stream", seeds, credentials={}, harvest_id="m:day2"),
+                              stop_when=connected(fake, 3), stop_delay=0)
+        asked = len(fake.server.requests_to(f"/api/v1/timelines/tag/{TAG}"))
+        run_harvest_job(cfg, start_body("mastodon_stream", seeds, credentials={}, harvest_id="m:day3",
+                                        options={"continue_cursor": False}),
+                        stop_when=connected(fake, 4), stop_delay=0)
+        backfills = fake.server.requests_to(f"/api/v1/timelines/tag/{TAG}")
+
+    assert one.status["status"] == two.status["status"] == "completed success"
+    day2 = backfills[after_day1:asked]
+    assert day2 and {r.arg("since_id") for r in day2} == {day1[0]["id"]}  # day 2 from day 1's newest post
+    assert two.count("posts") == len(meanwhile)  # neither re-read nor skipped
+    assert len(backfills) == asked  # day 3, told not to continue, asked the timeline nothing
+
+
+def test_a_delete_split_across_two_warc_records_is_a_deletion_in_the_export(config, data_root):
+    with FakeMastodon(statuses_per_tag=20) as fake:
+        cfg = dataclasses.replace(config.with_api_url("mastodon", fake.url), warc_max_seconds=0.3)
+        fake.stream_scripts = [Script([("post", None), ("post", None), ("split_delete", None), ("drop", None)])]
+        before = {s["id"] for s in fake.tagged(TAG)}
+
+        def cut_after_event_line() -> bool:  # a closed WARC's stream record ends between the two lines
+            bodies = [rec.content_stream().read() for path in data_root.rglob("*.warc.gz")
+                      for rec in ArchiveIterator(path.open("rb"))
+                      if rec.rec_type == "response" and "/streaming/" in rec.rec_headers.get_header("WARC-Target-URI")]
+            return any(body.endswith(b"event: delete\n") for body in bodies)
+
+        def split_then_stop() -> threading.Event:
+            wait_until(cut_after_event_line, "a WARC record ending with the delete's event line")
+            fake.split.set()
+            return connected(fake, 2)
+
+        stop = threading.Event()
+        threading.Thread(target=lambda: (split_then_stop().wait(240), stop.set()), daemon=True).start()
+        out = run_harvest_job(cfg, start_body("mastodon_stream", [{"id": "s", "token": f"#{TAG}"}], credentials={}),
+                              stop_when=stop, stop_delay=0)
+        posted = [s for s in fake.tagged(TAG) if s["id"] not in before]
+        deleted = fake.deleted - before
+
+    assert out.status["status"] == "completed success", out.status
+    assert len(posted) == 1 and len(deleted) == 2  # one post left; the other deleted (and the fake's own)
+    status, rows = export_rows(cfg, "mastodon_stream", dedupe=True)
+    assert status["status"] == "completed success", status
+    assert [r["id"] for r in rows] == [posted[0]["id"]]  # the deleted post's tombstone was recognised

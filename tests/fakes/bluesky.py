@@ -319,12 +319,13 @@ class FakeJetstream:
         return f"ws://{host}:{port}"
 
     def emit(self, n: int, *, did: str = "did:plc:alice0000000000000000001", collection: str = POST,
-             operation: str = "create", pad: int = 0) -> list[dict]:
-        """`n` new events (`pad` more characters of text each), sent to every connection that wants them."""
+             operation: str = "create", pad: int = 0, at: int | None = None) -> list[dict]:
+        """`n` new events (`pad` more characters of text each), sent to every connection that wants them; `at`
+        dates them at that time_us (a clock gone wrong) without moving the fake's own clock."""
         added = []
         with self._changed:
             for _ in range(n):
-                self._time += random.randrange(1, 5000)
+                self._time += random.randrange(1, 5000) if at is None else 0
                 serial = len(self.events)
                 commit: dict = {"rev": f"rev{serial}", "operation": operation, "collection": collection,
                                 "rkey": f"3j{serial:011d}"}
@@ -333,7 +334,8 @@ class FakeJetstream:
                     commit["record"] = {"$type": collection, "text": f"live post {serial} #jet" + " x" * (pad // 2),
                                         "createdAt": _iso(dt.datetime.fromtimestamp(self._time / 1e6, dt.UTC)),
                                         "langs": ["en"]}
-                added.append({"did": did, "time_us": self._time, "kind": "commit", "commit": commit})
+                added.append({"did": did, "time_us": self._time if at is None else at, "kind": "commit",
+                              "commit": commit})
                 self.events.append(added[-1])
             self._changed.notify_all()
         return added

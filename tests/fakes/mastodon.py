@@ -9,7 +9,10 @@
   (tests/fakes/social.py switches), 401 for a wrong token;
 - edited posts (`edited_at`, content changed), deleted posts (gone from timelines), boosts (`reblog`), quotes;
 - the streaming API as server-sent events (`event: update|status.update|delete`, `:thump` heartbeats) whose
-  connections follow a script, so tests can drop a connection and make posts the stream never carried.
+  connections follow a script, so tests can drop a connection and make posts the stream never carried;
+- a clock of its own: `publishing(every=)` posts at a steady rate whether or not anyone listens, as an
+  instance does; `drop_streams()` ends the open stream connections; `subscribe_delay` is how long a new
+  stream connection takes before it is subscribed (and its answer begins).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import queue
 import random
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -59,7 +64,8 @@ class Script:
     """What one stream connection does, in order: ("post", tag), ("edit", None), ("delete", None),
     ("missed", tag) (a post the stream never carries), ("drop", None) (end the response), ("break", None) (half
     an event, then the connection closes without ending the response), ("garbage", None) (an update whose data is
-    not JSON), ("hold", None)."""
+    not JSON), ("split_delete", None) (`event: delete`, then its `data:` line only once `split` is set: a
+    WARC segment cut between the two), ("hold", None)."""
 
     steps: list[tuple[str, str | None]] = field(default_factory=list)
 
@@ -86,6 +92,10 @@ class FakeMastodon(FakePlatform):
         self.streaming_api: str | None = None  # where /api/v1/instance says the streaming server is (else here)
         self.loop_links = False  # a broken instance: the next link of a page names the page itself again
         self.events_written = 0
+        self.streamed: list[str] = []  # ids of the `update` events written to stream connections
+        self.split = threading.Event()  # lets a split_delete step send its data line
+        self.subscribe_delay = 0.0  # seconds a stream connection waits before it is subscribed
+        self._drops = 0  # drop_streams() calls: a connection opened before a later one ends
         self._lock_store = threading.RLock()
         self._listeners: list[tuple[str, queue.Queue]] = []
         for tag in ("libraries", "archives"):
@@ -165,6 +175,30 @@ class FakeMastodon(FakePlatform):
             self.statuses.remove(status)
             self.deleted.add(sid)
         self._push(self._tag(status), "delete", sid)
+
+    @contextmanager
+    def publishing(self, tag: str, *, every: float) -> Iterator[list[str]]:
+        """Post to `tag` every `every` seconds on a thread of its own until the block ends; the list holds the
+        ids posted, in order."""
+        posted: list[str] = []
+        done = threading.Event()
+
+        def run() -> None:
+            while not done.wait(every):
+                posted.append(self.post(tag)["id"])
+
+        thread = threading.Thread(target=run, name="fake-mastodon-publisher", daemon=True)
+        thread.start()
+        try:
+            yield posted
+        finally:
+            done.set()
+            thread.join()
+
+    def drop_streams(self) -> None:
+        """End every open stream connection (a restarting streaming server); events not yet sent are lost."""
+        with self._lock_store:
+            self._drops += 1
 
     @staticmethod
     def _tag(status: dict) -> str:
@@ -306,15 +340,18 @@ class FakeMastodon(FakePlatform):
     def stream(self, req: Request) -> Response:
         if self._authorized(req) is False:
             return self.fault_response(401, req)
-        with self._lock_store:
-            number = self.stream_connections
-            self.stream_connections += 1
-        script = self.stream_scripts[number] if number < len(self.stream_scripts) else Script([("hold", None)])
+        if self.subscribe_delay:
+            time.sleep(self.subscribe_delay)
         wanted = req.arg("tag") or "*"
         events: queue.Queue = queue.Queue()
+        with self._lock_store:
+            self._listeners.append((wanted, events))  # subscribed (and counted) before the answer begins
+            number = self.stream_connections
+            self.stream_connections += 1
+            drops = self._drops
+        script = self.stream_scripts[number] if number < len(self.stream_scripts) else Script([("hold", None)])
 
         def write(wfile) -> None:
-            self._listeners.append((wanted, events))
             try:
                 wfile.write_payload(b":)\n")
                 for step, arg in script.steps:
@@ -327,6 +364,14 @@ class FakeMastodon(FakePlatform):
                     elif step == "delete":
                         self.delete(self.tagged(wanted)[1]["id"])
                     self._drain(wfile, events)
+                    if step == "split_delete":
+                        sid = self.tagged(wanted)[0]["id"]
+                        with self._lock_store:
+                            self.statuses = [s for s in self.statuses if s["id"] != sid]
+                            self.deleted.add(sid)
+                        wfile.write_payload(b"event: delete\n")
+                        self.split.wait(120)
+                        wfile.write_payload(f"data: {sid}\n\n".encode())
                     if step == "garbage":
                         wfile.write_payload(b"event: update\ndata: <html>502 Bad Gateway</html>\n\n")
                     if step == "break":
@@ -335,14 +380,22 @@ class FakeMastodon(FakePlatform):
                     if step == "drop":
                         break
                     if step == "hold":
-                        while not self.closed.wait(0.5):
-                            self._drain(wfile, events)
-                            wfile.write_payload(b":thump\n")
+                        self._hold(wfile, events, drops)
                 wfile.end()
             finally:
                 self._listeners.remove((wanted, events))
 
         return Response(200, write, {"Cache-Control": "no-store"}, "text/event-stream; charset=utf-8")
+
+    def _hold(self, wfile, events: queue.Queue, drops: int) -> None:
+        """Send events as they come, a heartbeat every half second, until the fake closes or drops streams."""
+        beat = time.monotonic()
+        while not self.closed.is_set() and self._drops == drops:
+            self._drain(wfile, events)
+            if time.monotonic() - beat >= 0.5:
+                wfile.write_payload(b":thump\n")
+                beat = time.monotonic()
+            self.closed.wait(0.01)
 
     def _drain(self, wfile, events: queue.Queue) -> None:
         while True:
@@ -354,3 +407,5 @@ class FakeMastodon(FakePlatform):
             wfile.write_payload(f"event: {event}\ndata: {data}\n\n".encode())
             with self._lock_store:
                 self.events_written += 1
+                if event == "update":
+                    self.streamed.append(payload["id"])
