@@ -25,6 +25,7 @@ from typing import Any, cast
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.storage import check_free_space, storage_fault
 from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds
 from swath.exporters.empty import no_warcs, why_empty
@@ -58,11 +59,13 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
     start = accept(body, report)
     if start is None:
         return
-    data_root = ctx.config.data_root
+    data_root = where = ctx.config.data_root  # `where`: what a storage fault names, the export's folder once known
     outputs: Outputs | None = None
     try:
         report.running()
         request = resolve(start, data_root=data_root)
+        where = request.directory
+        check_free_space(request.directory, ctx.config.min_free_bytes, what=f"export {start.id}")
         index = index or ScanIndex(data_root=data_root)
         selected = select_warcs(start, index=index, report=report)
         warcs = selected.warcs
@@ -93,7 +96,13 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
         return
     except Exception as exc:  # noqa: BLE001 - every failure must end in a status
         _abort(outputs)
-        _end_early(exc, report=report, ctx=ctx)
+        fault = storage_fault(exc, where)
+        if fault is None:
+            _end_early(exc, report=report, ctx=ctx)
+            return
+        ctx.log.warning("export %s stopped: %s: %s", report.export_id, fault.code, fault.message)
+        report.failed(fault.code, f"{fault.message}; the export stopped and its partial files were removed: "
+                                  "run it again once there is room")
         return
     report.succeeded(files)
 
@@ -217,7 +226,10 @@ def rows(batch: Batch, seen: SeenIds | None) -> Iterator[tuple[str, list[Payload
 # --- the end ---
 def _abort(outputs: Outputs | None) -> None:
     if outputs is not None:
-        outputs.abort()
+        try:
+            outputs.abort()
+        except OSError:  # a read-only disk keeps even the partial files; they are never renamed to final names
+            pass
 
 
 def _end_early(exc: Exception, *, report: Report, ctx: JobContext) -> None:

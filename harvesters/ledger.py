@@ -117,11 +117,12 @@ class Ledger:
                               rate_limit_waits=waits, rate_limit_seconds=seconds)
 
     def journal(self) -> dict[str, Any]:
-        """What a resumed run needs to report the whole harvest (JSON): stats, ids, waits, checkpoints."""
+        """What a resumed run needs to report the whole harvest (JSON): stats, ids, waits, checkpoints, notes."""
         with self._lock:
             return {"stats": {day: dict(counts) for day, counts in self._stats.items()},
                     "token_updates": dict(self._token_updates), "uids": dict(self._uids),
-                    "rate_limits": list(self._rate_limits), "checkpoints": dict(self._checkpoints)}
+                    "rate_limits": list(self._rate_limits), "checkpoints": dict(self._checkpoints),
+                    "infos": [n.to_dict() for n in self._infos], "warnings": [n.to_dict() for n in self._warnings]}
 
     def restore(self, journal: dict[str, Any], *, counts: bool) -> None:
         """Take up an interrupted run's journal; its stats only when `counts` (the run continues where
@@ -130,6 +131,9 @@ class Ledger:
             self._checkpoints = dict(journal.get("checkpoints", {}))
             if counts:
                 self._stats = {day: dict(c) for day, c in journal.get("stats", {}).items()}
+            # the interrupted run's notes come first, so the resumed run's final status carries them
+            for notes, key in ((self._infos, "infos"), (self._warnings, "warnings")):
+                notes[:0] = [Note(n["code"], n["message"], n.get("seed_id")) for n in journal.get(key, [])]
             self._token_updates = dict(journal.get("token_updates", {}))
             self._uids = dict(journal.get("uids", {}))
             waits, seconds = journal.get("rate_limits", [0, 0.0])

@@ -13,18 +13,25 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from swath.core.storage import storage_writes
+
 STATE_FILE = "swath-state.json"
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write `data` as JSON so a crash leaves either the old or the new file, never half of one."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(json.dumps(data, sort_keys=True, indent=1).encode("utf-8"))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+    with storage_writes(path):
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(json.dumps(data, sort_keys=True, indent=1).encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a full disk leaves the old file and no empty temp file beside it
+            raise
+        fsync_dir(path.parent)
 
 
 def fsync_dir(directory: Path) -> None:
@@ -77,9 +84,11 @@ class StateStore:
             updates = self.take_pending()
         if not updates:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with storage_writes(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = open(self._lock_path, "a")
         # a file lock, because two harvests of one collection may commit at the same time
-        with open(self._lock_path, "a") as lock:
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             current = self._read()
             for key, value in updates.items():
