@@ -53,7 +53,8 @@ class Recorder:
 
     def __init__(self, *, start: HarvestStart, config: Config, directory: Path, stream: bool = False,
                  stoppable: bool | None = None, log: logging.Logger | None = None,
-                 fence: Callable[[], None] = lambda: None) -> None:
+                 fence: Callable[[], None] = lambda: None, stop: threading.Event | None = None,
+                 shutdown: threading.Event | None = None) -> None:
         self.start = start
         self.config = config
         self.directory = directory
@@ -61,6 +62,9 @@ class Recorder:
         self.stoppable = stream if stoppable is None else stoppable  # harvest.stop ends it (Harvester.honours_stop)
         self.log = log
         self.fence = fence  # raises ClaimLost if this process no longer holds the harvest's claim
+        # the job's stop and shutdown, looked at before each request, so a stop ends a REST harvest at its next page
+        self._signals = (stop or threading.Event(), shutdown or threading.Event())
+        self._stop_lock = threading.Lock()
         # one redactor for the whole harvest: the ledger, every adapter, the WARC records and the log filter
         # share it, so a secret learnt during the harvest (add_secret, a Set-Cookie) is redacted everywhere
         self.redactor = harvest_redactor(start, max_decoded=config.max_response_bytes)
@@ -132,6 +136,9 @@ class Recorder:
         self.debug(f"rate limited by {url}; waiting {wait:.1f}s")
 
     def requests_refused(self) -> bool:
+        stop, shutdown = self._signals
+        if stop.is_set():
+            self.begin_stop(shutdown=shutdown.is_set())
         return self._refuse.is_set()
 
     def sleep(self, seconds: float) -> bool:
@@ -205,14 +212,15 @@ class Recorder:
     def begin_stop(self, *, shutdown: bool) -> None:
         """harvest.stop ends any harvest: a stream or another stoppable one at once, a REST harvest at its next
         request (`HarvestStopped`); a shutdown ends any, resumable."""
-        if self._refuse.is_set():
-            return
-        # a stream stopped by harvest.stop stays stopped even if a shutdown follows: it finishes
-        self.stop_requested = not shutdown
-        if self.stop_requested and not self.stoppable:
-            self.ledger.warning(codes.HARVEST_STOPPED, "harvest.stop ended the harvest at its next request; "
-                                                       "what was harvested before it is kept")
-        self._end()
+        with self._stop_lock:  # from the control loop and the platform's thread (requests_refused)
+            if self._refuse.is_set():
+                return
+            # a stream stopped by harvest.stop stays stopped even if a shutdown follows: it finishes
+            self.stop_requested = not shutdown
+            if self.stop_requested and not self.stoppable:
+                self.ledger.warning(codes.HARVEST_STOPPED, "harvest.stop ended the harvest at its next request; "
+                                                           "what was harvested before it is kept")
+            self._end()
 
     def halt(self) -> None:
         """End the harvest because of the disk (a failed write, the free-space guard), keeping it resumable."""

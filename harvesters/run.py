@@ -292,7 +292,8 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
 def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, status_key: str,
                  ctx: JobContext, fence: Callable[[], None]) -> None:
     recorder = Recorder(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start),
-                        stoppable=cls.honours_stop(start), log=ctx.log, fence=fence)
+                        stoppable=cls.honours_stop(start), log=ctx.log, fence=fence, stop=ctx.stop,
+                        shutdown=ctx.shutdown)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:

@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -256,3 +257,43 @@ def test_a_harvest_does_not_start_below_the_free_space_minimum(config, small_dis
     assert status["status"] == "completed failure"
     assert [e["code"] for e in status["errors"]] == [codes.FREE_SPACE_LOW]
     assert api.served == [] and not warc_files(config.data_root)
+
+
+def test_a_running_harvest_stops_cleanly_when_free_space_falls_below_the_minimum(config, small_disk):
+    config = disk_config(config, small_disk, warc_max_bytes=8000)
+    filler = fill(small_disk, leave=600_000)
+    config = dataclasses.replace(config, min_free_bytes=500_000)  # crossed well before the disk is full
+    pages, per_page = 300, 20
+    with FakeServer() as server:
+        api = PagedApi(server, pages=pages, per_page=per_page, delay=0.01)
+        message = start_message(server.url + "/pages", harvest_id="guard")
+        ctx, first = context(config)
+        run_harvest(message, routing_key=routing_key(), ctx=ctx)
+        final = first.statuses[-1]
+        assert final["status"] == "completed failure"
+        assert [e["code"] for e in final["errors"]] == [codes.FREE_SPACE_LOW]
+        assert len(api.served) < pages * per_page
+        assert_left_clean(config.data_root)
+        assert [w["warc"]["path"] for w in first.warcs] == [str(p) for p in warc_files(config.data_root)]
+        served_first = len(api.served)
+
+        filler.unlink()
+        ctx, second = context(config)
+        run_harvest(message, routing_key=routing_key(), ctx=ctx)
+    final = second.statuses[-1]
+    assert final["status"] == "completed success", final
+    assert set(page_item_ids(warc_files(config.data_root))) == set(range(pages * per_page))
+    assert sum(day["items"] for day in final["stats"].values()) == pages * per_page
+    assert len(api.served) - served_first < pages * per_page  # resumed at its checkpoint, not from page 1
+
+
+def test_swath_config_shows_the_data_roots_free_space(small_disk):
+    fill(small_disk, leave=300_000)
+    env = {**os.environ, "SWATH_DATA_ROOT": str(small_disk / "data"), "SWATH_MIN_FREE_BYTES": "400000"}
+    shown = subprocess.run([sys.executable, "-m", "swath", "config", "--json"], env=env, capture_output=True,
+                           text=True, check=True)
+    st = os.statvfs(small_disk)
+    assert json.loads(shown.stdout)["data_root_free_bytes"] == st.f_bavail * st.f_frsize
+    text = subprocess.run([sys.executable, "-m", "swath", "config"], env=env, capture_output=True, text=True,
+                          check=True).stdout
+    assert f"({st.f_bavail * st.f_frsize} bytes)  BELOW SWATH_MIN_FREE_BYTES" in text

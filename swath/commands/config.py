@@ -12,6 +12,7 @@ from click.core import ParameterSource
 
 from swath.commands.common import JSON_OPTION, config_of, emit
 from swath.core.config import Config
+from swath.core.storage import free_bytes
 
 MASK = "***"
 _SECRETS = {"secret_key"}  # shown as set or not, never the value
@@ -62,9 +63,19 @@ def data_root_origin(ctx: click.Context) -> str:
 @click.pass_context
 def command(ctx: click.Context, as_json: bool) -> None:
     """Print the effective configuration (secrets masked): where data goes, the broker, the store."""
-    values = effective(config_of(ctx))
+    config = config_of(ctx)
+    values = effective(config)
     origin = data_root_origin(ctx)
+    free = free_bytes(config.data_root)  # of the filesystem holding it (its nearest existing folder)
     width = max(map(len, values))
     lines = [f"{name:<{width}}  {value}" + (f"  (from {origin})" if name == "data_root" else "")
              for name, value in values.items()]
-    emit({**values, "data_root_from": origin}, as_json, "\n".join(lines))
+    lines.insert(list(values).index("data_root") + 1, f"{'':<{width}}  {free_space_line(free, config.min_free_bytes)}")
+    emit({**values, "data_root_from": origin, "data_root_free_bytes": free}, as_json, "\n".join(lines))
+
+
+def free_space_line(free: int | None, minimum: int) -> str:
+    if free is None:
+        return "free space: unknown (the data root cannot be reached)"
+    below = "  BELOW SWATH_MIN_FREE_BYTES: harvests and exports will not start" if free < minimum else ""
+    return f"free space: {free / 2**30:.1f} GiB ({free} bytes){below}"
