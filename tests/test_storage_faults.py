@@ -110,6 +110,14 @@ def assert_left_clean(data_root: Path) -> None:
     assert files and warcio_check(files).returncode == 0
 
 
+def assert_failed_with(published, code: str) -> dict:
+    """The last status is a failure with exactly one error, of `code`."""
+    final = published.statuses[-1]
+    assert final["status"] == "completed failure"
+    assert [e["code"] for e in final["errors"]] == [code]
+    return final
+
+
 def test_a_full_disk_stops_a_stream_harvest_with_disk_full_and_the_next_run_resumes(config, small_disk):
     config = disk_config(config, small_disk, warc_max_seconds=0.2)
     filler = fill(small_disk, leave=200_000)
@@ -154,9 +162,7 @@ def test_a_full_disk_stops_a_rest_harvest_and_the_next_run_completes_it(config, 
         message = start_message(server.url + "/pages", harvest_id="full-rest")
         ctx, first = context(config)
         run_harvest(message, routing_key=routing_key(), ctx=ctx)
-        final = first.statuses[-1]
-        assert final["status"] == "completed failure"
-        assert [e["code"] for e in final["errors"]] == [codes.DISK_FULL]
+        assert_failed_with(first, codes.DISK_FULL)
         assert_left_clean(config.data_root)
         assert len(api.served) < pages * per_page, "the disk filled before the harvest's end"
 
@@ -202,9 +208,8 @@ def test_a_read_only_data_root_refuses_the_resumed_harvest_and_the_export_with_a
             run_export(tumblr_export(), routing_key=registry.start_routing_key("tumblr_blog_posts"), ctx=export_ctx)
         finally:
             subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
-        [status] = refused.statuses
-        assert status["status"] == "completed failure"
-        assert [e["code"] for e in status["errors"]] == [codes.DATA_ROOT_UNWRITABLE]
+        assert len(refused.statuses) == 1
+        assert_failed_with(refused, codes.DATA_ROOT_UNWRITABLE)
         assert exported[-1]["status"] == "completed failure"
         assert [e["code"] for e in exported[-1]["errors"]] == [codes.DATA_ROOT_UNWRITABLE]
         assert sorted((p, p.stat().st_size) for p in config.data_root.rglob("*") if p.is_file()) == before
@@ -269,9 +274,7 @@ def test_a_running_harvest_stops_cleanly_when_free_space_falls_below_the_minimum
         message = start_message(server.url + "/pages", harvest_id="guard")
         ctx, first = context(config)
         run_harvest(message, routing_key=routing_key(), ctx=ctx)
-        final = first.statuses[-1]
-        assert final["status"] == "completed failure"
-        assert [e["code"] for e in final["errors"]] == [codes.FREE_SPACE_LOW]
+        assert_failed_with(first, codes.FREE_SPACE_LOW)
         assert len(api.served) < pages * per_page
         assert_left_clean(config.data_root)
         assert [w["warc"]["path"] for w in first.warcs] == [str(p) for p in warc_files(config.data_root)]
