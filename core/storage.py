@@ -94,3 +94,28 @@ def check_free_space(path: Path, minimum: int, *, what: str) -> None:
     if minimum > 0 and free is not None and free < minimum:
         raise StorageFault(f"{what}: {path} has {free} bytes free, below SWATH_MIN_FREE_BYTES={minimum}; "
                            "free some space and run it again", code=FREE_SPACE_LOW, path=path)
+
+
+class Ballast:
+    """Space set aside while a harvest runs and given back when the disk fills, so the few small files that
+    say what happened (the final-status record) still fit. Laying it is best effort: a disk too full for it
+    fails later, at a write that says so."""
+
+    SIZE = 64 * 1024
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def lay(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "wb") as fh:
+                fh.write(b"\0" * self.SIZE)  # written, not truncated to size: a sparse file sets nothing aside
+        except OSError:
+            self.release()
+
+    def release(self) -> None:
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only disk: nothing to give back anyway

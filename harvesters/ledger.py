@@ -139,6 +139,14 @@ class Ledger:
             waits, seconds = journal.get("rate_limits", [0, 0.0])
             self._rate_limits = (int(waits), float(seconds))
 
+    def rewind_counts(self, journal: dict[str, Any] | None) -> int:
+        """Counts back to a journal's (what the complete WARCs hold, after writing failed); returns the items
+        counted before, so the status can say how many were received but not kept."""
+        with self._lock:
+            received = sum(n for counts in self._stats.values() for n in counts.values())
+            self._stats = {day: dict(c) for day, c in (journal or {}).get("stats", {}).items()}
+            return received
+
     def _count(self, label: str, n: int, day: dt.date | None) -> None:
         key = (day or dt.datetime.now(dt.UTC).date()).isoformat()
         per_day = self._stats.setdefault(key, {})

@@ -232,6 +232,11 @@ class Recorder:
         """The error that stopped the WARC writer (a StorageFault when the disk refused), else None."""
         return self._series.failed
 
+    def committed_journal(self) -> dict[str, Any] | None:
+        """The journal as last committed with a complete WARC (None: none yet)."""
+        journal: dict[str, Any] | None = self.state.get(self._journal_key)
+        return journal
+
     @property
     def bytes_written(self) -> int:
         """Bytes on disk in this harvest's WARCs, the one being written included: what progress reports."""

@@ -20,7 +20,7 @@ from typing import Any
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.paths import PathOutsideDataRoot, resolve_inside
 from swath.core.stops import clear_stop, stop_recorded
-from swath.core.storage import StorageFault, check_free_space, storage_fault, storage_writes
+from swath.core.storage import Ballast, StorageFault, check_free_space, storage_fault, storage_writes
 from swath.harvesters import registry
 from swath.harvesters.base import Harvest, Harvester
 from swath.harvesters.claims import ClaimLost, HarvestClaim
@@ -60,6 +60,9 @@ class _Run:
         self.origin = origin
         self.started = now_iso()
         self.exc: BaseException | None = None
+        # room set aside for the final-status record, given back when the disk fills (core/storage.py)
+        self.ballast = Ballast(FinalOutcome(directory=recorder.directory, harvest_id=self.start.id).path
+                               .with_suffix(".ballast"))
 
     def status(self, status: str) -> HarvestStatus:
         return harvest_status(harvest_id=self.start.id, status=status, origin=self.origin, started=self.started,
@@ -93,10 +96,17 @@ class _Run:
                 f"written, {len(recorder.warcs)} WARC(s) closed")
 
     def run(self) -> None:
-        recorder, ctx, harvest_id = self.recorder, self.ctx, self.start.id
-        outcome = FinalOutcome(directory=recorder.directory, harvest_id=harvest_id)
+        outcome = FinalOutcome(directory=self.recorder.directory, harvest_id=self.start.id)
         if self._finished_before(outcome):
             return
+        self.ballast.lay()
+        try:
+            self._harvest(outcome)
+        finally:
+            self.ballast.release()
+
+    def _harvest(self, outcome: FinalOutcome) -> None:
+        recorder, ctx, harvest_id = self.recorder, self.ctx, self.start.id
         if stop_recorded(ctx.config.data_root, harvest_id):  # stopped while between workers
             ctx.log.info("harvest %s was stopped while no worker ran it; stopping now", harvest_id)
             ctx.stop.set()
@@ -140,10 +150,15 @@ class _Run:
 
     def _write_failed(self, exc: WarcWriteFailed) -> None:
         """The one error note of a harvest whose writing failed: the disk's code (disk_full, ...) or local_fault."""
-        fault = storage_fault(exc, self.recorder.directory)
+        recorder = self.recorder
+        self.ballast.release()  # room for the final-status record
+        fault = storage_fault(exc, recorder.directory)
         code, message = (fault.code, fault.message) if fault else (codes.LOCAL_FAULT, str(exc))
-        self.ledger.error(code, f"{message}; stopped writing, {self.recorder.bytes_written} bytes in "
-                                f"{len(self.recorder.warcs)} complete WARC(s) kept; run it again to resume")
+        # the stats say what the complete WARCs hold (as of their last commit), not what was received
+        received = self.ledger.rewind_counts(recorder.committed_journal())
+        self.ledger.error(code, f"{message}; stopped writing: {received} items received, "
+                                f"{self.ledger.items_so_far()} counted in {len(recorder.warcs)} complete WARC(s) "
+                                f"({recorder.bytes_written} bytes) kept; run it again to resume")
         self.ctx.log.warning("harvest %s stopped: %s: %s", self.start.id, code, message)
 
     def _keep(self, outcome: FinalOutcome, body: dict[str, Any], *, published: bool) -> None:

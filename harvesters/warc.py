@@ -313,7 +313,8 @@ class WarcSeries:
                     self.rotation_pending.clear()
                     self.on_closed(closed, value)
             except BaseException as exc:  # noqa: BLE001 - handed to the producers
-                self._error = storage_fault(exc, self.directory) or exc
+                where = self.current.open_path if self.current is not None else self.directory
+                self._error = storage_fault(exc, where) or exc
                 self._salvage()
                 self.on_failed(self._error)
 
