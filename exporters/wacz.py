@@ -21,6 +21,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from swath.core.errors import SwathError
 from swath.core.paths import safe_id
+from swath.core.storage import storage_fault, storage_writes
 from swath.exporters.warc_index import is_warc
 from swath.messages import codes
 
@@ -72,7 +73,8 @@ def package(warcs: list[Path], output: Path, *, title: str, description: str = "
     if twice:  # the WACZ keeps archive/<file name>: one name, one file
         raise SwathError(f"two WARC files share the name {twice[0]}; package them separately",
                          code=codes.WACZ_FAILED)
-    output.parent.mkdir(parents=True, exist_ok=True)
+    with storage_writes(output):
+        output.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="swath-wacz-") as tmp:
         pages_file = Path(tmp) / "pages.jsonl"
         count = 0
@@ -90,9 +92,13 @@ def package(warcs: list[Path], output: Path, *, title: str, description: str = "
                 result = wacz_main(args)
         except Exception as exc:
             partial.unlink(missing_ok=True)
+            fault = storage_fault(exc, partial)  # a full or read-only disk says so, with its code
+            if fault is not None:
+                raise fault from exc
             raise SwathError(f"the wacz tool failed: {type(exc).__name__}: {exc}", code=codes.WACZ_FAILED) from exc
         if result not in (0, None):
             partial.unlink(missing_ok=True)
             raise SwathError(f"the wacz tool failed: {chatter.getvalue().strip()[-500:]}", code=codes.WACZ_FAILED)
-    os.replace(partial, output)
+    with storage_writes(output):
+        os.replace(partial, output)
     return Packaged(path=output, warcs=len(warcs), pages=count)

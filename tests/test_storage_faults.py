@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from swath.core.jobs import JobContext, JobInterrupted
-from swath.exporters import registry
+from swath.core.storage import StorageFault
+from swath.exporters import registry, wacz
 from swath.exporters.base import run_export
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
@@ -305,3 +306,17 @@ def test_swath_config_shows_the_data_roots_free_space(small_disk):
     text = subprocess.run([sys.executable, "-m", "swath", "config"], env=env, capture_output=True, text=True,
                           check=True).stdout
     assert f"({st.f_bavail * st.f_frsize} bytes)  BELOW SWATH_MIN_FREE_BYTES" in text
+
+
+def test_a_full_disk_fails_a_wacz_with_disk_full_and_leaves_no_part_file(small_disk, fixtures_dir, tmp_path):
+    warcs = sorted((fixtures_dir / "sfm-warcs" / "tumblr").rglob("*.warc.gz"))
+    filler = fill(small_disk, leave=8_000)
+    out = small_disk / "out" / "coll.wacz"
+    with pytest.raises(StorageFault) as raised:
+        wacz.package(warcs, out, title="full")
+    assert raised.value.code == codes.DISK_FULL
+    assert not [p for p in (small_disk / "out").iterdir()], "a partial WACZ was left"
+
+    filler.unlink()
+    made = wacz.package(warcs, out, title="full")
+    assert made.warcs == len(warcs) and out.stat().st_size > 0
