@@ -101,7 +101,7 @@ class Ballast:
     say what happened (the final-status record) still fit. Laying it is best effort: a disk too full for it
     fails later, at a write that says so."""
 
-    SIZE = 64 * 1024
+    SIZE = 16 * 1024  # a final-status record is a few KB
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -24,6 +24,8 @@ from swath.exporters import registry, wacz
 from swath.exporters.base import run_export
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from swath.messages.broker import Publisher
+from tests.brokerprobe import running_worker, until_final
 from tests.fakes.httpserver import FakeServer, Request, Response, end_chunks, write_chunk
 from tests.test_engine_support import (
     PagedApi,
@@ -157,29 +159,6 @@ def test_a_full_disk_stops_a_stream_harvest_with_disk_full_and_the_next_run_resu
     assert lines[: len(kept)] == kept  # the first run's WARCs are kept as they were
     assert [i for conn, i in lines if conn == 1] == list(range(api.served[1]))  # all the resumed connection sent
     assert sum(day["items"] for day in final["stats"].values()) == counted + api.served[1]
-
-
-def test_a_full_disk_stops_a_rest_harvest_and_the_next_run_completes_it(config, small_disk):
-    config = disk_config(config, small_disk, warc_max_bytes=8000)
-    filler = fill(small_disk, leave=60_000)
-    pages, per_page = 120, 20
-    with FakeServer() as server:
-        api = PagedApi(server, pages=pages, per_page=per_page)
-        message = start_message(server.url + "/pages", harvest_id="full-rest")
-        ctx, first = context(config)
-        run_harvest(message, routing_key=routing_key(), ctx=ctx)
-        assert_failed_with(first, codes.DISK_FULL)
-        assert_left_clean(config.data_root)
-        assert len(api.served) < pages * per_page, "the disk filled before the harvest's end"
-
-        filler.unlink()
-        ctx, second = context(config)
-        run_harvest(message, routing_key=routing_key(), ctx=ctx)
-    final = second.statuses[-1]
-    assert final["status"] == "completed success", final
-    assert_left_clean(config.data_root)
-    assert set(page_item_ids(warc_files(config.data_root))) == set(api.served) == set(range(pages * per_page))
-    assert sum(day["items"] for day in final["stats"].values()) == pages * per_page
 
 
 def test_a_read_only_data_root_refuses_the_resumed_harvest_and_the_export_with_a_code(config, small_disk,
@@ -320,3 +299,28 @@ def test_a_full_disk_fails_a_wacz_with_disk_full_and_leaves_no_part_file(small_d
     filler.unlink()
     made = wacz.package(warcs, out, title="full")
     assert made.warcs == len(warcs) and out.stat().st_size > 0
+
+
+def test_a_full_disk_stops_a_rest_harvest_in_the_worker_which_serves_on_and_resumes_it(config, broker, small_disk):
+    config = disk_config(config, small_disk, warc_max_bytes=8000)
+    filler = fill(small_disk, leave=60_000)
+    pages, per_page = 120, 20
+    with FakeServer() as server:
+        api = PagedApi(server, pages=pages, per_page=per_page)
+        message = start_message(server.url + "/pages", harvest_id="worker-full")
+        with running_worker(config, "generic_harvester") as worker, Publisher(config=config) as requester:
+            requester.publish(routing_key(), message).result(120)
+            first = until_final(broker, config.status_queue)
+            assert len(api.served) < pages * per_page, "the disk filled before the harvest's end"
+            assert_left_clean(config.data_root)
+            filler.unlink()
+            requester.publish(routing_key(), message).result(120)  # the same worker takes the start again
+            second = until_final(broker, config.status_queue)
+            assert worker.consuming.is_set()
+    failed, done = first[-1][1], second[-1][1]
+    assert failed["status"] == "completed failure" and [e["code"] for e in failed["errors"]] == [codes.DISK_FULL]
+    assert done["status"] == "completed success", done
+    assert codes.DISK_FULL in [w["code"] for w in done["warnings"]]  # the interrupted run's error, carried
+    assert_left_clean(config.data_root)
+    assert set(page_item_ids(warc_files(config.data_root))) == set(api.served) == set(range(pages * per_page))
+    assert sum(day["items"] for day in done["stats"].values()) == pages * per_page
