@@ -62,7 +62,7 @@ class Recorder:
         self.stoppable = stream if stoppable is None else stoppable  # harvest.stop ends it (Harvester.honours_stop)
         self.log = log
         self.fence = fence  # raises ClaimLost if this process no longer holds the harvest's claim
-        # the job's stop and shutdown, looked at before each request, so a stop ends a REST harvest at its next page
+        # the job's stop and shutdown, looked at before each request: a stop ends a REST harvest at its next page
         self._signals = (stop or threading.Event(), shutdown or threading.Event())
         self._stop_lock = threading.Lock()
         # one redactor for the whole harvest: the ledger, every adapter, the WARC records and the log filter
@@ -137,7 +137,7 @@ class Recorder:
 
     def requests_refused(self) -> bool:
         stop, shutdown = self._signals
-        if stop.is_set():
+        if stop.is_set() and not self.stoppable:  # streams are stopped by the control loop (stream.stop())
             self.begin_stop(shutdown=shutdown.is_set())
         return self._refuse.is_set()
 

@@ -114,6 +114,8 @@ class _Run:
         self.publish_status(RUNNING)
         for warc in prior:  # reported again: warc ids are stable, consumers treat them idempotently
             self.publish_warc(warc)
+        if ctx.stop.is_set() and not recorder.stoppable:  # a REST harvest stopped already: it sees it at once
+            recorder.begin_stop(shutdown=ctx.shutdown.is_set())
         worker = threading.Thread(target=self._target, name=f"harvest-{harvest_id}", daemon=True)
         worker.start()
         try:
