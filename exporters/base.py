@@ -63,9 +63,9 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
     outputs: Outputs | None = None
     try:
         report.running()
+        check_free_space(data_root, ctx.config.min_free_bytes, what=f"export {start.id}")  # before any folder is made
         request = resolve(start, data_root=data_root)
         where = request.directory
-        check_free_space(request.directory, ctx.config.min_free_bytes, what=f"export {start.id}")
         index = index or ScanIndex(data_root=data_root)
         selected = select_warcs(start, index=index, report=report)
         warcs = selected.warcs

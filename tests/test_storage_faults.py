@@ -236,17 +236,26 @@ def test_a_full_disk_fails_an_export_with_disk_full_and_removes_its_partial_file
     assert {row["tumblr_id"] for row in rows} == expected
 
 
-def test_a_harvest_does_not_start_below_the_free_space_minimum(config, small_disk):
+def test_a_harvest_or_export_does_not_start_below_the_free_space_minimum(config, small_disk, fixtures_dir):
     config = disk_config(config, small_disk)
-    config = dataclasses.replace(config, min_free_bytes=os.statvfs(small_disk).f_bavail * 4096 + 1)
+    shutil.copytree(fixtures_dir / "sfm-warcs" / "tumblr", config.data_root / "collections" / "set1" / "tumblr")
+    st = os.statvfs(small_disk)
+    config = dataclasses.replace(config, min_free_bytes=st.f_bavail * st.f_frsize + 1)
+    before = sorted(config.data_root.rglob("*"))
     with FakeServer() as server:
         api = PagedApi(server, pages=2)
         ctx, published = context(config)
         run_harvest(start_message(server.url + "/pages", harvest_id="low"), routing_key=routing_key(), ctx=ctx)
-    [status] = published.statuses
-    assert status["status"] == "completed failure"
-    assert [e["code"] for e in status["errors"]] == [codes.FREE_SPACE_LOW]
-    assert api.served == [] and not warc_files(config.data_root)
+    assert len(published.statuses) == 1
+    assert_failed_with(published, codes.FREE_SPACE_LOW)
+    assert api.served == []
+
+    exported: list[dict] = []
+    ctx = JobContext(config=config, publish=lambda key, body: exported.append(body), service="t")
+    run_export(tumblr_export(), routing_key=registry.start_routing_key("tumblr_blog_posts"), ctx=ctx)
+    assert exported[-1]["status"] == "completed failure"
+    assert [e["code"] for e in exported[-1]["errors"]] == [codes.FREE_SPACE_LOW]
+    assert sorted(config.data_root.rglob("*")) == before  # neither wrote anything
 
 
 def test_a_running_harvest_stops_cleanly_when_free_space_falls_below_the_minimum(config, small_disk):
