@@ -92,6 +92,8 @@ class Config:
     stream_max_line_bytes: int = 32 * 1024 * 1024  # a longer stream line ends the stream (line_too_long)
     # processes an export reads WARCs with; 0: by input size (1 under 8 MB, else one per CPU, at most 8)
     export_workers: int = 0
+    # a harvest or export does not start, and a running harvest stops cleanly, below this many free bytes
+    min_free_bytes: int = 256 * 1024 * 1024
     host: str = field(default_factory=socket.gethostname)
     db_url: str = ""
     # platform -> API root, from SWATH_<PLATFORM>_API_URL (compatible services, tests); a platform not named
@@ -159,6 +161,7 @@ class Config:
             max_response_bytes=_int(env, "SWATH_MAX_RESPONSE_BYTES", 100 * 1024 * 1024),
             stream_max_line_bytes=_int(env, "SWATH_STREAM_MAX_LINE_BYTES", 32 * 1024 * 1024),
             export_workers=max(0, _int(env, "SWATH_EXPORT_WORKERS", 0)),
+            min_free_bytes=max(0, _int(env, "SWATH_MIN_FREE_BYTES", 256 * 1024 * 1024)),
             host=env.get("SWATH_HOST") or socket.gethostname(),
             db_url=env.get("SWATH_DB_URL") or f"sqlite:///{data_root / 'swath.sqlite'}",
             api_urls=_api_urls(env),

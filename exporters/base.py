@@ -27,6 +27,7 @@ from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.paths import PathOutsideDataRoot, export_path, make_dirs_inside
+from swath.core.storage import check_free_space, storage_fault
 from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds
 from swath.exporters.empty import no_warcs, why_empty
@@ -61,10 +62,13 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
     if start is None:
         return
     config = ctx.config
+    where = config.export_base  # what a storage fault names: the export's folder once known
     outputs: Outputs | None = None
     try:
         report.running()
+        check_free_space(config.export_base, config.min_free_bytes, what=f"export {start.id}")  # before any folder
         request = resolve(start, config=config)
+        where = request.directory
         index = index or ScanIndex(data_root=config.harvest_base)
         selected = select_warcs(start, index=index, report=report, data_root=config.harvest_base)
         warcs = selected.warcs
@@ -95,7 +99,13 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
         return
     except Exception as exc:  # noqa: BLE001 - every failure must end in a status
         _abort(outputs)
-        _end_early(exc, report=report, ctx=ctx)
+        fault = storage_fault(exc, where)
+        if fault is None:
+            _end_early(exc, report=report, ctx=ctx)
+            return
+        ctx.log.warning("export %s stopped: %s: %s", report.export_id, fault.code, fault.message)
+        report.failed(fault.code, f"{fault.message}; the export stopped and its partial files were removed: "
+                                  "run it again once there is room")
         return
     report.succeeded(files)
 
@@ -219,7 +229,10 @@ def rows(batch: Batch, seen: SeenIds | None) -> Iterator[tuple[str, list[Payload
 # --- the end ---
 def _abort(outputs: Outputs | None) -> None:
     if outputs is not None:
-        outputs.abort()
+        try:
+            outputs.abort()
+        except OSError:  # a read-only disk keeps even the partial files; they are never renamed to final names
+            pass
 
 
 def _end_early(exc: Exception, *, report: Report, ctx: JobContext) -> None:

@@ -21,6 +21,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from swath.core.errors import SwathError
 from swath.core.paths import safe_id, staged_path, stays_inside
+from swath.core.storage import storage_fault, storage_writes
 from swath.exporters.warc_index import is_warc
 from swath.messages import codes
 
@@ -84,8 +85,10 @@ def package(warcs: list[Path], output: Path, *, title: str, description: str = "
     if twice:  # the WACZ keeps archive/<file name>: one name, one file
         raise SwathError(f"two WARC files share the name {twice[0]}; package them separately",
                          code=codes.WACZ_FAILED)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="swath-wacz-") as tmp, staged_path(output) as partial:
+    with storage_writes(output):
+        output.parent.mkdir(parents=True, exist_ok=True)
+    with storage_writes(output), tempfile.TemporaryDirectory(prefix="swath-wacz-") as tmp, \
+            staged_path(output) as partial:
         pages_file = Path(tmp) / "pages.jsonl"
         count = 0
         with open(pages_file, "w", encoding="utf-8") as fh:
@@ -100,6 +103,9 @@ def package(warcs: list[Path], output: Path, *, title: str, description: str = "
             with contextlib.redirect_stdout(chatter):  # the tool narrates every step on stdout
                 result = wacz_main(args)
         except Exception as exc:
+            fault = storage_fault(exc, partial)  # a full or read-only disk says so, with its code
+            if fault is not None:
+                raise fault from exc
             raise SwathError(f"the wacz tool failed: {type(exc).__name__}: {exc}", code=codes.WACZ_FAILED) from exc
         if result not in (0, None):
             raise SwathError(f"the wacz tool failed: {chatter.getvalue().strip()[-500:]}", code=codes.WACZ_FAILED)

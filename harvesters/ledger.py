@@ -117,11 +117,12 @@ class Ledger:
                               rate_limit_waits=waits, rate_limit_seconds=seconds)
 
     def journal(self) -> dict[str, Any]:
-        """What a resumed run needs to report the whole harvest (JSON): stats, ids, waits, checkpoints."""
+        """What a resumed run needs to report the whole harvest (JSON): stats, ids, waits, checkpoints, notes."""
         with self._lock:
             return {"stats": {day: dict(counts) for day, counts in self._stats.items()},
                     "token_updates": dict(self._token_updates), "uids": dict(self._uids),
-                    "rate_limits": list(self._rate_limits), "checkpoints": dict(self._checkpoints)}
+                    "rate_limits": list(self._rate_limits), "checkpoints": dict(self._checkpoints),
+                    "infos": [n.to_dict() for n in self._infos], "warnings": [n.to_dict() for n in self._warnings]}
 
     def restore(self, journal: dict[str, Any], *, counts: bool) -> None:
         """Take up an interrupted run's journal; its stats only when `counts` (the run continues where
@@ -130,10 +131,21 @@ class Ledger:
             self._checkpoints = dict(journal.get("checkpoints", {}))
             if counts:
                 self._stats = {day: dict(c) for day, c in journal.get("stats", {}).items()}
+            # the interrupted run's notes come first, so the resumed run's final status carries them
+            for notes, key in ((self._infos, "infos"), (self._warnings, "warnings")):
+                notes[:0] = [Note(n["code"], n["message"], n.get("seed_id")) for n in journal.get(key, [])]
             self._token_updates = dict(journal.get("token_updates", {}))
             self._uids = dict(journal.get("uids", {}))
             waits, seconds = journal.get("rate_limits", [0, 0.0])
             self._rate_limits = (int(waits), float(seconds))
+
+    def rewind_counts(self, journal: dict[str, Any] | None) -> int:
+        """Counts back to a journal's (what the complete WARCs hold, after writing failed); returns the items
+        counted before, so the status can say how many were received but not kept."""
+        with self._lock:
+            received = sum(n for counts in self._stats.values() for n in counts.values())
+            self._stats = {day: dict(c) for day, c in (journal or {}).get("stats", {}).items()}
+            return received
 
     def _count(self, label: str, n: int, day: dt.date | None) -> None:
         key = (day or dt.datetime.now(dt.UTC).date()).isoformat()

@@ -5,8 +5,8 @@ A start delivered again (a worker died after finishing, before its ack; a reques
 then neither harvests again nor loses the final status. The record is written before the final status
 is published and marked published once the broker confirmed it, so a redelivery re-publishes only what
 was not confirmed. A harvest that failed because of swath's own side (`local_fault`: a WARC could not
-be written) is not final: the next delivery of its start resumes it. Failures of the remote side or of
-the request are final.
+be written; `disk_full`, `data_root_unwritable`, `io_error`, `free_space_low`: the disk) is not final: the
+next delivery of its start resumes it. Failures of the remote side or of the request are final.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from swath.core.paths import safe_id
+from swath.core.storage import STORAGE_CODES
 from swath.harvesters.ledger import LedgerView
 from swath.harvesters.state import write_json_atomic
 from swath.harvesters.warc import ClosedWarc
@@ -55,6 +56,10 @@ class FinalOutcome:
         write_json_atomic(self.path, {"status": status, "published": published})
 
 
+RESUMABLE = frozenset({codes.LOCAL_FAULT, *STORAGE_CODES})  # swath's own side failed, not the remote's
+
+
 def is_final(record: dict[str, Any]) -> bool:
-    """False for a harvest that ended on a local fault: delivered again, it resumes."""
-    return not any(error.get("code") == codes.LOCAL_FAULT for error in record["status"].get("errors", []))
+    """False for a harvest that ended on a local fault (a WARC not written, a full or failing disk, the
+    free-space guard): delivered again, it resumes."""
+    return not any(error.get("code") in RESUMABLE for error in record["status"].get("errors", []))

@@ -35,6 +35,7 @@ from swath.harvesters.warc import (
     SOFTWARE,
     ClosedWarc,
     WarcSeries,
+    WarcWriteFailed,
     find_harvest_warcs,
     name_pattern,
     recover,
@@ -52,7 +53,8 @@ class Recorder:
 
     def __init__(self, *, start: HarvestStart, config: Config, directory: Path, stream: bool = False,
                  stoppable: bool | None = None, log: logging.Logger | None = None,
-                 fence: Callable[[], None] = lambda: None) -> None:
+                 fence: Callable[[], None] = lambda: None, stop: threading.Event | None = None,
+                 shutdown: threading.Event | None = None) -> None:
         self.start = start
         self.config = config
         self.directory = directory
@@ -60,6 +62,9 @@ class Recorder:
         self.stoppable = stream if stoppable is None else stoppable  # harvest.stop ends it (Harvester.honours_stop)
         self.log = log
         self.fence = fence  # raises ClaimLost if this process no longer holds the harvest's claim
+        # the job's stop and shutdown, looked at before each request: a stop ends a REST harvest at its next page
+        self._signals = (stop or threading.Event(), shutdown or threading.Event())
+        self._stop_lock = threading.Lock()
         # one redactor for the whole harvest: the ledger, every adapter, the WARC records and the log filter
         # share it, so a secret learnt during the harvest (add_secret, a Set-Cookie) is redacted everywhere
         self.redactor = harvest_redactor(start, max_decoded=config.max_response_bytes)
@@ -68,6 +73,7 @@ class Recorder:
         self.state = StateStore(directory=directory)
         self.resumed = False  # True when this run continues an interrupted harvest of the same id
         self.stop_requested = False  # harvest.stop (not a shutdown) ended this harvest
+        self.halted = False  # a storage fault or the free-space guard ended it: its journal is kept for a resume
         self._lock = threading.Lock()
         self._warcs: list[ClosedWarc] = []
         self._stopping = threading.Event()
@@ -77,7 +83,7 @@ class Recorder:
         self._factory = RecordFactory(redactor=self.redactor)
         self._period_start = time.monotonic()  # when the current WARC period began (time rotation)
         self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo(),
-                                  on_closed=self._closed, before_rename=fence)
+                                  on_closed=self._closed, before_rename=fence, on_failed=self._write_failed)
         self._limits = Limits(retries=config.http_retries, backoff=config.http_backoff,
                               timeout=config.http_timeout, max_response_bytes=config.max_response_bytes,
                               max_line_bytes=config.stream_max_line_bytes, deadline=config.http_deadline)
@@ -130,6 +136,9 @@ class Recorder:
         self.debug(f"rate limited by {url}; waiting {wait:.1f}s")
 
     def requests_refused(self) -> bool:
+        stop, shutdown = self._signals
+        if stop.is_set() and not self.stoppable:  # streams are stopped by the control loop (stream.stop())
+            self.begin_stop(shutdown=shutdown.is_set())
         return self._refuse.is_set()
 
     def sleep(self, seconds: float) -> bool:
@@ -201,22 +210,44 @@ class Recorder:
         return prior
 
     def begin_stop(self, *, shutdown: bool) -> None:
-        """harvest.stop ends a stream or another stoppable harvest (REST harvests ignore it); shutdown ends any."""
-        if not (shutdown or self.stoppable) or self._refuse.is_set():
-            return
-        # a stream stopped by harvest.stop stays stopped even if a shutdown follows: it finishes
-        self.stop_requested = not shutdown
-        self._stopping.set()
-        self._refuse.set()
-        for stream in self._current_streams():
-            stream.stop()  # the client reads what was recorded, then EOF; reconnecting gets HarvestStopped
+        """harvest.stop ends any harvest: a stream or another stoppable one at once, a REST harvest at its next
+        request (`HarvestStopped`); a shutdown ends any, resumable."""
+        with self._stop_lock:  # from the control loop and the platform's thread (requests_refused)
+            if self._refuse.is_set():
+                return
+            # a stream stopped by harvest.stop stays stopped even if a shutdown follows: it finishes
+            self.stop_requested = not shutdown
+            if self.stop_requested and not self.stoppable:
+                self.ledger.warning(codes.HARVEST_STOPPED, "harvest.stop ended the harvest at its next request; "
+                                                           "what was harvested before it is kept")
+            self._end()
+
+    def halt(self) -> None:
+        """End the harvest because of the disk (a failed write, the free-space guard), keeping it resumable."""
+        self.halted = True
+        self._end()
+
+    @property
+    def write_failed(self) -> BaseException | None:
+        """The error that stopped the WARC writer (a StorageFault when the disk refused), else None."""
+        return self._series.failed
+
+    def committed_journal(self) -> dict[str, Any] | None:
+        """The journal as last committed with a complete WARC (None: none yet)."""
+        journal: dict[str, Any] | None = self.state.get(self._journal_key)
+        return journal
+
+    @property
+    def bytes_written(self) -> int:
+        """Bytes on disk in this harvest's WARCs, the one being written included: what progress reports."""
+        return sum(w.bytes for w in self.warcs) + self._series.written
 
     def rotate_due(self) -> bool:
         """Size: the WARC on disk passed the limit. Time (streams only): the WARC period is over and
         there is something to put in it. Stream bytes that would pass the size limit uncompressed
         are written out first, so the compressed size can be judged."""
         series = self._series
-        if series.rotation_pending.is_set():
+        if series.rotation_pending.is_set() or series.failed is not None:
             return False
         streams = self._current_streams()
         buffered = sum(stream.buffered for stream in streams)
@@ -241,7 +272,10 @@ class Recorder:
         writing failed. `final`: the harvest is over, so its journal is removed; otherwise (a shutdown)
         the journal is kept for the run that resumes it."""
         for stream in self._current_streams():
-            stream.finish()
+            try:
+                stream.finish()
+            except WarcWriteFailed:
+                pass  # the series raises it below, after its writer ended
         self._close((self.state.take_pending(), None if final else self.ledger.journal()), last=True)
 
     def close(self) -> None:
@@ -257,6 +291,16 @@ class Recorder:
     def _journal_key(self) -> str:
         return f"{JOURNAL_PREFIX}{self.start.id}"
 
+    def _end(self) -> None:
+        self._stopping.set()
+        self._refuse.set()
+        for stream in self._current_streams():
+            stream.stop()  # the client reads what was recorded, then EOF; reconnecting gets HarvestStopped
+
+    def _write_failed(self, error: BaseException) -> None:
+        """On the writer thread: nothing more can be recorded, so the harvest ends now (and says why)."""
+        self.halt()
+
     def _current_streams(self) -> list[StreamRecording]:
         with self._lock:
             return list(self._streams)
@@ -268,13 +312,20 @@ class Recorder:
         else:
             self._series.rotate(token)
 
-    def _closed(self, closed: ClosedWarc | None, token: tuple[dict[str, Any], dict[str, Any] | None]) -> None:
-        """On the writer thread, after a WARC was closed, fsynced and renamed."""
-        staged, journal = token
+    def _closed(self, closed: ClosedWarc | None,
+                token: tuple[dict[str, Any], dict[str, Any] | None] | None) -> None:
+        """On the writer thread, after a WARC was closed, fsynced and renamed (token None: salvaged after a
+        failed write; its data's state and journal are not committed, so the resumed run fetches it again)."""
         if closed is not None:
             with self._lock:
                 self._warcs.append(closed)
             self._outbox.put(closed)
+        if token is None:
+            if closed is not None:
+                self.ledger.warning(codes.WARC_RECOVERED, f"{closed.path.name} was cut after its last complete "
+                                                          "record when writing failed, and closed")
+            return
+        staged, journal = token
         self.state.commit({**staged, self._journal_key: journal})
 
     def _warcinfo(self) -> dict[str, str]:

@@ -20,6 +20,7 @@ from typing import Any
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.paths import PathOutsideDataRoot, harvest_path
 from swath.core.stops import clear_stop, stop_recorded
+from swath.core.storage import Ballast, StorageFault, check_free_space, storage_fault, storage_writes
 from swath.harvesters import registry
 from swath.harvesters.base import Harvest, Harvester
 from swath.harvesters.claims import ClaimLost, HarvestClaim
@@ -59,6 +60,9 @@ class _Run:
         self.origin = origin
         self.started = now_iso()
         self.exc: BaseException | None = None
+        # room set aside for the final-status record, given back when the disk fills (core/storage.py)
+        self.ballast = Ballast(FinalOutcome(directory=recorder.directory, harvest_id=self.start.id).path
+                               .with_suffix(".ballast"))
 
     def status(self, status: str) -> HarvestStatus:
         return harvest_status(harvest_id=self.start.id, status=status, origin=self.origin, started=self.started,
@@ -87,15 +91,22 @@ class _Run:
             self.exc = exc
 
     def progress(self) -> str:
-        warcs = self.recorder.warcs
-        return (f"harvest {self.start.id}: {self.ledger.items_so_far()} items, "
-                f"{len(warcs)} WARC(s) closed, {sum(w.bytes for w in warcs)} bytes")
+        recorder = self.recorder
+        return (f"harvest {self.start.id}: {self.ledger.items_so_far()} items, {recorder.bytes_written} bytes "
+                f"written, {len(recorder.warcs)} WARC(s) closed")
 
     def run(self) -> None:
-        recorder, ctx, harvest_id = self.recorder, self.ctx, self.start.id
-        outcome = FinalOutcome(directory=recorder.directory, harvest_id=harvest_id)
+        outcome = FinalOutcome(directory=self.recorder.directory, harvest_id=self.start.id)
         if self._finished_before(outcome):
             return
+        self.ballast.lay()
+        try:
+            self._harvest(outcome)
+        finally:
+            self.ballast.release()
+
+    def _harvest(self, outcome: FinalOutcome) -> None:
+        recorder, ctx, harvest_id = self.recorder, self.ctx, self.start.id
         if stop_recorded(ctx.config.data_root, harvest_id):  # stopped while between workers
             ctx.log.info("harvest %s was stopped while no worker ran it; stopping now", harvest_id)
             ctx.stop.set()
@@ -103,6 +114,8 @@ class _Run:
         self.publish_status(RUNNING)
         for warc in prior:  # reported again: warc ids are stable, consumers treat them idempotently
             self.publish_warc(warc)
+        if ctx.stop.is_set() and not recorder.stoppable:  # a REST harvest stopped already: it sees it at once
+            recorder.begin_stop(shutdown=ctx.shutdown.is_set())
         worker = threading.Thread(target=self._target, name=f"harvest-{harvest_id}", daemon=True)
         worker.start()
         try:
@@ -113,12 +126,12 @@ class _Run:
             raise
         interrupted = ctx.shutdown.is_set() and not recorder.stop_requested
         try:
-            recorder.finish(final=not interrupted)
+            # a harvest ended by the disk keeps its journal, so the run after it resumes where it got to
+            recorder.finish(final=not (interrupted or recorder.halted))
         except WarcWriteFailed as exc:
             if isinstance(exc.__cause__, ClaimLost):  # another process may run it now: no final status
                 raise JobInterrupted(str(exc.__cause__)) from exc
-            if not isinstance(self.exc, WarcWriteFailed):  # else the platform thread's error says it
-                self.ledger.error(codes.LOCAL_FAULT, str(exc))
+            self._write_failed(exc)
         self.drain()
         ctx.progress(self.progress())
         if interrupted:
@@ -131,11 +144,42 @@ class _Run:
             recorder.fence()
         except ClaimLost as exc:
             raise JobInterrupted(str(exc)) from exc
-        outcome.write(body, published=False)
+        self._keep(outcome, body, published=False)
         ctx.publish(self.status_key, body)
-        outcome.write(body, published=True)
+        self._keep(outcome, body, published=True)
         clear_stop(ctx.config.data_root, harvest_id)
         ctx.log.info("%s: %s", self.progress(), final)
+
+    def _write_failed(self, exc: WarcWriteFailed) -> None:
+        """The one error note of a harvest whose writing failed: the disk's code (disk_full, ...) or local_fault."""
+        recorder = self.recorder
+        self.ballast.release()  # room for the final-status record
+        fault = storage_fault(exc, recorder.directory)
+        code, message = (fault.code, fault.message) if fault else (codes.LOCAL_FAULT, str(exc))
+        # the stats say what the complete WARCs hold (as of their last commit), not what was received
+        received = self.ledger.rewind_counts(recorder.committed_journal())
+        self.ledger.error(code, f"{message}; stopped writing: {received} items received, "
+                                f"{self.ledger.items_so_far()} counted in {len(recorder.warcs)} complete WARC(s) "
+                                f"({recorder.bytes_written} bytes) kept; run it again to resume")
+        self.ctx.log.warning("harvest %s stopped: %s: %s", self.start.id, code, message)
+
+    def _keep(self, outcome: FinalOutcome, body: dict[str, Any], *, published: bool) -> None:
+        """The final-status record; a disk too full for it does not keep the status from being published
+        (without the record a redelivery resumes the harvest rather than reporting it again)."""
+        try:
+            outcome.write(body, published=published)
+        except StorageFault as exc:
+            self.ctx.log.warning("harvest %s: its final status could not be kept on disk: %s", self.start.id, exc)
+
+    def _check_free_space(self) -> None:
+        """The free-space guard while running: below SWATH_MIN_FREE_BYTES the harvest ends cleanly, resumable."""
+        try:
+            check_free_space(self.recorder.directory, self.ctx.config.min_free_bytes, what=f"harvest {self.start.id}")
+        except StorageFault as fault:
+            if not self.recorder.halted:
+                self.ledger.error(fault.code, f"{fault.message}; stopped cleanly, resumable")
+                self.ctx.log.warning("harvest %s stopped: %s: %s", self.start.id, fault.code, fault.message)
+                self.recorder.halt()
 
     def _finished_before(self, outcome: FinalOutcome) -> bool:
         """A start for a harvest that already finished: report what was not confirmed, harvest nothing."""
@@ -144,8 +188,11 @@ class _Run:
             return False
         ctx, harvest_id = self.ctx, self.start.id
         if not is_final(record):
+            errors = record["status"]["errors"]
             ctx.log.info("harvest %s ended on a local fault (%s); resuming it", harvest_id,
-                         "; ".join(e["message"] for e in record["status"]["errors"])[:500])
+                         "; ".join(e["message"] for e in errors)[:500])
+            for error in errors:  # the resumed run's final status says what interrupted it
+                self.ledger.warning(error["code"], f"the interrupted run: {error['message']}", error.get("seed_id"))
             return False
         if record["published"]:
             ctx.log.info("harvest %s already finished (%s); redelivered start ignored",
@@ -165,15 +212,21 @@ class _Run:
         recorder, ctx = self.recorder, self.ctx
         interval = max(ctx.config.status_interval, TICK)
         next_status = time.monotonic() + interval
-        next_progress = time.monotonic()
+        next_progress = next_space = time.monotonic()
         while worker.is_alive():
             worker.join(TICK)
             if ctx.stop.is_set():
                 recorder.begin_stop(shutdown=ctx.shutdown.is_set())
             if recorder.rotate_due():
-                recorder.rotate()
+                try:
+                    recorder.rotate()
+                except WarcWriteFailed:
+                    pass  # the writer failed meanwhile and ended the harvest; finish() says why
             self.drain()
             now = time.monotonic()
+            if now >= next_space:
+                self._check_free_space()
+                next_space = now + 1.0
             if now >= next_status:
                 self.publish_status(RUNNING)
                 ctx.log.info("%s", self.progress())
@@ -186,8 +239,7 @@ class _Run:
         exc, ledger, redactor = self.exc, self.ledger, self.recorder.redactor
         if exc is None or (isinstance(exc, HarvestStopped) and self.recorder.stopping):
             return
-        if isinstance(exc, WarcWriteFailed):  # the disk, not the remote side: see FinalOutcome
-            ledger.error(codes.LOCAL_FAULT, str(exc))
+        if self.recorder.write_failed is not None:  # noted from finish(), whatever the platform made of it
             return
         if isinstance(exc, HarvestError):
             ledger.error(exc.code, exc.message, exc.seed_id)
@@ -232,7 +284,17 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
     except PathOutsideDataRoot as exc:
         return _refuse(ctx, status_key, start, cls.service, codes.PATH_OUTSIDE_DATA_ROOT, str(exc))
     claim = HarvestClaim(data_root=ctx.config.data_root, harvest_id=start.id)
-    if not claim.try_acquire():
+    claimed = False
+    try:  # a disk that is full, read-only or failing refuses the harvest with its code, before any file is touched
+        check_free_space(directory, ctx.config.min_free_bytes, what=f"harvest {start.id}")
+        with storage_writes(ctx.config.data_root):
+            claimed = claim.try_acquire()
+            directory.mkdir(parents=True, exist_ok=True)
+    except StorageFault as exc:
+        if claimed:
+            claim.release()
+        return _refuse(ctx, status_key, start, cls.service, exc.code, exc.message)
+    if not claimed:
         # e.g. the broker redelivered it here after a dropped connection while its runner goes on
         ctx.log.info("harvest %s is running in %s; waiting for it to end", start.id, claim.holder())
         if not claim.acquire(give_up=ctx.shutdown):
@@ -246,9 +308,9 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
 
 def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, status_key: str,
                  ctx: JobContext, fence: Callable[[], None]) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
     recorder = Recorder(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start),
-                        stoppable=cls.honours_stop(start), log=ctx.log, fence=fence)
+                        stoppable=cls.honours_stop(start), log=ctx.log, fence=fence, stop=ctx.stop,
+                        shutdown=ctx.shutdown)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from swath.core.paths import fsync_dir, open_lock, open_no_follow, write_atomic
+from swath.core.storage import storage_writes
 
 __all__ = ["STATE_FILE", "StateStore", "fsync_dir", "write_json_atomic"]  # fsync_dir: its old home
 
@@ -22,7 +23,8 @@ STATE_FILE = "swath-state.json"
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write `data` as JSON so a crash leaves either the old or the new file, never half of one."""
-    write_atomic(path, json.dumps(data, sort_keys=True, indent=1).encode("utf-8"), durable=True)
+    with storage_writes(path):  # a full disk leaves the old file and no temp file beside it (write_atomic)
+        write_atomic(path, json.dumps(data, sort_keys=True, indent=1).encode("utf-8"), durable=True)
 
 
 class StateStore:
@@ -68,9 +70,11 @@ class StateStore:
             updates = self.take_pending()
         if not updates:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with storage_writes(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = os.fdopen(open_lock(self._lock_path))
         # a file lock, because two harvests of one collection may commit at the same time
-        with os.fdopen(open_lock(self._lock_path)) as lock:
+        with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             current = self._read()
             for key, value in updates.items():

@@ -24,6 +24,7 @@ from typing import Any
 from warcio.warcwriter import WARCWriter
 
 from swath.core.paths import create_new, fsync_dir, make_dirs_inside, open_no_follow, safe_id, stays_inside
+from swath.core.storage import storage_fault
 from swath.harvesters.capture import warc_date as warc_date  # re-exported: harvesters/http.py takes it from here
 
 SOFTWARE = "swath/0.1 (warcio)"
@@ -198,6 +199,16 @@ class WarcFile:
         self._fh.close()
         self.open_path.unlink()
 
+    def salvage(self) -> ClosedWarc | None:
+        """After a failed write: cut the file after its last complete record and close it (None: it held
+        none and was removed), so a fault leaves complete WARCs, not an `.open` one."""
+        try:
+            self._fh.close()
+        except OSError:
+            pass  # the buffered tail could not be written either; recover() cuts what is not whole
+        final = recover(self.open_path)
+        return None if final is None else ClosedWarc.of(final, self.harvest_id)
+
 
 class _GzipMembers:
     """The file-like warcio writes a record to: compressed as it comes (no uncompressed copy of the
@@ -225,7 +236,8 @@ class _GzipMembers:
 
 
 class WarcWriteFailed(RuntimeError):
-    """The WARC writer thread failed (e.g. disk full); the harvest cannot record any more."""
+    """The WARC writer thread failed (e.g. disk full); the harvest cannot record any more. Its cause is the
+    error itself: a `StorageFault` (swath.core.storage) when the disk refused the write."""
 
 
 class WarcSeries:
@@ -235,18 +247,22 @@ class WarcSeries:
     builds them so digests and gzip run off the platform's thread, and rotation markers; the writer
     applies them in order. A marker closes the current WARC, then calls `on_closed(closed, token)`
     on the writer thread, so whatever was queued before the marker is in the closed file.
+    A failed write (or close) stops the writer: the current file is salvaged (`WarcFile.salvage`, reported
+    through `on_closed(closed, None)`), `on_failed(error)` is called, and producers get WarcWriteFailed.
     """
 
     QUEUE_SIZE = 256  # back-pressure: a platform outrunning the disk waits here
 
     def __init__(self, *, directory: Path, harvest_id: str, info: dict[str, str],
                  on_closed: Callable[[ClosedWarc | None, Any], None], first_serial: int = 1,
-                 before_rename: Callable[[], None] = lambda: None) -> None:
+                 before_rename: Callable[[], None] = lambda: None,
+                 on_failed: Callable[[BaseException], None] = lambda error: None) -> None:
         self.directory = directory
         self.harvest_id = harvest_id
         self.info = info
         self.on_closed = on_closed
         self.before_rename = before_rename  # fencing: raises if this process may no longer write here
+        self.on_failed = on_failed
         self.serial = first_serial
         self.current: WarcFile | None = None
         self.written = 0  # bytes on disk of the current WARC once it holds a record, else 0
@@ -255,6 +271,11 @@ class WarcSeries:
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._error: BaseException | None = None
+
+    @property
+    def failed(self) -> BaseException | None:
+        """The error that stopped the writer (a StorageFault for a disk that refused a write), else None."""
+        return self._error
 
     def write(self, records: list | Callable[[], list]) -> None:
         self._put("write", records)
@@ -298,7 +319,23 @@ class WarcSeries:
                     self.rotation_pending.clear()
                     self.on_closed(closed, value)
             except BaseException as exc:  # noqa: BLE001 - handed to the producers
-                self._error = exc
+                where = self.current.open_path if self.current is not None else self.directory
+                self._error = storage_fault(exc, where) or exc
+                self._salvage()
+                self.on_failed(self._error)
+
+    def _salvage(self) -> None:
+        """Close what the failed write left; on failure the `.open` file stays for the next run's recover()."""
+        current, self.current, self.written = self.current, None, 0
+        if current is None:
+            return
+        try:
+            self.before_rename()
+            closed = current.salvage()
+        except Exception:  # noqa: BLE001 - the claim is lost or the disk refuses even this: resume recovers it
+            return
+        if closed is not None:
+            self.on_closed(closed, None)
 
     def _write(self, records: list) -> None:
         if self.current is None:

@@ -35,7 +35,7 @@ def test_a_local_fault_is_resumed_by_the_next_delivery(config, data_root, monkey
         monkeypatch.setattr(warc.os, "replace", real_replace)
         assert len(calls) >= 2, "the harvest rotated at least once, so a WARC rename could fail"
         assert first.statuses[-1]["status"] == "completed failure"
-        assert [e["code"] for e in first.statuses[-1]["errors"]] == [codes.LOCAL_FAULT]
+        assert [e["code"] for e in first.statuses[-1]["errors"]] == [codes.DISK_FULL]  # ENOSPC, said as such
 
         ctx, second = context(config)
         run_harvest(message, routing_key=routing_key(), ctx=ctx)

@@ -128,11 +128,12 @@ def test_the_message_decides_whether_a_type_that_may_stream_is_a_stream(config, 
     finals = []
     for live in (False, True):
         ctx, published = context(config)
-        ctx.stop.set()  # harvest.stop is waiting from the start: only a stream honours it
+        ctx.stop.set()  # harvest.stop is waiting from the start: both end, only the non-stream says so
         message = {**start_message("x", type_="test_option_stream", harvest_id=f"opt-{live}"),
                    "options": {"live": live}}
         run_harvest(message, routing_key="harvest.start.test_option.test_option_stream", ctx=ctx)
-        finals.append(published.statuses[-1]["status"])
-    assert OptionStream.seen == [(False, False), (True, True)]
-    assert finals == ["completed success"] * 2
+        final = published.statuses[-1]
+        finals.append((final["status"], [w["code"] for w in final["warnings"]]))
+    assert OptionStream.seen == [(False, True), (True, True)]
+    assert finals == [("completed success", [codes.HARVEST_STOPPED]), ("completed success", [])]
     assert registry.lookup("test_option_stream").stream  # the registry still says "may stream"

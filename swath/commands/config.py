@@ -12,6 +12,7 @@ from click.core import ParameterSource
 from swath.commands.common import JSON_OPTION, config_of, emit
 from swath.core.config import SFM_EXPORT_ROOT, SFM_HARVEST_ROOT, Config
 from swath.core.masking import MASK, mask_text, mask_url, masked
+from swath.core.storage import free_bytes
 from swath.site_check import problems
 
 __all__ = ["MASK", "command", "effective", "mask_url"]  # mask_url: its old home (the one is core/masking.py)
@@ -78,7 +79,17 @@ def command(ctx: click.Context, as_json: bool, check: bool) -> None:
     values = effective(config)
     origins = {"data_root": data_root_origin(ctx), "harvest_root": root_origin(config, "harvest"),
                "export_root": root_origin(config, "export")}
+    free = free_bytes(config.data_root)  # of the filesystem holding it (its nearest existing folder)
     width = max(map(len, values))
     lines = [f"{name:<{width}}  {value}" + (f"  (from {origins[name]})" if name in origins else "")
              for name, value in values.items()]
-    emit({**values, **{f"{name}_from": origin for name, origin in origins.items()}}, as_json, "\n".join(lines))
+    lines.insert(list(values).index("data_root") + 1, f"{'':<{width}}  {free_space_line(free, config.min_free_bytes)}")
+    emit({**values, **{f"{name}_from": origin for name, origin in origins.items()}, "data_root_free_bytes": free},
+         as_json, "\n".join(lines))
+
+
+def free_space_line(free: int | None, minimum: int) -> str:
+    if free is None:
+        return "free space: unknown (the data root cannot be reached)"
+    below = "  BELOW SWATH_MIN_FREE_BYTES: harvests and exports will not start" if free < minimum else ""
+    return f"free space: {free / 2**30:.1f} GiB ({free} bytes){below}"
