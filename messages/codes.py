@@ -152,3 +152,6 @@ SFM_API_UNAVAILABLE = "sfm_api_unavailable"  # sfm-ui's /api/v1/warcs/ (SWATH_SF
 SWATH_INTERNAL_INFOS = frozenset({WARC_INDEX_SCAN, WARC_UNINDEXED})
 API_RETIRED = "api_retired"  # a harvest type whose platform API is gone (SFM 2.x v1 Twitter, Weibo); says what to use
 SFM_SCHEMA_MISSING = "sfm_schema_missing"  # `swath sfm import`: the database named has no sfm-ui tables (ui_collection)
+SFM_WARC_MISSING = "sfm_warc_missing"  # `swath sfm import`: a WARC sfm-ui recorded is not on disk; not indexed
+SFM_WARC_MISMATCH = "sfm_warc_mismatch"  # `swath sfm import`: a WARC's size or sha1 is not sfm-ui's; not indexed
+SFM_IMPORTED = "sfm_imported"  # info on a job `swath sfm import` brought over: SFM's harvest, with its status there
