@@ -1,8 +1,8 @@
 """`swath sfm import`: an SFM site's rows (swath/sfm_import.py) brought into swath's store, keyed on SFM's ids
 so a second run changes nothing. Collection sets keep their ids and groups; each collection becomes a harvest
 source with the collection's id, its active seeds, options, schedule and credential (sealed); harvests become
-jobs; WARCs whose file matches sfm-ui's row (swath/sfm_warcs.py) enter the WARC index. Collections of retired
-or unknown types are skipped and counted; their WARCs are still indexed, so they export."""
+jobs (with their stats by day); WARCs whose file matches sfm-ui's row (swath/sfm_warcs.py) enter the WARC index.
+Collections of retired or unknown types are skipped and counted; their WARCs are still indexed, so they export."""
 
 from __future__ import annotations
 
@@ -238,7 +238,7 @@ def _job(c: SfmCollection, h: SfmHarvest, platform: str) -> Job:
                routing_key=routing.key("harvest_start", platform, h.harvest_type), trigger="sfm_import",
                status=status, created_at=when, published_at=when, updated_at=utcnow(),
                date_started=_iso(h.date_started), date_ended=_iso(h.date_ended),
-               warcs_count=h.warcs_count, warcs_bytes=h.warcs_bytes,
+               warcs_count=h.warcs_count, warcs_bytes=h.warcs_bytes, stats=h.stats,
                infos=[{"code": codes.SFM_IMPORTED, "message": f"imported from SFM; its status there: {h.status}"}])
 
 

@@ -1,6 +1,6 @@
 """An SFM site's database, read-only (sfm-ui's Django models: tables `auth_group`, `ui_collectionset`,
-`ui_collection`, `ui_seed`, `ui_credential`, `ui_harvest`, `ui_warc`), for `swath sfm import`: the counts
-`--dry-run` reports, and the rows the import brings into swath's store (swath/sfm_bring.py)."""
+`ui_collection`, `ui_seed`, `ui_credential`, `ui_harvest`, `ui_harveststat`, `ui_warc`), for `swath sfm import`:
+the counts `--dry-run` reports, and the rows the import brings into swath's store (swath/sfm_bring.py)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ _CREDENTIALS = table("ui_credential", column("id"), column("token"))
 _HARVESTS = table("ui_harvest", column("id"), column("harvest_id"), column("collection_id"), column("harvest_type"),
                   column("status"), column("date_requested"), column("date_started"), column("date_ended"),
                   column("warcs_count"), column("warcs_bytes"))
+_STATS = table("ui_harveststat", column("harvest_id"), column("harvest_date"), column("item"), column("count"))
 _WARCS = table("ui_warc", column("id"), column("harvest_id"), column("warc_id"), column("path"), column("sha1"),
                column("bytes"), column("date_created"))
 
@@ -83,6 +84,7 @@ class SfmHarvest:
     date_ended: dt.datetime | None
     warcs_count: int
     warcs_bytes: int
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)  # by day, items counted (sfm-ui's HarvestStat)
     warcs: list[SfmWarc] = field(default_factory=list)
 
 
@@ -159,13 +161,18 @@ def read_site(url: str) -> list[SfmCollectionSet]:
             warcs.setdefault(row["harvest_id"], []).append(SfmWarc(
                 warc_id=row["warc_id"], path=row["path"], sha1=row["sha1"].lower(), bytes=int(row["bytes"]),
                 date_created=row["date_created"]))
+        stats: dict[int, dict[str, dict[str, int]]] = {}
+        for row in conn.execute(select(_STATS)).mappings():
+            day = stats.setdefault(row["harvest_id"], {}).setdefault(row["harvest_date"].isoformat(), {})
+            day[row["item"]] = int(row["count"])
         harvests: dict[int, list[SfmHarvest]] = {}
         for row in conn.execute(select(_HARVESTS).order_by(_HARVESTS.c.id)).mappings():
             harvests.setdefault(row["collection_id"], []).append(SfmHarvest(
                 harvest_id=row["harvest_id"], harvest_type=row["harvest_type"], status=row["status"],
                 date_requested=row["date_requested"], date_started=row["date_started"],
                 date_ended=row["date_ended"], warcs_count=int(row["warcs_count"] or 0),
-                warcs_bytes=int(row["warcs_bytes"] or 0), warcs=warcs.get(row["id"], [])))
+                warcs_bytes=int(row["warcs_bytes"] or 0), stats=stats.get(row["id"], {}),
+                warcs=warcs.get(row["id"], [])))
         seeds: dict[int, list[SfmSeed]] = {}
         for row in conn.execute(select(_SEEDS).order_by(_SEEDS.c.id)).mappings():
             seeds.setdefault(row["collection_id"], []).append(SfmSeed(

@@ -34,13 +34,15 @@ def check_warc(config: Config, warc: SfmWarc) -> WarcProblem | None:
     except PathOutsideDataRoot as exc:
         return problem(exc.code, exc.message)
     try:
-        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW)  # the path was resolved: a link planted since is refused
+        # the path was resolved: a link planted since is refused; a FIFO opens without waiting for a writer
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         return problem(codes.SFM_WARC_MISSING, f"{warc.path} cannot be read ({exc.strerror})")
+    info = os.fstat(fd)  # the file opened, not whatever the path names a moment later
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return problem(codes.SFM_WARC_MISSING, f"{warc.path} is not a file")
     with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return problem(codes.SFM_WARC_MISSING, f"{warc.path} is not a file")
         if info.st_size != warc.bytes:
             return problem(codes.SFM_WARC_MISMATCH,
                            f"{warc.path} is {info.st_size} bytes; sfm-ui recorded {warc.bytes}")

@@ -6,6 +6,7 @@ its row (one differs, one is missing: reported, not indexed), and a second run c
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -17,7 +18,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, select, text
 
+from swath.core.config import Config
+from swath.harvesters.registry import harvester_types
 from swath.messages import codes, retired
+from swath.sfm_import import SfmWarc
+from swath.sfm_warcs import check_warc
 from swath.store import Store, repo, web_repo
 from swath.store.secrets import SecretBox, generate_key
 from swath.store.web_models import CollectionSet
@@ -56,6 +61,9 @@ CREATE TABLE ui_harvest (id serial PRIMARY KEY, harvest_type varchar(255) NOT NU
   status varchar(20) NOT NULL,
   date_requested timestamptz NOT NULL, date_started timestamptz, date_ended timestamptz,
   date_updated timestamptz NOT NULL, warcs_count integer NOT NULL DEFAULT 0, warcs_bytes bigint NOT NULL DEFAULT 0);
+CREATE TABLE ui_harveststat (id serial PRIMARY KEY, harvest_id integer NOT NULL REFERENCES ui_harvest(id),
+  harvest_date date NOT NULL, item varchar(255) NOT NULL, count integer NOT NULL CHECK (count >= 0),
+  UNIQUE (harvest_id, harvest_date, item));
 CREATE TABLE ui_warc (id serial PRIMARY KEY, harvest_id integer NOT NULL REFERENCES ui_harvest(id),
   warc_id varchar(32) UNIQUE NOT NULL, path text NOT NULL, sha1 varchar(42) NOT NULL, bytes integer NOT NULL,
   date_created timestamptz NOT NULL, date_added timestamptz NOT NULL, date_updated timestamptz NOT NULL);
@@ -67,12 +75,13 @@ SITE = [
                    ("twitter_user_timeline", False, [True], [[90, 45]])]),
     ("museums", [("flickr_user", True, [True, True], [[77000]]),
                  ("weibo_timeline", False, [], []),
-                 ("tumblr_blog_posts", True, [True], [])]),
+                 ("tumblr_blog_posts", True, [True], []),
+                 ("instagram_user", True, [True], [[300]])]),  # a type swath does not have
     ("empty set", []),
 ]
 # per type: sfm-ui's credential platform, its schedule (minutes; None: on demand) and harvest_options
 PLATFORMS = {"twitter_search_2": "twitter2", "twitter_user_timeline": "twitter", "flickr_user": "flickr",
-             "weibo_timeline": "weibo", "tumblr_blog_posts": "tumblr"}
+             "weibo_timeline": "weibo", "tumblr_blog_posts": "tumblr", "instagram_user": "tumblr"}
 SCHEDULES = {"twitter_search_2": 1440, "flickr_user": 10080, "twitter_user_timeline": 60}
 OPTIONS = {"twitter_search_2": '{"incremental": true}'}
 # sfm-ui's credential JSON (its forms leave unused fields as empty strings)
@@ -81,6 +90,7 @@ TOKENS = {"twitter2": ["consumer_key", "consumer_secret", "access_token", "acces
           "tumblr": ["api_key"]}
 # the WARCs whose files do not match their rows: (bytes of the row, what is wrong with the file)
 MISMATCHED, MISSING = 560, 45
+STATS_DAY = "2026-01-02"  # each harvest's stats: on this day, as many tweets as its WARCs' bytes
 
 
 @pytest.fixture
@@ -138,6 +148,8 @@ def seed_site(conn, harvest_root: Path | None = None) -> dict[str, str]:
                                                "RETURNING id"),
                                           {"t": harvest_type, "i": new(), "c": coll_pk, "n": len(warcs),
                                            "b": sum(warcs)}).scalar_one()
+                conn.execute(text("INSERT INTO ui_harveststat (harvest_id, harvest_date, item, count) VALUES "
+                                  "(:h, :d, 'tweets', :n)"), {"h": harvest_pk, "d": STATS_DAY, "n": sum(warcs)})
                 for size in warcs:
                     warc_id, body = new(), os.urandom(size)
                     path = f"{harvest_root or '/sfm-collection-set-data'}/collection_set/{set_id}/{coll_id}/2026/" \
@@ -164,7 +176,7 @@ def expected() -> dict:
             "warcs": sum(len(h) for c in collections for h in c[3]),
             "warc_bytes": sum(sum(h) for c in collections for h in c[3]), "collections_by_type": by_type,
             # v1 timelines and Weibo have no API left (messages/retired.py)
-            "not_harvestable": {"twitter_user_timeline": 1, "weibo_timeline": 1}}
+            "not_harvestable": {"twitter_user_timeline": 1, "weibo_timeline": 1, "instagram_user": 1}}
 
 
 def snapshot(url: str) -> list[tuple]:
@@ -225,7 +237,8 @@ def store_rows(store: Store) -> list[tuple]:
 
 
 def harvestable() -> list[tuple]:
-    return [c for _, cs in SITE for c in cs if c[0] not in retired.RETIRED]
+    known = {t.name for t in harvester_types()}
+    return [c for _, cs in SITE for c in cs if c[0] in known]
 
 
 def test_import_brings_the_site_into_the_store_with_its_counts_and_again_changes_nothing(site, data_root):
@@ -247,7 +260,8 @@ def test_import_brings_the_site_into_the_store_with_its_counts_and_again_changes
         "warcs": sum(len(h) for _, cs in SITE for c in cs for h in c[3]) - 2,
         "warc_bytes": sum(sum(h) for _, cs in SITE for c in cs for h in c[3]) - MISMATCHED - MISSING}
     assert report["left_out"] == {"inactive_seeds": sum(len(c[2]) - sum(c[2]) for c in ours)}
-    assert report["skipped"] == {c[0]: {"code": codes.API_RETIRED, "collections": 1, "seeds": len(c[2]),
+    assert report["skipped"] == {c[0]: {"code": codes.API_RETIRED if c[0] in retired.RETIRED else codes.UNKNOWN_TYPE,
+                                        "collections": 1, "seeds": len(c[2]),
                                         "harvests": len(c[3])} for _, cs in SITE for c in cs if c not in ours}
     problems = {p["code"]: p for p in report["warc_problems"]}
     assert sorted(problems) == [codes.SFM_WARC_MISMATCH, codes.SFM_WARC_MISSING]
@@ -281,6 +295,7 @@ def test_import_brings_the_site_into_the_store_with_its_counts_and_again_changes
         jobs = repo.list_jobs(s, source_id=search.id)
         assert {j.status for j in jobs} == {"completed success"} and all(j.published_at for j in jobs)
         assert sorted(j.warcs_bytes for j in jobs) == sorted(sum(h) for h in SITE[0][1][0][3])
+        assert sorted(j.stats[STATS_DAY]["tweets"] for j in jobs) == sorted(sum(h) for h in SITE[0][1][0][3])
         assert len(web_repo.list_groups(s)) == 1
         sets = list(s.scalars(select(CollectionSet)))
         assert len(sets) == len(SITE) and {src.collection_set_id for src in sources.values()} <= {r.id for r in sets}
@@ -289,7 +304,7 @@ def test_import_brings_the_site_into_the_store_with_its_counts_and_again_changes
         by_name = {r.name: r.id for r in sets}
         for set_name, collections in SITE:
             assert sorted(src.harvest_type for src in web_repo.collections_of(s, by_name[set_name])) == sorted(
-                c[0] for c in collections if c[0] not in retired.RETIRED)
+                c[0] for c in collections if c in ours)
     rows = store_rows(store)
     assert all(v not in repr(rows) for t in tokens.values() for v in json.loads(t).values() if v)
 
@@ -314,3 +329,28 @@ def test_without_a_key_the_import_refuses_before_writing(site, data_root):
     with store.session() as s:
         assert repo.list_sources(s, deleted=True) == [] and repo.warcs_for_collection(s) == []
     store.close()
+
+
+def test_a_warc_row_naming_a_file_outside_the_harvest_root_or_not_a_file_is_reported(tmp_path):
+    root, outside = tmp_path / "sfm-collection-set-data", tmp_path / "elsewhere"
+    (root / "collection_set" / "a-folder.warc.gz").mkdir(parents=True)
+    outside.mkdir()
+    secret = outside / "passwd"
+    secret.write_bytes(b"root:x:0:0")
+    (root / "collection_set" / "planted.warc.gz").symlink_to(secret)
+    config = Config(data_root=tmp_path / "data", harvest_root=root)
+    digest = hashlib.sha1(secret.read_bytes()).hexdigest()
+
+    def check(path: str):
+        return check_warc(config, SfmWarc(warc_id=new(), path=path, sha1=digest, bytes=secret.stat().st_size,
+                                          date_created=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)))
+
+    for path in (str(secret), f"{root}/../elsewhere/passwd", str(root / "collection_set" / "planted.warc.gz")):
+        problem = check(path)
+        assert problem is not None and problem.code == codes.PATH_OUTSIDE_DATA_ROOT, path
+    os.mkfifo(root / "collection_set" / "fifo.warc.gz")  # opening it blocking would wait for a writer forever
+    for name in ("a-folder.warc.gz", "fifo.warc.gz"):
+        problem = check(str(root / "collection_set" / name))
+        assert problem is not None and problem.code == codes.SFM_WARC_MISSING and "not a file" in problem.message
+    (root / "copy.warc.gz").write_bytes(secret.read_bytes())
+    assert check(str(root / "copy.warc.gz")) is None  # the same bytes inside the root: the row holds
