@@ -354,3 +354,42 @@ def test_a_warc_row_naming_a_file_outside_the_harvest_root_or_not_a_file_is_repo
         assert problem is not None and problem.code == codes.SFM_WARC_MISSING and "not a file" in problem.message
     (root / "copy.warc.gz").write_bytes(secret.read_bytes())
     assert check(str(root / "copy.warc.gz")) is None  # the same bytes inside the root: the row holds
+
+
+def test_a_later_run_takes_only_what_sfm_gained_and_a_taken_name_gets_sfm_s_id(site, data_root):
+    url, harvest_root, _ = site
+    key = generate_key()
+    store = Store(url=f"sqlite:///{data_root / 'swath.sqlite'}")
+    with store.session() as s:  # a source made in swath before the import, named as an SFM collection is
+        repo.create_source(s, name="flickr_user", harvest_type="flickr_user", platform="flickr", seeds=[], options={},
+                           credentials={}, secrets={}, box=SecretBox(), collection_set_id="default", collection_id=None)
+    first = json.loads(run_import(url, data_root, harvest_root, key).stdout)
+    flickr = next(c for c in first["collections"] if c["type"] == "flickr_user")
+    assert flickr["source"] == f"flickr_user (sfm {flickr['sfm_id']})" and flickr["equal"]
+
+    # SFM harvests the Tumblr collection once more after the first import
+    engine = create_engine(url)
+    body = os.urandom(700)
+    with engine.begin() as conn:
+        coll_pk, set_id, coll_id = conn.execute(text(
+            "SELECT c.id, s.collection_set_id, c.collection_id FROM ui_collection c JOIN ui_collectionset s "
+            "ON s.id = c.collection_set_id WHERE c.harvest_type = 'tumblr_blog_posts'")).one()
+        harvest_pk = conn.execute(text("INSERT INTO ui_harvest (harvest_type, harvest_id, collection_id, status, "
+                                       "date_requested, date_updated, warcs_count, warcs_bytes) VALUES "
+                                       "('tumblr_blog_posts', :i, :c, 'completed success', now(), now(), 1, :b) "
+                                       "RETURNING id"), {"i": new(), "c": coll_pk, "b": len(body)}).scalar_one()
+        path = harvest_root / "collection_set" / set_id / coll_id / "later.warc.gz"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(body)
+        conn.execute(text("INSERT INTO ui_warc (harvest_id, warc_id, path, sha1, bytes, date_created, date_added, "
+                          "date_updated) VALUES (:h, :i, :p, :s, :b, now(), now(), now())"),
+                     {"h": harvest_pk, "i": new(), "p": str(path), "s": hashlib.sha1(body).hexdigest(),
+                      "b": len(body)})
+    engine.dispose()
+    second = json.loads(run_import(url, data_root, harvest_root, key).stdout)
+    assert second["imported"] == {"jobs": 1, "warcs": 1, "warc_bytes": len(body)}
+    tumblr = next(c for c in second["collections"] if c["type"] == "tumblr_blog_posts")
+    assert tumblr["equal"] and tumblr["swath"]["harvests"] == 1 and tumblr["swath"]["warc_bytes"] == len(body)
+    with store.session() as s:
+        assert {src.name for src in repo.list_sources(s)} >= {"flickr_user", flickr["source"]}
+    store.close()
