@@ -158,8 +158,11 @@ def _bring_collection(s: Session, cs: SfmCollectionSet, c: SfmCollection, box: S
             report.pending.append({"source": source.name, "reason": why})
         if _scheduled(c):
             expr = _every(c.schedule_minutes or 0)
+            schedule, now = parse_schedule("interval", expr), utcnow()
+            # on SFM's grid: an interval after its last harvest there, not one more run at once
+            last = max((naive_utc(h.date_requested) for h in c.harvests), default=None)
             repo.set_schedule(s, source, kind="interval", expr=expr,
-                              next_due=parse_schedule("interval", expr).first_due(utcnow()))
+                              next_due=schedule.next_after(last, now) if last else schedule.first_due(now))
             report.imported["schedules"] += 1
         web_repo.log_change(s, set_id=cs.collection_set_id, source_id=source.id, user=WHO, action="import",
                             detail=f"SFM collection {c.collection_id}")

@@ -24,6 +24,7 @@ from swath.messages import codes, retired
 from swath.sfm_import import SfmWarc
 from swath.sfm_warcs import check_warc
 from swath.store import Store, repo, web_repo
+from swath.store.models import utcnow
 from swath.store.secrets import SecretBox, generate_key
 from swath.store.web_models import CollectionSet
 from tests.test_cli import swath
@@ -245,6 +246,7 @@ def test_import_brings_the_site_into_the_store_with_its_counts_and_again_changes
     url, harvest_root, tokens = site
     key = generate_key()
     before = snapshot(url)
+    started = utcnow()
     done = run_import(url, data_root, harvest_root, key)
     assert done.returncode == 1, done.stderr  # imported, with two WARCs reported
     report = json.loads(done.stdout)
@@ -291,6 +293,8 @@ def test_import_brings_the_site_into_the_store_with_its_counts_and_again_changes
         search = sources["twitter_search_2"]
         assert search.options == {"incremental": True} and search.seeds[0]["token"] == {"query": "gwu"}
         assert (search.schedule_kind, search.schedule_expr) == ("interval", "1d")
+        # SFM harvested it just now (the rows' now()): next due a day on, not at once
+        assert search.next_due is not None and search.next_due - started > dt.timedelta(hours=23)
         assert sources["tumblr_blog_posts"].schedule_kind is None
         jobs = repo.list_jobs(s, source_id=search.id)
         assert {j.status for j in jobs} == {"completed success"} and all(j.published_at for j in jobs)
