@@ -43,6 +43,7 @@ from swath.store.web_models import CollectionSet, Group
 
 WHO = "sfm import"  # the change history's user for what the import made
 MAX_SOURCE_ID = 32  # Source.id's length: sfm-ui's ids are 32 hex digits
+BAD_IDS = "(ids that cannot be folder names)"  # the `skipped` entry of collections whose ids are refused
 # sfm-ui's harvest statuses that are final in swath; any other (requested, running, paused...) ended with SFM
 _FINAL = {SUCCESS: SUCCESS, FAILURE: FAILURE}
 
@@ -91,7 +92,8 @@ def bring_over(sets: list[SfmCollectionSet], *, store: Store, config: Config, bo
                 if why is None:
                     _bring_collection(s, cs, collection, box, report)
                 else:
-                    skipped = report.skipped.setdefault(collection.harvest_type, {"code": why, **dict.fromkeys(
+                    key = collection.harvest_type if why != codes.BAD_REQUEST else BAD_IDS
+                    skipped = report.skipped.setdefault(key, {"code": why, **dict.fromkeys(
                         ("collections", "seeds", "harvests"), 0)})
                     skipped["collections"] += 1
                     skipped["seeds"] += len(collection.seeds)
@@ -100,6 +102,8 @@ def bring_over(sets: list[SfmCollectionSet], *, store: Store, config: Config, bo
                                                           for h in c.harvests for w in h.warcs):
             if warc.warc_id in indexed:
                 report.unchanged["warcs"] += 1
+            elif not _ids_ok(collection_set, collection):
+                report.left_out["warcs_of_collections_with_bad_ids"] += 1
             elif warc.warc_id not in problems:
                 _index_warc(s, config, collection_set, collection, harvest, warc)
                 report.imported["warcs"] += 1
@@ -110,11 +114,15 @@ def bring_over(sets: list[SfmCollectionSet], *, store: Store, config: Config, bo
     return report
 
 
-def _harvestable(cs: SfmCollectionSet, collection: SfmCollection) -> str | None:
-    """None when swath harvests the collection's type; else the code saying why it is skipped (its ids, which
-    become folder names, are checked too)."""
+def _ids_ok(cs: SfmCollectionSet, collection: SfmCollection) -> bool:
+    """Its ids become folder names and fill the store's columns: one safe path part each, short enough."""
     ids = (cs.collection_set_id, collection.collection_id)
-    if len(collection.collection_id) > MAX_SOURCE_ID or any(safe_id(i) != i or len(i) > 100 for i in ids):
+    return len(collection.collection_id) <= MAX_SOURCE_ID and all(safe_id(i) == i and len(i) <= 100 for i in ids)
+
+
+def _harvestable(cs: SfmCollectionSet, collection: SfmCollection) -> str | None:
+    """None when swath harvests the collection's type; else the code saying why it is skipped."""
+    if not _ids_ok(cs, collection):
         return codes.BAD_REQUEST
     try:
         lookup(collection.harvest_type)

@@ -12,8 +12,10 @@ from swath.core.config import Config
 from swath.core.paths import PathOutsideDataRoot, harvest_path
 from swath.messages import codes
 from swath.sfm_import import SfmWarc
+from swath.store.warc_index import MAX_PATH
 
 _CHUNK = 1 << 20
+MAX_WARC_ID = 100  # the WARC index's id column (store/models.py Warc.id)
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,8 @@ def check_warc(config: Config, warc: SfmWarc) -> WarcProblem | None:
     def problem(code: str, message: str) -> WarcProblem:
         return WarcProblem(warc.warc_id, warc.path, code, message)
 
+    if len(warc.warc_id) > MAX_WARC_ID or len(warc.path) > MAX_PATH:
+        return problem(codes.BAD_REQUEST, f"WARC {warc.warc_id[:40]!r}: its id or path is too long for the WARC index")
     try:
         real = harvest_path(config, warc.path)
     except PathOutsideDataRoot as exc:

@@ -21,6 +21,7 @@ from sqlalchemy import create_engine, select, text
 from swath.core.config import Config
 from swath.harvesters.registry import harvester_types
 from swath.messages import codes, retired
+from swath.sfm_bring import BAD_IDS
 from swath.sfm_import import SfmWarc
 from swath.sfm_warcs import check_warc
 from swath.store import Store, repo, web_repo
@@ -356,6 +357,8 @@ def test_a_warc_row_naming_a_file_outside_the_harvest_root_or_not_a_file_is_repo
     for name in ("a-folder.warc.gz", "fifo.warc.gz"):
         problem = check(str(root / "collection_set" / name))
         assert problem is not None and problem.code == codes.SFM_WARC_MISSING and "not a file" in problem.message
+    too_long = check(f"{root}/{'a' * 1000}.warc.gz")  # longer than the index's path column
+    assert too_long is not None and too_long.code == codes.BAD_REQUEST
     (root / "copy.warc.gz").write_bytes(secret.read_bytes())
     assert check(str(root / "copy.warc.gz")) is None  # the same bytes inside the root: the row holds
 
@@ -396,4 +399,22 @@ def test_a_later_run_takes_only_what_sfm_gained_and_a_taken_name_gets_sfm_s_id(s
     assert tumblr["equal"] and tumblr["swath"]["harvests"] == 1 and tumblr["swath"]["warc_bytes"] == len(body)
     with store.session() as s:
         assert {src.name for src in repo.list_sources(s)} >= {"flickr_user", flickr["source"]}
+    store.close()
+
+
+def test_a_collection_whose_id_is_not_one_folder_name_is_skipped_with_its_warcs(site, data_root):
+    url, harvest_root, _ = site
+    engine = create_engine(url)
+    with engine.begin() as conn:  # a hostile or broken row: the id becomes collections/<set>/<id> in swath
+        conn.execute(text("UPDATE ui_collection SET collection_id = '../escape' WHERE harvest_type = 'flickr_user'"))
+    engine.dispose()
+    report = json.loads(run_import(url, data_root, harvest_root, generate_key()).stdout)
+    flickr = next(c for _, cs in SITE for c in cs if c[0] == "flickr_user")
+    assert report["skipped"][BAD_IDS] == {"code": codes.BAD_REQUEST, "collections": 1, "seeds": len(flickr[2]),
+                                          "harvests": len(flickr[3])}
+    assert report["left_out"]["warcs_of_collections_with_bad_ids"] == sum(len(h) for h in flickr[3])
+    store = Store(url=f"sqlite:///{data_root / 'swath.sqlite'}")
+    with store.session() as s:
+        assert "flickr_user" not in {src.harvest_type for src in repo.list_sources(s)}
+        assert repo.warcs_for_collection(s, "../escape") == []
     store.close()
