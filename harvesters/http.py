@@ -42,7 +42,7 @@ from swath.harvesters.errors import (
     ResponseTooLarge,
     Unauthorized,
 )
-from swath.harvesters.guard import OriginGuard, header_text
+from swath.harvesters.guard import OriginGuard, bare_url, header_text
 from swath.harvesters.redaction import MIN_ANYWHERE, Redactor, redact_set_cookie, set_cookie_value
 from swath.harvesters.retry import MAX_RATE_LIMITS, MAX_RATE_WAIT, Attempt, GiveUp, RetryPolicy, Wait
 from swath.harvesters.retry import rate_limit_wait as rate_limit_wait  # re-exported: its callers import it here
@@ -283,8 +283,9 @@ class RecordingAdapter(GuardedAdapter):
             raise HarvestStopped("harvest stopping; retry abandoned")
 
     def _error(self, decision: GiveUp, url: str, raw: Any, exc: Exception | None) -> Exception:
-        """The engine error for the policy's verdict, worded as the platforms' logs have always had it."""
-        status = decision.status
+        """The engine error for the policy's verdict, worded as the platforms' logs have always had it; the URL
+        without its query (a paged API's query runs to kilobytes, and the WARC holds it whole)."""
+        status, url = decision.status, bare_url(url)
         if decision.code == codes.UNAUTHORIZED:
             return Unauthorized(f"{url} answered {status} {raw.reason}: credentials refused", status=status)
         if decision.code == codes.RATE_LIMITED:

@@ -135,3 +135,10 @@ BROKER_QUEUE_MISMATCH = "broker_queue_mismatch"  # a queue exists with other arg
 
 # --- web preview (dry-run items) ---
 DRY_RUN_ITEM = "dry_run_item"  # one of the first items a dry run would harvest: id, title, last_modified, url (JSON)
+
+# --- start-up mistakes (a CLI line or worker log line each, saying what to do) ---
+DATA_ROOT_UNWRITABLE = "data_root_unwritable"  # the data root cannot be made or written (read-only, no such parent)
+BROKER_URL_INVALID = "broker_url_invalid"  # SWATH_AMQP_URL is not an amqp:// or amqps:// URL, or does not parse
+DATABASE_DRIVER_MISSING = "database_driver_missing"  # SWATH_DB_URL names a database driver that is not installed
+# a credential of a harvest.start is still the YOUR_<NAME> placeholder of `swath harvest example`; nothing sent
+CREDENTIAL_PLACEHOLDER = "credential_placeholder"

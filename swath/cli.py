@@ -12,8 +12,10 @@ from typing import Any
 
 import click
 
-from swath.commands.common import config_of, emit
+from swath.commands.common import config_of, emit, error_line
 from swath.core.config import Config
+from swath.core.dataroot import writable_data_root
+from swath.core.errors import SwathError
 from swath.messages.model import decode_body
 from swath.messages.validation import InvalidMessage
 
@@ -33,7 +35,21 @@ def read_message(source: str) -> dict[str, Any]:
     return body
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class SwathGroup(click.Group):
+    """Any SwathError a command lets through (a start-up mistake: data root, SWATH_AMQP_URL, SWATH_DB_URL) is one
+    coded line and exit 1; its traceback only under --debug."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SwathError as exc:
+            if ctx.params.get("debug"):
+                raise
+            click.echo(error_line(exc.code, exc.message), err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=SwathGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), envvar="SWATH_DATA_ROOT",
               help="Where WARCs, state and exports live (SWATH_DATA_ROOT; default $XDG_DATA_HOME/swath, "
                    "else ~/.local/share/swath). `swath config` prints it.")
@@ -103,7 +119,7 @@ def harvest_run(ctx: click.Context, message: str, as_json: bool) -> None:
         ctx.invoke(launch, source=message, sync=True, as_json=as_json)
         return
     config = config_of(ctx)
-    config.data_root.mkdir(parents=True, exist_ok=True)
+    writable_data_root(config.data_root)
     body = read_message(message)
     stop, shutdown = threading.Event(), threading.Event()
     install_signal_handlers(stop, shutdown, stream=is_stream_message(body), notify=stderr_notice)
@@ -152,6 +168,7 @@ def export_run(ctx: click.Context, message: str, skip_unreadable: bool) -> None:
     from swath.messages.model import COMPLETED_SUCCESS
 
     config = config_of(ctx)
+    writable_data_root(config.data_root)
     body = read_message(message)
     options = body.setdefault("options", {}) if skip_unreadable else None
     if isinstance(options, dict):  # any other value is the schema's to refuse
@@ -206,6 +223,7 @@ def demo(ctx: click.Context, fmt: str, as_json: bool) -> None:
     from swath.harvesters.embedded import terminal_progress
 
     config = config_of(ctx)
+    writable_data_root(config.data_root)
     result = run_demo(config, fmt=fmt, progress=terminal_progress(sys.stderr))
     final_harvest = result.harvest[-1]["message"]
     final_export = result.export[-1]["message"]

@@ -50,6 +50,15 @@ def open_requester(ctx: click.Context) -> Requester:
     return requester
 
 
+ERROR_LINE_MAX = 500  # characters of an error line; a remote's reply or a long URL is cut, never a screenful
+
+
+def error_line(code: str, message: str) -> str:
+    """`error [code]: message` on one line, capped at ERROR_LINE_MAX."""
+    line = f"error [{code}]: {' '.join(message.split())}"
+    return line if len(line) <= ERROR_LINE_MAX else line[:ERROR_LINE_MAX - 1] + "…"
+
+
 def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """RequestError/NotFound/StoreError -> `error [code]: message` (or JSON with --json), exit 1."""
 
@@ -62,7 +71,7 @@ def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             if kwargs.get("as_json"):
                 click.echo(orjson.dumps({"error": {"code": code, "message": message}}).decode())
             else:
-                click.echo(f"error [{code}]: {message}", err=True)
+                click.echo(error_line(code, message), err=True)
             sys.exit(1)
 
     return wrapper

@@ -87,8 +87,9 @@ def example(ctx: click.Context, harvest_type: str, seeds: tuple[str, ...], optio
     """
     body = example_start(harvest_type, config_of(ctx), seeds=seeds, options=parse_options(harvest_type, options),
                          harvest_id=harvest_id)
+    filled = {name: "x" for name in body.get("credentials", {})}  # the placeholders are the reader's to fill
     try:  # what it prints must run: an --option or --seed the type refuses is said here
-        HarvestStart.from_dict(body)
+        HarvestStart.from_dict({**body, **({"credentials": filled} if filled else {})})
     except InvalidMessage as exc:
         raise RequestError(exc.message, code=codes.BAD_REQUEST) from None
     click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
