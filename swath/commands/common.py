@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 import click
 import orjson
@@ -50,7 +51,7 @@ def open_requester(ctx: click.Context) -> Requester:
     return requester
 
 
-ERROR_LINE_MAX = 500  # characters of an error line; a remote's reply or a long URL is cut, never a screenful
+ERROR_LINE_MAX = 1000  # characters of an error line: room for a list of known types, never a screenful
 
 
 def error_line(code: str, message: str) -> str:
@@ -75,6 +76,36 @@ def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             sys.exit(1)
 
     return wrapper
+
+
+class ProgressLine:
+    """Progress for people on stderr: one rewritten line on a terminal; in a log (a file or pipe) a line every
+    `every` seconds. `close()` prints the last one if it was held back, so a log ends with where it got to."""
+
+    def __init__(self, err: TextIO, *, every: float = 10.0) -> None:
+        self.err, self.every = err, every
+        self.tty = hasattr(err, "isatty") and err.isatty()
+        self._printed = -every
+        self._held: str | None = None
+
+    def __call__(self, text: str) -> None:
+        if self.tty:
+            self.err.write("\r" + text[:200].ljust(80))
+        elif time.monotonic() - self._printed >= self.every:
+            self._printed, self._held = time.monotonic(), None
+            self.err.write(text + "\n")
+        else:
+            self._held = text
+            return
+        self.err.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.err.write("\n")
+        elif self._held is not None:
+            self.err.write(self._held + "\n")
+        self._held = None
+        self.err.flush()
 
 
 def stats_total(stats: dict[str, dict[str, int]]) -> dict[str, int]:
