@@ -145,3 +145,10 @@ def test_a_refused_credential_is_one_short_line_naming_the_url_once_without_its_
     assert asked not in error["message"] and len(error["message"]) < 200
     failed = [line for line in result.stderr.splitlines() if "failed: unauthorized" in line]
     assert failed and all(line.count(url) == 1 and asked not in line for line in failed)
+
+
+def test_an_error_line_is_capped_however_long_its_message(tmp_path):
+    name = "x" * 3000  # an unknown type is quoted in the refusal: a pasted blob must not fill the screen
+    result = swath("harvest", "example", name, env={"SWATH_DATA_ROOT": str(tmp_path)})
+    line = one_coded_line(result, "unknown_type")
+    assert len(line) <= 1000 and line.endswith("…")
