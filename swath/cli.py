@@ -306,7 +306,10 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
         spec = service(name)
     except UnknownService as exc:
         raise click.UsageError(str(exc)) from None
-    runner = Worker(config=config_of(ctx), spec=spec)
+    config = config_of(ctx)
+    if any(key.startswith(("harvest.start.", "export.start.")) for key in spec.bindings):
+        writable_data_root(config.data_root)  # said once at start, not as a failure of every message taken
+    runner = Worker(config=config, spec=spec)
     runner.install_signal_handlers()
     runner.run()
 

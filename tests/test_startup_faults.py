@@ -59,14 +59,15 @@ def test_an_impossible_data_root_is_one_line_and_the_traceback_waits_for_debug()
     assert debug.returncode != 0 and "Traceback" in debug.stderr
 
 
-def test_a_read_only_data_root_is_one_line_for_demo_harvest_run_and_export_run(read_only_root, tmp_path):
+def test_a_read_only_data_root_is_one_line_for_demo_harvest_run_export_run_and_workers(read_only_root, tmp_path):
     harvest = write_json(tmp_path / "start.json", {
         "id": "h1", "type": "generic_pages", "path": "collections/cs/c", "seeds": [{"id": "s", "token": "http://127.0.0.1:9/"}],
         "collection_set": {"id": "cs"}, "collection": {"id": "c"}})
     export = write_json(tmp_path / "export.json", {"id": "e1", "type": "tumblr_blog_posts", "collection": {"id": "c"},
                                                    "path": "exports/e1", "format": "csv"})
     env = {"SWATH_DATA_ROOT": str(read_only_root / "data")}
-    for args in (["demo"], ["harvest", "run", str(harvest)], ["export", "run", str(export)]):
+    for args in (["demo"], ["harvest", "run", str(harvest)], ["export", "run", str(export)],
+                 ["worker", "generic_harvester"], ["worker", "tumblr_exporter"]):
         line = one_coded_line(swath(*args, env=env), "data_root_unwritable")
         assert str(read_only_root / "data") in line and "Read-only file system" in line, args
 
