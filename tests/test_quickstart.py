@@ -1,5 +1,5 @@
 """Issue #31 (7): dev/quickstart installs swath without the test extras, and building swath prints no warnings;
-dev/test (and CI through it) still installs `.[test]`."""
+dev/test (and CI through it) and dev/setup.sh sourced by hand still install `.[test]`, editable."""
 
 from __future__ import annotations
 
@@ -12,13 +12,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def recorded_installs(tmp_path: Path, script: str, env: dict[str, str]) -> list[str]:
-    """Run a copy of dev/<script> whose .venv's python only records the pip commands it is given."""
+def recorded_installs(tmp_path: Path, script: str, env: dict[str, str], script_text: str | None = None) -> list[str]:
+    """Run a copy of dev/<script> (or `script_text` in its place) whose .venv's python only records the pip
+    commands it is given."""
     work = tmp_path / "checkout"
     (work / "dev").mkdir(parents=True)
     (work / "exporters").mkdir()
     for name in ("dev/setup.sh", f"dev/{script}", "pyproject.toml", "setup.py", "exporters/_csvrow.c"):
         shutil.copy2(ROOT / name, work / name)
+    if script_text is not None:
+        (work / "dev" / script).write_text(script_text)
     bin_dir = work / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
     log = tmp_path / "pip.log"
@@ -26,16 +29,16 @@ def recorded_installs(tmp_path: Path, script: str, env: dict[str, str]) -> list[
     (bin_dir / "swath").write_text("#!/bin/sh\nexit 0\n")  # the quickstart's `swath demo`, not under test here
     for tool in bin_dir.iterdir():
         tool.chmod(0o755)
+    clean_env = {k: v for k, v in os.environ.items() if k != "SWATH_INSTALL_EXTRAS"}
     result = subprocess.run(["bash", str(work / "dev" / script)], cwd=work, capture_output=True, text=True,
-                            timeout=120, env={**os.environ, "PYTHON": sys.executable, **env})
+                            timeout=120, env={**clean_env, "PYTHON": sys.executable, **env})
     assert result.returncode == 0, result.stderr
     return [line for line in log.read_text().splitlines() if " install " in f" {line} " and "pip" in line]
 
 
 def test_the_quickstart_installs_swath_without_the_test_extras(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "SWATH_INSTALL_EXTRAS"}
-    installs = recorded_installs(tmp_path, "quickstart", {**env, "SWATH_INSTALL_EXTRAS": ""})
-    assert installs[-1].split()[-2:] == ["-e", "."]
+    installs = recorded_installs(tmp_path, "quickstart", {"SWATH_INSTALL_EXTRAS": "test"})  # even if set outside
+    assert installs[-1].split()[-3:] == ["install", "-q", "."]  # a plain install, no extras, not editable
 
 
 def test_dev_test_installs_the_test_extras():
@@ -44,8 +47,8 @@ def test_dev_test_installs_the_test_extras():
         "optional-dependencies"]
 
 
-def test_setup_sh_with_extras_installs_them(tmp_path):
-    installs = recorded_installs(tmp_path, "quickstart", {"SWATH_INSTALL_EXTRAS": "test"})
+def test_setup_sh_sourced_by_hand_still_installs_the_test_extras_editable(tmp_path):
+    installs = recorded_installs(tmp_path, "quickstart", {}, script_text='source "$(dirname "$0")/setup.sh"\n')
     assert installs[-1].split()[-2:] == ["-e", ".[test]"]
 
 
