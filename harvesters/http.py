@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import random
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -49,6 +50,8 @@ from swath.harvesters.retry import rate_limit_wait as rate_limit_wait  # re-expo
 from swath.harvesters.streams import LineStreamResponse, StreamRecording
 from swath.harvesters.warc import warc_date
 from swath.messages import codes
+
+_URL_AGAIN = re.compile(r" with url: \S+")  # urllib3 names the URL again, query and all: the message says it once
 
 # hop-by-hop framing that no longer describes the recorded body; kept under the pywb-style prefix
 ORIG_PREFIX = "X-Archive-Orig-"
@@ -295,8 +298,8 @@ class RecordingAdapter(GuardedAdapter):
             return RemoteError(f"{url} answered {status} asking to retry after {decision.wait or 0.0:.0f}s "
                                f"(more than {self.policy.max_wait:.0f}s)", status=status)
         if exc is not None:
-            return RemoteError(f"{type(exc).__name__} from {url} after {self.policy.retries} retries: "
-                               f"{self.redactor.text(str(exc))}")
+            why = self.redactor.text(_URL_AGAIN.sub("", str(exc)))
+            return RemoteError(f"{type(exc).__name__} from {url} after {self.policy.retries} retries: {why}")
         return RemoteError(f"{url} answered {status} after {self.policy.retries} retries", status=status)
 
     def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,

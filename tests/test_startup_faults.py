@@ -153,3 +153,19 @@ def test_an_error_line_is_capped_however_long_its_message(tmp_path):
     result = swath("harvest", "example", name, env={"SWATH_DATA_ROOT": str(tmp_path)})
     line = one_coded_line(result, "unknown_type")
     assert len(line) <= 1000 and line.endswith("…")
+
+
+def test_a_remote_that_cannot_be_reached_is_named_once_without_its_query(tmp_path):
+    with FakeServer() as server:
+        closed = server.url  # a port nothing listens on once the server is gone
+    start = write_json(tmp_path / "start.json", {
+        "id": "gone", "type": "generic_pages", "path": "collections/cs/c",
+        "seeds": [{"id": "s", "token": f"{closed}/pages?page=1&filler={'x' * 300}"}],
+        "collection_set": {"id": "cs"}, "collection": {"id": "c"}})
+    result = swath("harvest", "run", str(start), env={"SWATH_DATA_ROOT": str(tmp_path / "data"),
+                                                       "SWATH_HTTP_RETRIES": "0"})
+    assert result.returncode == 1, result.stderr
+    final = [json.loads(line)["message"] for line in result.stdout.splitlines()][-1]
+    (error,) = final["errors"]
+    assert error["code"] == "remote_error" and error["message"].count(f"{closed}/pages") == 1
+    assert "filler" not in error["message"] and "Connection refused" in error["message"]
