@@ -148,6 +148,7 @@ class RecordFactory:
             else:
                 del headers["WARC-Refers-To"]
         headers["WARC-Date"] = self.clock.date(uri, headers.get("WARC-Date"))
+        headers["WARC-Payload-Digest"] = headers["WARC-Block-Digest"] = _sha1(payload)  # no HTTP headers: one
         return self._builder.create_warc_record(
             uri,
             record_type,
