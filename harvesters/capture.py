@@ -6,6 +6,7 @@ see docs/harvesting.md "WARC files".
 from __future__ import annotations
 
 import calendar
+import random
 import re
 import threading
 import time
@@ -99,5 +100,7 @@ def safe_uri(uri: str) -> str:
 
 
 def new_record_id() -> str:
-    """A WARC-Record-ID, made before the record when another record must name it first."""
-    return f"<urn:uuid:{uuid.uuid4()}>"
+    """A WARC-Record-ID (a random UUID), made before the record when another record must name it first.
+    From `random`, seeded from os.urandom and reseeded in a forked child: uuid4 reads os.urandom for each,
+    which lets go of the GIL and waits to get it back behind the harvest's other threads."""
+    return f"<urn:uuid:{uuid.UUID(int=random.getrandbits(128), version=4)}>"

@@ -57,7 +57,7 @@ def record_payload(backend: str, source: Source, remote_id: str, *, dataset: Dat
         "status": status,
         "deleted": status == DELETED,
         "deletion_reason": reason,
-        "dataset": dataset.to_dict() if dataset else None,
+        "dataset": dataset,  # orjson writes a dataclass as asdict() would, without asdict's deep copy
         "harvest": harvest_metadata(source, backend, remote_id),
     }
     return orjson.dumps(body)
