@@ -1,9 +1,17 @@
 """The capture clock on its own (harvesters/capture.py): a capture of a URI whose second is taken moves to
-the next free second, old URIs are forgotten, and the work per capture does not grow with the URIs seen."""
+the next free second, old URIs are forgotten, and the work per capture does not grow with the URIs seen;
+record ids and the digests of resource records, made by swath rather than by warcio."""
 
 from __future__ import annotations
 
-from swath.harvesters.capture import CaptureClock
+import uuid
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.warcwriter import WARCWriter
+
+from swath.harvesters.capture import CaptureClock, new_record_id
+from swath.harvesters.redaction import Redactor
+from swath.harvesters.warc_records import RecordFactory
 
 T0 = "2026-11-27T03:00:00Z"
 
@@ -53,3 +61,30 @@ def test_work_per_capture_stays_bounded_past_the_prune_size():
     for uri in uris:
         clock.date(uri, T0)
     assert _CountedUri.hashes <= 8 * len(uris)
+
+
+def test_record_ids_are_distinct_version_4_uuids():
+    ids = [new_record_id() for _ in range(10_000)]
+    assert len(set(ids)) == len(ids)
+    for record_id in ids[:100]:
+        assert record_id.startswith("<urn:uuid:") and record_id.endswith(">")
+        value = uuid.UUID(record_id[len("<urn:uuid:"):-1])
+        assert value.version == 4 and value.variant == uuid.RFC_4122
+
+
+def test_resource_records_carry_digests_warcio_agrees_with(tmp_path):
+    # the factory now writes WARC-Block-Digest and WARC-Payload-Digest itself instead of letting warcio compute them
+    factory = RecordFactory(redactor=Redactor(["s3cret-value"]))
+    payloads = [b'{"id": 1}', b"", b'{"token": "s3cret-value"}' * 50]
+    path = tmp_path / "r.warc.gz"
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for n, payload in enumerate(payloads):
+            writer.write_record(factory.plain(uri=f"urn:x:{n}", record_type="resource", payload=payload,
+                                              content_type="application/json"))
+    with path.open("rb") as fh:
+        records = list(ArchiveIterator(fh, check_digests="raise"))
+        assert len(records) == len(payloads)
+    for record in records:
+        assert record.rec_headers.get_header("WARC-Block-Digest") == record.rec_headers.get_header(
+            "WARC-Payload-Digest")
