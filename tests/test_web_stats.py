@@ -18,9 +18,10 @@ from swath.monitor import record_warc_created
 from swath.store import Store, repo
 from swath.store.models import FAILURE, SUCCESS, Source
 from swath.web.app import create_app
+from tests.test_requester_kit import pg_url  # noqa: F401 (the fixture)
 from tests.test_web import make_oai, make_set, web  # noqa: F401 (the fixture)
 from tests.test_web_e2e import CHROMIUM, serving, shot
-from tests.webkit import PASSWORD, client, login, user
+from tests.webkit import PASSWORD, client, login, user, web_config
 
 SEEDS = "https://a.example.org/oai\nhttps://b.example.org/oai"
 # (run, seeds its WARC holds by index into the collection's seeds, status, error seed, stats, WARC bytes, ended)
@@ -87,7 +88,21 @@ def setup_collection(config: Config, store: Store) -> tuple[Any, Any, str, list[
 
 
 def test_collection_and_seed_statistics_as_json_for_the_group_only(web) -> None:
-    config, store = web
+    check_json(*web)
+
+
+def test_statistics_on_postgresql(config: Config, pg_url: str) -> None:
+    from tests.test_requester_kit import empty_tables
+
+    empty_tables(pg_url)
+    store = Store(url=pg_url)
+    try:
+        check_json(web_config(config, pg_url), store)
+    finally:
+        store.close()
+
+
+def check_json(config: Config, store: Store) -> None:
     ann, bob, source_id, seeds = setup_collection(config, store)
     totals, days = expected()
     body = ann.get(f"/collections/{source_id}/stats.json").json()

@@ -79,7 +79,9 @@ def seed_label(seed: dict[str, Any]) -> str:
 
 
 def collection_stats(s: Session, source: Source) -> CollectionStats:
-    jobs = list(s.scalars(select(Job).where(Job.source_id == source.id)))
+    # the columns the sums need (a run's infos and warnings can be long)
+    jobs = list(s.execute(select(Job.id, Job.status, Job.stats, Job.errors, Job.date_ended, Job.updated_at)
+                          .where(Job.source_id == source.id)))
     job_ids = select(Job.id).where(Job.source_id == source.id).scalar_subquery()
     warcs, warc_bytes = s.execute(select(func.count(), func.coalesce(func.sum(Warc.bytes), 0))
                                   .where(Warc.harvest_id.in_(job_ids))).one()
@@ -128,11 +130,11 @@ def _add_days(days: dict[str, dict[str, int]], stats: dict[str, Any]) -> dict[st
     return total
 
 
-def _ended(job: Job) -> dt.datetime:
+def _ended(job: Any) -> dt.datetime:  # a row of collection_stats' query
     return parse_utc(job.date_ended) or parse_utc(job.updated_at) or dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
-def _outcomes(job: Job, per_seed: dict[str, SeedStats], held: Iterable[str]) -> None:
+def _outcomes(job: Any, per_seed: dict[str, SeedStats], held: Iterable[str]) -> None:
     """A finished run's outcome for each seed it concerns (runs come oldest first: the last one stays). An error
     naming a seed is that seed's failure; a failed run with an error naming no seed (or none) failed for all its
     seeds; otherwise the run succeeded for the seeds no error names."""
