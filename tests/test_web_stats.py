@@ -191,3 +191,14 @@ def test_the_collection_page_draws_the_chart_and_its_table_in_chromium(web) -> N
         for url in (f"/collections/{source_id}", f"/collections/{source_id}/seeds/{seeds[0]}",
                     f"/collections/{source_id}/stats.json"):
             assert pages["bob"].goto(base + url).status == 404, url  # type: ignore[union-attr]
+
+
+def test_the_chart_escapes_its_labels_and_keeps_the_latest_days() -> None:
+    from swath.web.charts import MAX_BARS, bar_chart
+
+    points = [(f"day {n}", n) for n in range(MAX_BARS + 5)] + [('<script>alert("x")</script>', 3)]
+    svg = str(bar_chart(points, ident="c", title="Items & more", unit="items"))
+    assert "<script>" not in svg and "&lt;script&gt;" in svg and "Items &amp; more" in svg
+    labels = re.findall(r'data-label="([^"]*)"', svg)
+    assert len(labels) == MAX_BARS and labels[0] == "day 6"  # the oldest dropped, the newest kept
+    assert 'role="img"' in svg and 'aria-labelledby="c-title c-desc"' in svg
