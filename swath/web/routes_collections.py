@@ -116,8 +116,9 @@ def show_collection(ctx: Ctx) -> Response:
     info = forms.type_info(src.harvest_type)
     return ctx.render("collection.html", src=src, cs=cs, jobs=jobs, active=active, history=history, info=info,
                       exports=exports, fields=forms.option_fields(src.harvest_type, src.options),
+                      stats=stats,
                       export_types=export_types_for(src), formats=forms.EXPORT_FORMATS,
-                      previewable=previewable(src.harvest_type), stats=stats,
+                      previewable=previewable(src.harvest_type),
                       notice=ctx.request.query_params.get("notice"))
 
 

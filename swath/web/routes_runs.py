@@ -46,7 +46,7 @@ def run_json(ctx: Ctx) -> Response:
     return JSONResponse(job_dict(job, warcs))
 
 
-ROUTES = [  # the .json route first: "{job_id}" would match "<id>.json" too
+ROUTES = [  # the .json route first: "/runs/{job_id}" would match "x.json" as the id "x.json"
     Route("/runs/{job_id}.json", run_json, methods=["GET"]),
     Route("/runs/{job_id}", show_run, methods=["GET"]),
     Route("/runs/{job_id}/live", live_run, methods=["GET"]),
