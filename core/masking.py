@@ -7,6 +7,7 @@ secret-named query parameters (`?password=***`). See docs/security.md "What is s
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -28,6 +29,7 @@ _SHOWN_PARAMS = SECRET_PARAMS | {"token"}
 _URL_IN_TEXT = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s\"'<>`]+")
 
 
+@functools.lru_cache(maxsize=1024)  # a listing sends the same few parameter names on every item's URL
 def is_secret_name(name: str) -> bool:
     """Whether a parameter or field of this name holds a credential, whatever its value."""
     plain = name.lower()

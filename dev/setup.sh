@@ -1,5 +1,8 @@
-# Sourced by dev/quickstart and dev/test: make .venv with swath and its test tools installed.
-# Re-installs only when pyproject.toml changed since the last install.
+# Sourced by dev/quickstart and dev/test: make .venv with swath installed. SWATH_INSTALL_EXTRAS names the extras
+# (unset: "test", i.e. pytest, the checkers, playwright, pandas, installed editable, for every dev script and for
+# sourcing it by hand); dev/quickstart sets it empty and gets a plain `pip install .`, as a user would: no test
+# tools, and no editable-install notices (setuptools explains its import finder for the layer folders).
+# Re-installs only when pyproject.toml changed since the last install, or extras are wanted that are not there.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -41,11 +44,18 @@ if ! command -v cc >/dev/null 2>&1 || ! "$PY" -c 'import os, sysconfig, sys; sys
 fi
 
 STAMP=.venv/.swath-installed
+EXTRAS="${SWATH_INSTALL_EXTRAS-test}"
 WANT="$(cat pyproject.toml setup.py exporters/_csvrow.c | sha1sum | cut -d' ' -f1)"
-if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$WANT" ]; then
-    echo "swath: installing swath and its dependencies into .venv (first run takes a minute)" >&2
+HAVE="$(cat "$STAMP" 2>/dev/null || true)"  # "<sha1> <extras>"
+# a venv made with the test extras serves the quickstart as it is
+if [ "${HAVE%% *}" != "$WANT" ] || { [ -n "$EXTRAS" ] && [ "$HAVE" != "$WANT $EXTRAS" ]; }; then
+    echo "swath: installing swath${EXTRAS:+ with [$EXTRAS]} and its dependencies into .venv (first run takes a minute)" >&2
     .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e ".[test]"
-    echo "$WANT" > "$STAMP"
+    if [ -n "$EXTRAS" ]; then
+        .venv/bin/python -m pip install -q -e ".[$EXTRAS]"
+    else
+        .venv/bin/python -m pip install -q .
+    fi
+    echo "$WANT $EXTRAS" > "$STAMP"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"

@@ -49,6 +49,7 @@ from swath.messages.model import (
 )
 from swath.messages.routing import parse
 
+PROGRESS_INTERVAL = 1.0  # seconds between progress lines for people (ctx.progress); statuses keep their interval
 
 def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index: WarcIndex | None = None,
                workers: int | None = None) -> None:
@@ -65,7 +66,6 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
     where = config.export_base  # what a storage fault names: the export's folder once known
     outputs: Outputs | None = None
     try:
-        report.running()
         check_free_space(config.export_base, config.min_free_bytes, what=f"export {start.id}")  # before any folder
         request = resolve(start, config=config)
         where = request.directory
@@ -75,6 +75,7 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
         if not warcs and not selected.outside_dates:
             raise ExportFailed(no_warcs(start, index=index, data_root=config.harvest_base), code=codes.NO_WARCS)
         report.warcs_total = len(warcs)
+        report.running()  # after the selection, so the first status already says how many WARCs there are
         with Readers(processes_for(warcs, asked=workers, config=ctx.config)) as readers:
             reads = plan_reads(start, warcs, dedupe=request.dedupe, scanner=readers, report=report,
                                cache_root=config.data_root)
@@ -144,9 +145,8 @@ def resolve(start: ExportStart, *, config: Config) -> Request:
     """The type, format and folder the message names, or ExportFailed with the code that says which is wrong."""
     try:
         export_type = registry.lookup(start.type)
-    except registry.UnknownExportType:
-        raise ExportFailed(f"no exporter for type {start.type!r}; "
-                           f"known: {', '.join(registry.export_types())}", code=codes.UNKNOWN_TYPE) from None
+    except registry.UnknownExportType as exc:
+        raise ExportFailed(exc.message, code=codes.UNKNOWN_TYPE) from None
     writer_cls = FORMATS.get(start.format)
     if writer_cls is None:
         raise ExportFailed(f"format {start.format!r} is not one of {', '.join(FORMATS)}",
@@ -263,7 +263,7 @@ class Report:
         self.warcs_done = 0
         self.warcs_total = 0
         self.duplicate_keys: dict[str, int] = {}  # per WARC: responses whose JSON repeated a key
-        self._last_status = time.monotonic()
+        self._started = self._last_status = self._last_progress = time.monotonic()
 
     def _publish(self, status: str, **extra: Any) -> None:
         msg = ExportStatus(
@@ -296,12 +296,22 @@ class Report:
         if self.ctx.stop.is_set():
             raise JobInterrupted(f"export {self.export_id} interrupted")
         now = time.monotonic()
+        if now - self._last_progress >= PROGRESS_INTERVAL:
+            self._last_progress = now
+            self.ctx.progress(self.progress_line())
         if now - self._last_status >= self.ctx.config.status_interval:
             self._last_status = now
             self.running()
-            self.ctx.progress(f"{self.items} items, {self.warcs_done}/{self.warcs_total} WARCs")
+
+    def progress_line(self) -> str:
+        """For people: WARCs read of all selected, items written and how fast."""
+        seconds = max(time.monotonic() - self._started, 1e-3)
+        return (f"export {self.export_id}: {self.warcs_done}/{self.warcs_total} WARCs read, {self.items} items, "
+                f"{self.items / seconds:.0f} items/s")
 
     def succeeded(self, files: list[Path]) -> None:
+        self.warcs_done = self.warcs_total
+        self.ctx.progress(self.progress_line())
         self._publish(COMPLETED_SUCCESS, files=[str(f) for f in files], items=self.items)
 
     def failed(self, code: str, message: str) -> None:

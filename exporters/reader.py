@@ -56,11 +56,24 @@ def start_processes(config: Config | None = None) -> None:
         pool.submit(int).result()
 
 
+def free_cpus() -> int:
+    """The CPUs this process may run on that the last minute's load average leaves free, rounded."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load average on this system: take every CPU as free
+        load = 0.0
+    return max(0, round(cpus - load))
+
+
 def default_workers(total_bytes: int, *, threshold: int = 8 << 20) -> int:
-    """Reader processes for an export of WARCs totalling `total_bytes` (1 below the threshold)."""
+    """Reader processes for an export of WARCs totalling `total_bytes`: one per free CPU (at most 8), and 1
+    (this process, no pool) below the threshold or with fewer than 2 free: readers sharing a busy CPU
+    with the writing process cost more than they read (issue 35: slower than one process)."""
     if total_bytes < threshold:
         return 1
-    return max(1, min(os.cpu_count() or 1, 8))
+    free = free_cpus()
+    return min(free, 8) if free >= 2 else 1
 
 
 def processes_for(warcs: list[Path], *, asked: int | None, config: Config) -> int:

@@ -50,7 +50,7 @@ def lookup(name: str) -> ExportType:
     platform = discovery.owner(name, lambda p: [kind.name for kind in p.export_types])
     kind = platform.export_kind(name) if platform is not None else None
     if platform is None or kind is None:
-        raise UnknownExportType(name)
+        raise UnknownExportType(f"no exporter for export type {name!r}; known: {', '.join(export_types())}")
     return _export_type(platform, kind)
 
 

@@ -136,7 +136,11 @@ _XLSX_TYPES = (str, int, float, bool)
 
 class XlsxWriter(Writer):
     ext = "xlsx"
-    max_rows = 1_048_575  # Excel's sheet limit (1,048,576) minus the header row
+    SHEET_ROWS = 1_048_576  # Excel's rows per sheet, the header row included: past it, the next sheet
+
+    def __init__(self, *, path: Path, headers: list[str], sheet_rows: int | None = None) -> None:
+        super().__init__(path=path, headers=headers)
+        self.sheet_rows = sheet_rows or self.SHEET_ROWS
 
     @classmethod
     def encoder(cls, headers: list[str]) -> Encoder:
@@ -155,11 +159,17 @@ class XlsxWriter(Writer):
             {"constant_memory": True, "strings_to_urls": False, "strings_to_formulas": False,
              "strings_to_numbers": False},
         )
+        self._new_sheet()
+
+    def _new_sheet(self) -> None:
+        # constant_memory flushes a sheet's rows as it goes; a new sheet closes the last one's for good
         self._sheet = self._book.add_worksheet()
         self._sheet.write_row(0, 0, self.headers)
         self._row = 1
 
     def write(self, payload: list[Any]) -> None:
+        if self._row >= self.sheet_rows:
+            self._new_sheet()
         self._sheet.write_row(self._row, 0, payload)
         self._row += 1
 

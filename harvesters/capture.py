@@ -6,10 +6,12 @@ see docs/harvesting.md "WARC files".
 from __future__ import annotations
 
 import calendar
+import random
 import re
 import threading
 import time
 import uuid
+from collections import OrderedDict
 
 _last_date: tuple[int, str] = (0, "")
 
@@ -49,7 +51,7 @@ class CaptureClock:
     KEEP_SECONDS = 120  # a URI last captured this long before the newest capture cannot collide again
 
     def __init__(self) -> None:
-        self._last: dict[str, int] = {}
+        self._last: OrderedDict[str, int] = OrderedDict()  # least recently captured first
         self._newest = 0
         self._lock = threading.Lock()
 
@@ -57,14 +59,20 @@ class CaptureClock:
         """The WARC-Date for a capture of `uri` that happened at `date` (now if None)."""
         second = _date_second(date) if date else int(time.time())
         with self._lock:
-            taken = self._last.get(uri)
-            if taken is not None and second <= taken:
-                second = taken + 1
-            self._last[uri] = second
-            self._newest = max(self._newest, second)
-            if len(self._last) > self.PRUNE_AT:
-                horizon = self._newest - self.KEEP_SECONDS
-                self._last = {u: s for u, s in self._last.items() if s >= horizon}
+            last = self._last
+            taken = last.get(uri)
+            if taken is not None:
+                second = max(second, taken + 1)
+                last.move_to_end(uri)
+            last[uri] = second
+            self._newest = horizon = max(self._newest, second)
+            horizon -= self.KEEP_SECONDS
+            # drop from the old end only: each URI is dropped at most once per capture, O(1) amortised
+            while len(last) > self.PRUNE_AT:
+                oldest_uri = next(iter(last))
+                if last[oldest_uri] >= horizon:
+                    break
+                del last[oldest_uri]
         return date if date and _date_second(date) == second else _format_date(second)
 
 
@@ -92,5 +100,7 @@ def safe_uri(uri: str) -> str:
 
 
 def new_record_id() -> str:
-    """A WARC-Record-ID, made before the record when another record must name it first."""
-    return f"<urn:uuid:{uuid.uuid4()}>"
+    """A WARC-Record-ID (a random UUID), made before the record when another record must name it first.
+    From `random`, seeded from os.urandom and reseeded in a forked child: uuid4 reads os.urandom for each,
+    which lets go of the GIL and waits to get it back behind the harvest's other threads."""
+    return f"<urn:uuid:{uuid.UUID(int=random.getrandbits(128), version=4)}>"

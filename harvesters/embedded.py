@@ -20,17 +20,19 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from swath.core.config import Config
+from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted, Publish
 from swath.core.paths import harvest_path
 from swath.harvesters import registry
 from swath.harvesters.outcome import FinalOutcome
 from swath.harvesters.redaction import install_log_filter
 from swath.messages import codes
-from swath.messages.model import COMPLETED_SUCCESS, HarvestStart, decode_body
+from swath.messages.model import COMPLETED_FAILURE, COMPLETED_SUCCESS, HarvestStart, decode_body
 from swath.messages.routing import key as routing_key_for
 from swath.messages.validation import InvalidMessage, validate, validate_for_key
 
 EXIT_SUCCESS, EXIT_FAILURE, EXIT_INVALID, EXIT_INTERRUPTED, EXIT_ALREADY_FINISHED = 0, 1, 2, 3, 4
+MAX_RETRIES = 1000  # `--retry` ids of one message looked at before giving up on finding one not failed
 # what the first Ctrl-C does, said at once (the harvest may take a while to get there)
 STOPPING_STREAM = ("stopping: the stream is closed, its last WARC written and the final status published; "
                    "everything received so far is kept. Ctrl-C again to interrupt at once (resumable).")
@@ -88,6 +90,22 @@ def earlier_final_status(body: dict[str, Any], config: Config) -> dict[str, Any]
     start = HarvestStart.from_dict(body)
     record = FinalOutcome(directory=harvest_path(config, start.path), harvest_id=start.id).read()
     return record["status"] if record else None
+
+
+def retry_id(body: dict[str, Any], config: Config) -> str:
+    """The id `--retry` runs this start under: its own unless that harvest ended in failure, else the first of
+    `<id>.retry-1`, `-2`, ... that has not failed. A retry id shares the message's path, so the collection's
+    state (incremental points, tokens) carries on; a finished success stays finished (EXIT_ALREADY_FINISHED)."""
+    harvest_id = str(body.get("id", ""))
+    for attempt in range(MAX_RETRIES + 1):
+        candidate = f"{harvest_id}.retry-{attempt}" if attempt else harvest_id
+        try:
+            earlier = earlier_final_status({**body, "id": candidate}, config)
+        except SwathError:  # an invalid message: run_message refuses it with its code
+            return harvest_id
+        if earlier is None or earlier.get("status") != COMPLETED_FAILURE:
+            return candidate
+    return candidate
 
 
 def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None = None,

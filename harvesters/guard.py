@@ -95,10 +95,10 @@ class OriginGuard:
         what = self.credential_in(request)
         if what is None:
             return
-        target = _bare(url)
+        target = bare_url(url)
         chain = getattr(request, _CHAIN, None)
         if chain:
-            raise RedirectRefused(f"redirect from {_bare(chain[-2])} to {target} refused: the request "
+            raise RedirectRefused(f"redirect from {bare_url(chain[-2])} to {target} refused: the request "
                                   f"would carry {what} to an origin that is not the harvest's own")
         raise CredentialOriginRefused(f"request to {target} refused: it would carry {what} to an origin that "
                                       f"is not the harvest's own (its API root or seed URLs)")
@@ -181,18 +181,18 @@ def _check_hop(response: requests.Response, target: str, max_redirects: int) -> 
     previous = response.request
     chain = getattr(previous, _CHAIN, None) or [previous.url or ""]
     url = urljoin(response.url or chain[-1], target)
-    where = f"{_bare(chain[-1])} answered {response.status_code}"
+    where = f"{bare_url(chain[-1])} answered {response.status_code}"
     if urlsplit(url).scheme.lower() not in ("http", "https"):
         raise RedirectRefused(f"{where} with a redirect to a {urlsplit(url).scheme or 'relative'}: URL; only "
                               f"http(s) is followed", status=response.status_code)
     if url in chain:
-        raise RedirectRefused(f"{where} with a redirect back to {_bare(url)}: a loop", status=response.status_code)
+        raise RedirectRefused(f"{where} with a redirect back to {bare_url(url)}: a loop", status=response.status_code)
     if len(chain) > max_redirects:
         raise RedirectRefused(f"{where} with a redirect after {max_redirects} already followed",
                               status=response.status_code)
 
 
-def _bare(url: str) -> str:
+def bare_url(url: str) -> str:
     """The URL without its query and fragment (for messages: a query may hold a credential)."""
     split = urlsplit(url)
     return f"{split.scheme}://{split.netloc.rpartition('@')[2]}{split.path}"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 import random
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -42,13 +43,15 @@ from swath.harvesters.errors import (
     ResponseTooLarge,
     Unauthorized,
 )
-from swath.harvesters.guard import OriginGuard, header_text
+from swath.harvesters.guard import OriginGuard, bare_url, header_text
 from swath.harvesters.redaction import MIN_ANYWHERE, Redactor, redact_set_cookie, set_cookie_value
 from swath.harvesters.retry import MAX_RATE_LIMITS, MAX_RATE_WAIT, Attempt, GiveUp, RetryPolicy, Wait
 from swath.harvesters.retry import rate_limit_wait as rate_limit_wait  # re-exported: its callers import it here
 from swath.harvesters.streams import LineStreamResponse, StreamRecording
 from swath.harvesters.warc import warc_date
 from swath.messages import codes
+
+_URL_AGAIN = re.compile(r" with url: \S+")  # urllib3 names the URL again, query and all: the message says it once
 
 # hop-by-hop framing that no longer describes the recorded body; kept under the pywb-style prefix
 ORIG_PREFIX = "X-Archive-Orig-"
@@ -284,8 +287,9 @@ class RecordingAdapter(GuardedAdapter):
             raise HarvestStopped("harvest stopping; retry abandoned")
 
     def _error(self, decision: GiveUp, url: str, raw: Any, exc: Exception | None) -> Exception:
-        """The engine error for the policy's verdict, worded as the platforms' logs have always had it."""
-        status = decision.status
+        """The engine error for the policy's verdict, worded as the platforms' logs have always had it; the URL
+        without its query (a paged API's query runs to kilobytes, and the WARC holds it whole)."""
+        status, url = decision.status, bare_url(url)
         if decision.code == codes.UNAUTHORIZED:
             return Unauthorized(f"{url} answered {status} {raw.reason}: credentials refused", status=status)
         if decision.code == codes.RATE_LIMITED:
@@ -295,8 +299,8 @@ class RecordingAdapter(GuardedAdapter):
             return RemoteError(f"{url} answered {status} asking to retry after {decision.wait or 0.0:.0f}s "
                                f"(more than {self.policy.max_wait:.0f}s)", status=status)
         if exc is not None:
-            return RemoteError(f"{type(exc).__name__} from {url} after {self.policy.retries} retries: "
-                               f"{self.redactor.text(str(exc))}")
+            why = self.redactor.text(_URL_AGAIN.sub("", str(exc)))
+            return RemoteError(f"{type(exc).__name__} from {url} after {self.policy.retries} retries: {why}")
         return RemoteError(f"{url} answered {status} after {self.policy.retries} retries", status=status)
 
     def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote_plus, urlencode
 
 from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
@@ -56,6 +56,8 @@ class OAIPMHBackend(Backend):
         self.set_spec = options.get("set")
         self.identify: dict[str, str | None] = {}
         self._next_from: str | None = None
+        self._get_record = f"{self.source.public_url}?" + urlencode(
+            {"verb": "GetRecord", "metadataPrefix": self.prefix, "identifier": ""})
 
     def request(self, verb: str, **params: str) -> bytes:
         return self.fetch(self.source.url, params={"verb": verb, **params}, accept="text/xml").content
@@ -143,8 +145,7 @@ class OAIPMHBackend(Backend):
         if not record.identifier:
             return Item(remote_id=f"(page {page_no}, record {n})", error="record header has no identifier",
                         anonymous=True)
-        uri = f"{self.source.public_url}?" + urlencode({"verb": "GetRecord", "metadataPrefix": self.prefix,
-                                                        "identifier": record.identifier})
+        uri = self._get_record + quote_plus(record.identifier)  # what urlencode gives, the fixed part made once
         if record.deleted:
             return Item(remote_id=record.identifier, uri=uri, deleted=True)
         if record.metadata is None:

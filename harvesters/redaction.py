@@ -24,7 +24,7 @@ from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
 from swath.core import discovery
 from swath.core.encodings import decode_bounded
-from swath.core.masking import PUBLIC_OAUTH, SECRET_PARAMS, mask_text, secret_params_out, without_userinfo
+from swath.core.masking import PUBLIC_OAUTH, SECRET_PARAMS, mask_text, secret_params_out
 
 if TYPE_CHECKING:
     from swath.messages.model import HarvestStart
@@ -35,6 +35,7 @@ MASK = b"*"  # recorded bodies keep their length: a secret becomes as many aster
 # either side), since as substrings they would garble ordinary text; in a header value, parameter value or
 # userinfo they are a whole token anyway, so there they always go.
 MIN_ANYWHERE = 4
+MEMO_CHARS, MEMO_SIZE = 200, 4096  # texts this short are remembered redacted, this many at most
 MAX_SECRETS = 512  # a server setting a new cookie on every answer must not make redaction ever slower
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"})
 # response headers that carry URLs a server may have put a credential in
@@ -64,8 +65,10 @@ _BY_NAME = [
 ]
 
 
-# every name _BY_NAME looks for holds one of these: a text without any skips its eight patterns
-_ANY_NAME = re.compile(r"(?i)key|secret|token|password|sig|oauth|authoriz|cookie|bearer|basic")
+# every name _BY_NAME looks for holds one of these: a text without any skips its eight patterns. Searched in
+# the casefolded text (8x faster than (?i)); casefold leaves two of the letters (?i) takes for i: İ -> i̇, ı
+_ANY_NAME = re.compile("|".join(word.replace("i", "(?:i\u0307?|\u0131)") for word in (
+    "key", "secret", "token", "passw", "sig", "oauth", "authoriz", "cookie", "bearer", "basic")))
 
 
 def scrub(text: str) -> str:
@@ -73,7 +76,7 @@ def scrub(text: str) -> str:
     parameters, JSON keys and headers. Needs no secrets, so it also covers values nobody registered."""
     if "@" in text:
         text = _USERINFO.sub(r"\1", text)
-    if _ANY_NAME.search(text):
+    if _ANY_NAME.search(text.casefold()):
         for pattern in _BY_NAME:
             text = pattern.sub(lambda m: m.group("k") + REDACTED, text)
     return text
@@ -144,8 +147,11 @@ class _Patterns:
         self.data = re.compile(everything.encode("utf-8")) if everything else None
         self.mask = re.compile(self._alternation(self.long, []).encode("utf-8")) if self.long else None
         # the quick `in` scans before a regex runs: a form holding another form needs no scan of its own
-        self.long_bytes = [f.encode("utf-8") for f in _innermost(self.long)]
-        self.all_bytes = self.long_bytes + [f.encode("utf-8") for f in _innermost(self.short)]
+        long_inner = _innermost(self.long)
+        self.all_text = long_inner + _innermost(self.short)
+        self.long_bytes = [f.encode("utf-8") for f in long_inner]
+        self.all_bytes = [f.encode("utf-8") for f in self.all_text]
+        self.memo: dict[str, str] = {}  # short texts already redacted with these secrets (fixed record headers)
 
     @staticmethod
     def _alternation(long: list[str], short: list[str]) -> str:
@@ -194,9 +200,18 @@ class Redactor:
     # --- free text: REDACTED replaces a secret ---
     def text(self, text: str) -> str:
         patterns = self._compiled
-        if patterns.text is not None:
-            text = patterns.text.sub(REDACTED, text)
-        return scrub(text)
+        done = patterns.memo.get(text)
+        if done is not None:
+            return done
+        redacted = text
+        if patterns.text is not None and any(form in text for form in patterns.all_text):
+            redacted = patterns.text.sub(REDACTED, text)
+        redacted = scrub(redacted)
+        if len(text) <= MEMO_CHARS:
+            if len(patterns.memo) >= MEMO_SIZE:
+                patterns.memo.clear()  # bounded: an endless run of distinct values starts it afresh
+            patterns.memo[text] = redacted
+        return redacted
 
     def data(self, data: bytes) -> bytes:
         patterns = self._compiled
@@ -209,8 +224,13 @@ class Redactor:
         return self.text(secret_params_out(encoded, REDACTED))
 
     def url(self, url: str) -> str:
-        split = urlsplit(without_userinfo(url))
-        return self.text(urlunsplit(split._replace(query=secret_params_out(split.query, REDACTED))))
+        if "@" not in url and "=" not in url:  # no userinfo, no parameter: only the secrets themselves
+            return self.text(url)
+        split = urlsplit(url)
+        query = secret_params_out(split.query, REDACTED)
+        if "@" in split.netloc or query != split.query:
+            url = urlunsplit(split._replace(netloc=split.netloc.rpartition("@")[2], query=query))
+        return self.text(url)
 
     def headers(self, items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         out = []

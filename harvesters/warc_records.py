@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from swath.harvesters.capture import CaptureClock, safe_uri
+from swath.harvesters.capture import CaptureClock, new_record_id, safe_uri
 
 if TYPE_CHECKING:
     from swath.harvesters.redaction import Redactor
@@ -75,7 +75,8 @@ class RecordFactory:
                      headers: dict[str, str]) -> Any:
         return self._builder.create_warc_record(uri, record_type, payload=BytesIO(body), length=len(body),
                                                 http_headers=http_headers,
-                                                warc_headers_dict={**headers, **_digests(http_headers, body)})
+                                                warc_headers_dict={"WARC-Record-ID": new_record_id(), **headers,
+                                                                   **_digests(http_headers, body)})
 
     def _response(self, *, uri: str, status_line: str, response_headers: list[tuple[str, str]],
                   response_body: bytes, protocol: str, extra: dict[str, str]):
@@ -148,6 +149,8 @@ class RecordFactory:
             else:
                 del headers["WARC-Refers-To"]
         headers["WARC-Date"] = self.clock.date(uri, headers.get("WARC-Date"))
+        headers["WARC-Payload-Digest"] = headers["WARC-Block-Digest"] = _sha1(payload)  # no HTTP headers: one
+        headers.setdefault("WARC-Record-ID", new_record_id())
         return self._builder.create_warc_record(
             uri,
             record_type,

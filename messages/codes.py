@@ -34,7 +34,8 @@ OAI_ERROR = "oai_error"  # an OAI-PMH endpoint answered with an OAI error; its O
 DRY_RUN = "dry_run"  # a dry run (options.dryrun): what would have been harvested; nothing was written
 LOCAL_FAULT = "local_fault"  # swath's own side failed (writing a WARC); a start delivered again resumes the harvest
 DISK_FULL = "disk_full"  # a write under the data root met a full disk or quota (ENOSPC/EDQUOT); rerun once freed
-DATA_ROOT_UNWRITABLE = "data_root_unwritable"  # a write under the data root was refused (read-only, permissions)
+# a write under the data root was refused (read-only, permissions), or the data root cannot be made at start
+DATA_ROOT_UNWRITABLE = "data_root_unwritable"
 IO_ERROR = "io_error"  # the disk failed a write under the data root (EIO); complete files kept, run again to resume
 FREE_SPACE_LOW = "free_space_low"  # the data root has less free space than SWATH_MIN_FREE_BYTES: not started/stopped
 UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what
@@ -155,3 +156,9 @@ SFM_API_UNAVAILABLE = "sfm_api_unavailable"  # sfm-ui's /api/v1/warcs/ (SWATH_SF
 SWATH_INTERNAL_INFOS = frozenset({WARC_INDEX_SCAN, WARC_UNINDEXED})
 API_RETIRED = "api_retired"  # a harvest type whose platform API is gone (SFM 2.x v1 Twitter, Weibo); says what to use
 SFM_SCHEMA_MISSING = "sfm_schema_missing"  # `swath sfm import`: the database named has no sfm-ui tables (ui_collection)
+
+# --- start-up mistakes (a CLI line or worker log line each, saying what to do) ---
+BROKER_URL_INVALID = "broker_url_invalid"  # SWATH_AMQP_URL is not an amqp:// or amqps:// URL, or does not parse
+DATABASE_DRIVER_MISSING = "database_driver_missing"  # SWATH_DB_URL names a database driver that is not installed
+# a credential of a harvest.start is still the YOUR_<NAME> placeholder of `swath harvest example`; nothing sent
+CREDENTIAL_PLACEHOLDER = "credential_placeholder"

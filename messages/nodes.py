@@ -7,16 +7,49 @@ with the next, so a node that went away is tried last. A single URL behaves exac
 
 from __future__ import annotations
 
+import re
+
 import pika
 import pika.exceptions
 
+from swath.core.errors import SwathError
+from swath.messages import codes
+
 SEPARATOR = ","
+SCHEMES = ("amqp://", "amqps://")
+
+
+class BrokerUrlInvalid(SwathError):
+    """SWATH_AMQP_URL is not an AMQP URL: said before any connection is tried (pika would raise IndexError)."""
+
+    code = codes.BROKER_URL_INVALID
 
 
 def amqp_urls(raw: str) -> list[str]:
     """The node URLs in `raw` (SWATH_AMQP_URL): split on commas, blanks around them dropped."""
     urls = [part.strip() for part in raw.split(SEPARATOR)]
     return [url for url in urls if url] or [raw.strip()]
+
+
+def without_password(url: str) -> str:
+    """`url` with its user information masked, for a message about a URL that may not even parse."""
+    return re.sub(r"(?<=//)[^/@]*@", "***@", url)
+
+
+def checked_amqp_urls(raw: str) -> list[str]:
+    """The node URLs in `raw`, each an amqp:// or amqps:// URL pika can read (else BrokerUrlInvalid)."""
+    urls = amqp_urls(raw)
+    for url in urls:
+        problem = None if url.lower().startswith(SCHEMES) else "does not start with amqp:// or amqps://"
+        try:
+            pika.URLParameters(url)
+        except Exception as exc:  # pika raises IndexError, ValueError or KeyError for what it cannot read
+            problem = problem or f"does not parse ({type(exc).__name__}: {exc})"
+        if problem:
+            raise BrokerUrlInvalid(f"SWATH_AMQP_URL {without_password(url)!r} {problem}: give "
+                                   "amqp://USER:PASSWORD@HOST:5672/VHOST (amqps:// for TLS; several nodes "
+                                   "comma-separated)")
+    return urls
 
 
 def node_parameters(url: str, *, name: str, heartbeat: int) -> pika.URLParameters:
@@ -31,7 +64,7 @@ class Nodes:
     """The node list of one client, in the order to try them; `failed()` moves the one in use to the back."""
 
     def __init__(self, raw: str, *, name: str, heartbeat: int) -> None:
-        self.urls = amqp_urls(raw)
+        self.urls = checked_amqp_urls(raw)
         self.name, self.heartbeat = name, heartbeat
         self._first = 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -108,6 +109,17 @@ def present(credentials: Any) -> list[str]:
     if not isinstance(credentials, Mapping):
         return []
     return [str(name) for name, value in credentials.items() if value not in (None, "")]
+
+
+PLACEHOLDER = re.compile(r"^YOUR_[A-Z0-9_]+$")  # what `swath harvest example` puts where a credential goes
+
+
+def placeholders(credentials: Any) -> list[str]:
+    """The credential names whose value is still an example's YOUR_<NAME> placeholder."""
+    if not isinstance(credentials, Mapping):
+        return []
+    return sorted(str(name) for name, value in credentials.items()
+                  if isinstance(value, str) and PLACEHOLDER.match(value.strip()))
 
 
 def check_start(body: Mapping[str, Any]) -> list[str]:

@@ -13,7 +13,7 @@ from referencing import Registry, Resource
 
 from swath.core.errors import SwathError
 from swath.messages import codes
-from swath.messages.settings import check_start
+from swath.messages.settings import check_start, placeholders
 
 SCHEMA_NAMES = (
     "harvest_start",
@@ -88,6 +88,12 @@ def validate(name: str, body: Any) -> None:
         if found:
             raise InvalidMessage(f"harvest_start message is invalid for type {body['type']!r}: {'; '.join(found)}",
                                  code=codes.SCHEMA_INVALID)
+        unfilled = placeholders(body.get("credentials"))
+        if unfilled:  # refused here, before any request could carry it
+            names = ", ".join(f"credentials.{name}" for name in unfilled)
+            raise InvalidMessage(f"{names} still {'holds' if len(unfilled) == 1 else 'hold'} the YOUR_<NAME> "
+                                 "placeholder of `swath harvest example`: put the real value in the message; "
+                                 "nothing was sent", code=codes.CREDENTIAL_PLACEHOLDER)
 
 
 def validate_for_key(routing_key: str, body: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
 import pkgutil
@@ -12,8 +13,10 @@ from typing import Any
 
 import click
 
-from swath.commands.common import config_of, emit
+from swath.commands.common import config_of, emit, error_line
 from swath.core.config import Config
+from swath.core.dataroot import writable_data_root
+from swath.core.errors import SwathError
 from swath.messages.model import decode_body
 from swath.messages.validation import InvalidMessage
 
@@ -33,7 +36,21 @@ def read_message(source: str) -> dict[str, Any]:
     return body
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class SwathGroup(click.Group):
+    """Any SwathError a command lets through (a start-up mistake: data root, SWATH_AMQP_URL, SWATH_DB_URL) is one
+    coded line and exit 1; its traceback only under --debug."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SwathError as exc:
+            if ctx.params.get("debug"):
+                raise
+            click.echo(error_line(exc.code, exc.message), err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=SwathGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), envvar="SWATH_DATA_ROOT",
               help="Where WARCs, state and exports live (SWATH_DATA_ROOT; default $XDG_DATA_HOME/swath, "
                    "else ~/.local/share/swath). `swath config` prints it.")
@@ -79,8 +96,11 @@ def harvest() -> None:
 @click.argument("message")
 @click.option("--json", "as_json", is_flag=True,
               help='Also print a refusal (invalid message, already finished) as {"error": ...} on stdout.')
+@click.option("--retry", is_flag=True,
+              help="If this harvest ended in failure, run it again as <id>.retry-N (the collection's state carries "
+                   "on); a finished success still exits 4.")
 @click.pass_context
-def harvest_run(ctx: click.Context, message: str, as_json: bool) -> None:
+def harvest_run(ctx: click.Context, message: str, as_json: bool, retry: bool) -> None:
     """Run the harvest.start MESSAGE (a JSON file, or - for stdin) in this process, no broker.
 
     MESSAGE may also name a validated harvest source (as udata's `harvest run SOURCE` does): that is
@@ -91,11 +111,18 @@ def harvest_run(ctx: click.Context, message: str, as_json: bool) -> None:
     2 on an invalid message, 3 when interrupted (run it again to resume), 4 when this harvest id
     already finished (nothing harvested; use a new id). The first Ctrl-C stops a stream harvest
     cleanly (everything kept, final status) and interrupts any other harvest (resumable); it says
-    which. A second Ctrl-C interrupts a stream too.
+    which. A second Ctrl-C interrupts a stream too. With --retry, a harvest that ended in `completed failure`
+    (a network outage, say) runs again under the derived id <id>.retry-N, so a cron job can re-run its message.
     """
     import threading
 
-    from swath.harvesters.embedded import install_signal_handlers, is_stream_message, run_message, stderr_notice
+    from swath.harvesters.embedded import (
+        install_signal_handlers,
+        is_stream_message,
+        retry_id,
+        run_message,
+        stderr_notice,
+    )
 
     if message != "-" and not Path(message).exists() and not message.endswith(".json"):
         from swath.commands.sources import launch
@@ -103,8 +130,11 @@ def harvest_run(ctx: click.Context, message: str, as_json: bool) -> None:
         ctx.invoke(launch, source=message, sync=True, as_json=as_json)
         return
     config = config_of(ctx)
-    config.data_root.mkdir(parents=True, exist_ok=True)
+    writable_data_root(config.data_root)
     body = read_message(message)
+    if retry and (again := retry_id(body, config)) != body.get("id"):
+        click.echo(f"swath: harvest {body.get('id')} ended in failure; retrying it as {again}", err=True)
+        body["id"] = again
     stop, shutdown = threading.Event(), threading.Event()
     install_signal_handlers(stop, shutdown, stream=is_stream_message(body), notify=stderr_notice)
     ctx.exit(run_message(body, config=config, stop=stop, shutdown=shutdown, as_json=as_json))
@@ -134,42 +164,58 @@ def export() -> None:
 @click.option("--skip-unreadable", is_flag=True,
               help="Export the rest when a body or line cannot be read (a warning) instead of failing; "
                    "sets the message's options.skip_unreadable.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Also print a refusal (invalid message, unknown type) as {"error": ...} on stdout.')
 @click.pass_context
-def export_run(ctx: click.Context, message: str, skip_unreadable: bool) -> None:
+def export_run(ctx: click.Context, message: str, skip_unreadable: bool, as_json: bool) -> None:
     """Run the export.start MESSAGE (a JSON file, or - for stdin) in this process, no broker.
+    `swath export example TYPE` prints one.
 
-    Prints the export.status messages as JSON lines on stdout; exits 0 on `completed success` (an empty
-    date range the message asked for is a success with an `export_empty` warning), 1 on `completed
-    failure` (including an export with nothing to export: `no_warcs`, `export_empty`, and unreadable bodies:
-    `item_unreadable`), 3 when interrupted (Ctrl-C or SIGTERM: the export stops within a batch of
-    records and removes its unfinished files). The WARCs come from the WARC index in the store
-    (SWATH_DB_URL, kept by `swath monitor`), else from listing the data root (a `warc_index_scan` info).
+    Prints the export.status messages as JSON lines on stdout, and on stderr a progress line (WARCs read of
+    those selected, items, items/s). Exits 0 on `completed success` (an empty date range the message asked for
+    is a success with an `export_empty` warning), 1 on `completed failure` (including an export with nothing
+    to export: `no_warcs`, `export_empty`, and unreadable bodies: `item_unreadable`), 2 on an invalid message
+    or an unknown type (`error [code]: ...`, the known types listed), 3 when interrupted (Ctrl-C or SIGTERM:
+    the export stops within a batch of records and removes its unfinished files). The WARCs come from the
+    WARC index in the store (SWATH_DB_URL, kept by `swath monitor`), else from listing the data root (a
+    `warc_index_scan` info).
     """
+    from swath.commands.common import ProgressLine
     from swath.core.jobs import JobContext, JobInterrupted
     from swath.export_index import run_export
-    from swath.exporters.registry import lookup
-    from swath.harvesters.embedded import EXIT_INTERRUPTED, install_signal_handlers, print_publish, terminal_progress
+    from swath.exporters.registry import UnknownExportType, lookup
+    from swath.harvesters.embedded import EXIT_INTERRUPTED, EXIT_INVALID, install_signal_handlers, print_publish
     from swath.messages.model import COMPLETED_SUCCESS
 
+    def refuse(exc: SwathError) -> None:
+        click.echo(error_line(exc.code, exc.message), err=True)
+        if as_json:
+            click.echo(json.dumps({"error": {"code": exc.code, "message": exc.message}}))
+        ctx.exit(EXIT_INVALID)
+
     config = config_of(ctx)
+    writable_data_root(config.data_root)
     body = read_message(message)
     options = body.setdefault("options", {}) if skip_unreadable else None
     if isinstance(options, dict):  # any other value is the schema's to refuse
         options["skip_unreadable"] = True
     try:
         export_type = lookup(str(body.get("type")))
-    except LookupError as exc:
-        raise click.UsageError(str(exc)) from None
+    except UnknownExportType as exc:
+        refuse(exc)
     sent: list[dict[str, Any]] = []
+    progress = ProgressLine(sys.stderr)
     job_ctx = JobContext(config=config, publish=print_publish(sys.stdout, sent), service=export_type.service,
-                         progress=terminal_progress(sys.stderr))
+                         progress=progress)
     install_signal_handlers(job_ctx.stop, job_ctx.shutdown)
     try:
         run_export(body, routing_key=f"export.start.{export_type.platform}.{export_type.name}", ctx=job_ctx)
     except InvalidMessage as exc:
-        raise click.UsageError(f"{message}: {exc}") from None
+        refuse(exc)
     except JobInterrupted:  # a second signal: stopped without a final status
         ctx.exit(EXIT_INTERRUPTED)
+    finally:
+        progress.close()
     statuses = [m["message"] for m in sent if m["routing_key"].startswith("export.status.")]
     if job_ctx.stop.is_set():
         ctx.exit(EXIT_INTERRUPTED)
@@ -206,6 +252,7 @@ def demo(ctx: click.Context, fmt: str, as_json: bool) -> None:
     from swath.harvesters.embedded import terminal_progress
 
     config = config_of(ctx)
+    writable_data_root(config.data_root)
     result = run_demo(config, fmt=fmt, progress=terminal_progress(sys.stderr))
     final_harvest = result.harvest[-1]["message"]
     final_export = result.export[-1]["message"]
@@ -259,7 +306,10 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
         spec = service(name, config_of(ctx).platforms)
     except UnknownService as exc:
         raise click.UsageError(str(exc)) from None
-    runner = Worker(config=config_of(ctx), spec=spec)
+    config = config_of(ctx)
+    if any(key.startswith(("harvest.start.", "export.start.")) for key in spec.bindings):
+        writable_data_root(config.data_root)  # said once at start, not as a failure of every message taken
+    runner = Worker(config=config, spec=spec)
     runner.install_signal_handlers()
     runner.run()
 

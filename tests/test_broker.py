@@ -100,6 +100,9 @@ def test_start_is_consumed_worked_then_acked(config, broker, worker):
         (b"[1, 2]", "schema_invalid"),
         (json.dumps({"id": "bad-status", "type": "dummy"}).encode(), "schema_invalid"),  # no path
         (json.dumps({"id": "bad-type", "type": "nonesuch", "path": "p"}).encode(), "unknown_type"),
+        # an example's credential placeholder never reaches a job, so no request can carry it (issue #31)
+        (json.dumps({"id": "placeholder", "type": "dummy", "path": "p",
+                     "credentials": {"api_key": "YOUR_API_KEY"}}).encode(), "credential_placeholder"),
     ],
 )
 def test_bad_message_is_dead_lettered_with_reason_and_worker_keeps_serving(config, broker, worker, body, code):

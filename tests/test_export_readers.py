@@ -4,6 +4,7 @@ and the WARC reader agrees with warcio, skipping a corrupt gzip member but keepi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -103,3 +104,21 @@ def test_export_workers_setting():
     assert Config.from_env({"SWATH_EXPORT_WORKERS": "-2"}).export_workers == 0
     with pytest.raises(SystemExit, match="SWATH_EXPORT_WORKERS must be an integer"):
         Config.from_env({"SWATH_EXPORT_WORKERS": "many"})
+
+
+def test_readers_only_on_free_cpus(monkeypatch):
+    # issue 35: with the other core busy, 2 readers ran slower than one process; the count now follows
+    # the CPUs the load leaves free, and one process (no pool) whenever fewer than 2 are free
+    from swath.exporters import reader
+
+    big = 64 << 20
+    cpus = len(os.sched_getaffinity(0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (float(cpus), 0.0, 0.0))
+    assert reader.free_cpus() == 0
+    assert reader.default_workers(big) == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (cpus - 1.2, 0.0, 0.0))
+    assert reader.default_workers(big) == 1  # one free CPU: the writing process needs it
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert reader.free_cpus() == cpus
+    assert reader.default_workers(big) == (min(cpus, 8) if cpus >= 2 else 1)
+    assert reader.default_workers(1 << 20) == 1  # small inputs stay in-process whatever is free

@@ -140,3 +140,25 @@ def test_the_log_filter_on_a_handler_covers_child_loggers_and_tracebacks():
     assert SECRET not in text and quote(SECRET, safe="") not in text
     assert "oauth_consumer_key=REDACTED" in text and "failed with key REDACTED" in text
     assert "Traceback" in text
+
+
+def test_passwd_parameters_are_scrubbed_by_name():
+    # the quick name check before the by-name patterns lacked "passwd", so those patterns never ran on it
+    assert scrub("login with passwd=hunter22 failed") == f"login with passwd={REDACTED} failed"
+    assert scrub("https://h.example/x?PASSWD=hunter22") == f"https://h.example/x?PASSWD={REDACTED}"
+
+
+def test_a_text_redacted_before_a_secret_was_learnt_is_redacted_again_after():
+    redactor = Redactor([SECRET])
+    value = "session Qm9vb2tsZXRz"
+    assert redactor.text(value) == value
+    redactor.add("Qm9vb2tsZXRz")
+    assert redactor.text(value) == f"session {REDACTED}"
+
+
+def test_urls_without_parameters_or_userinfo_are_kept_byte_for_byte():
+    redactor = Redactor([SECRET])
+    for url in ("https://h.example/a/b?", "https://h.example/a#", f"https://h.example/{SECRET}/x"):
+        expected = url.replace(SECRET, REDACTED)
+        assert redactor.url(url) == expected
+    assert redactor.url(f"https://u:{SECRET}@h.example/a?key=1&q=2") == f"https://h.example/a?key={REDACTED}&q=2"

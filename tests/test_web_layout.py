@@ -81,7 +81,7 @@ def test_every_main_page_fits_1280_px_and_labels_its_controls(config: Config, br
             src = repo.find_source(s, source_id)
             job_id = repo.add_job(s, job_id=f"{source_id}-20240102T000000123456", source=src, trigger="manual",
                                   routing_key="harvest.start.oai_pmh.oai_pmh").id
-            set_id, collection_id = src.collection_set_id, src.collection_id
+            set_id, collection_id, seed_id = src.collection_set_id, src.collection_id, src.seeds[0]["id"]
         record(store, "harvest.status.oai_pmh.oai_pmh", status_body(
             job_id, "completed success", 7, date_started="2024-01-02T00:00:00.123456+00:00",
             date_ended="2024-01-02T00:05:09.654321+00:00",
@@ -100,6 +100,7 @@ def test_every_main_page_fits_1280_px_and_labels_its_controls(config: Config, br
         pages += [("06-export", page.url)]
 
         pages += [("00-home", base + "/"), ("02-set", set_url), ("04-collection", collection_url),
+                  ("04b-seed", f"{collection_url}/seeds/{seed_id}"),
                   ("05-run-finished", f"{base}/runs/{job_id}"), ("07-exports", base + "/exports"),
                   ("09-operations", base + "/ops"), ("10-accounts", base + "/admin"),
                   ("10b-account-of-a-user", f"{base}/admin/users/{reader.id}"),

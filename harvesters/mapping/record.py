@@ -6,6 +6,7 @@ Shape documented in docs/metadata-harvesting.md; exporters read these `resource`
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,11 +28,11 @@ class Source:
     url: str
     options: dict[str, Any] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property  # read for every item's record; a source's URL does not change
     def domain(self) -> str:
         return urlsplit(self.url).hostname or ""
 
-    @property
+    @functools.cached_property
     def public_url(self) -> str:
         """The URL without `user:password@` (requests sends those as Basic auth): the one to store or show."""
         return without_userinfo(self.url)
@@ -57,7 +58,7 @@ def record_payload(backend: str, source: Source, remote_id: str, *, dataset: Dat
         "status": status,
         "deleted": status == DELETED,
         "deletion_reason": reason,
-        "dataset": dataset.to_dict() if dataset else None,
+        "dataset": dataset,  # orjson writes a dataclass as asdict() would, without asdict's deep copy
         "harvest": harvest_metadata(source, backend, remote_id),
     }
     return orjson.dumps(body)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 import click
 import orjson
@@ -50,6 +51,15 @@ def open_requester(ctx: click.Context) -> Requester:
     return requester
 
 
+ERROR_LINE_MAX = 1000  # characters of an error line: room for a list of known types, never a screenful
+
+
+def error_line(code: str, message: str) -> str:
+    """`error [code]: message` on one line, capped at ERROR_LINE_MAX."""
+    line = f"error [{code}]: {' '.join(message.split())}"
+    return line if len(line) <= ERROR_LINE_MAX else line[:ERROR_LINE_MAX - 1] + "…"
+
+
 def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """RequestError/NotFound/StoreError -> `error [code]: message` (or JSON with --json), exit 1."""
 
@@ -62,10 +72,40 @@ def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             if kwargs.get("as_json"):
                 click.echo(orjson.dumps({"error": {"code": code, "message": message}}).decode())
             else:
-                click.echo(f"error [{code}]: {message}", err=True)
+                click.echo(error_line(code, message), err=True)
             sys.exit(1)
 
     return wrapper
+
+
+class ProgressLine:
+    """Progress for people on stderr: one rewritten line on a terminal; in a log (a file or pipe) a line every
+    `every` seconds. `close()` prints the last one if it was held back, so a log ends with where it got to."""
+
+    def __init__(self, err: TextIO, *, every: float = 10.0) -> None:
+        self.err, self.every = err, every
+        self.tty = hasattr(err, "isatty") and err.isatty()
+        self._printed = -every
+        self._held: str | None = None
+
+    def __call__(self, text: str) -> None:
+        if self.tty:
+            self.err.write("\r" + text[:200].ljust(80))
+        elif time.monotonic() - self._printed >= self.every:
+            self._printed, self._held = time.monotonic(), None
+            self.err.write(text + "\n")
+        else:
+            self._held = text
+            return
+        self.err.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.err.write("\n")
+        elif self._held is not None:
+            self.err.write(self._held + "\n")
+        self._held = None
+        self.err.flush()
 
 
 def stats_total(stats: dict[str, dict[str, int]]) -> dict[str, int]:

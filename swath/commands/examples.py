@@ -1,8 +1,10 @@
-"""`swath harvest example TYPE`: a complete harvest.start for any harvest type, ready for `swath harvest run`.
+"""`swath harvest example TYPE` / `swath export example TYPE`: a complete harvest.start or export.start for any
+type, ready for `swath harvest run` / `swath export run`.
 
 Built from the type's declaration (core/platforms.py): its example seeds, the options that have a default,
 a placeholder for each credential it needs, and a path under this installation's data root, so the
-printed message runs as it is wherever the data root is.
+printed message runs as it is wherever the data root is. An export example exports the collection the harvest
+example of the same type harvests into.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import orjson
 from swath.commands.common import config_of, handles_errors
 from swath.core.config import Config
 from swath.messages import codes, settings
-from swath.messages.model import HarvestStart
+from swath.messages.model import ExportStart, HarvestStart
 from swath.messages.validation import InvalidMessage
 from swath.requester import RequestError
 from swath.source_settings import parse_options
@@ -62,10 +64,23 @@ def example_start(harvest_type: str, config: Config, *, seeds: tuple[str, ...] =
     return body
 
 
+def example_export(export_type: str, config: Config, *, fmt: str = "csv",
+                   export_id: str | None = None) -> dict[str, Any]:
+    """The example export.start of `export_type` (UnknownExportType, listing the known ones, when none has it)."""
+    from swath.exporters.registry import lookup
+
+    lookup(export_type)
+    export_id = export_id or f"example-export-{export_type}-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}"
+    return {"id": export_id, "type": export_type, "collection": {"id": export_type},
+            "path": str(config.data_root / "exports" / export_id), "format": fmt, "dedupe": True,
+            "segment_size": None}
+
+
 def extend(cli: click.Group) -> None:
-    harvest = cli.commands["harvest"]
-    assert isinstance(harvest, click.Group)
-    harvest.add_command(example)
+    for group, command in (("harvest", example), ("export", export_example)):
+        found = cli.commands[group]
+        assert isinstance(found, click.Group)
+        found.add_command(command, "example")
 
 
 @click.command()
@@ -87,8 +102,34 @@ def example(ctx: click.Context, harvest_type: str, seeds: tuple[str, ...], optio
     """
     body = example_start(harvest_type, config_of(ctx), seeds=seeds, options=parse_options(harvest_type, options),
                          harvest_id=harvest_id)
+    filled = {name: "x" for name in body.get("credentials", {})}  # the placeholders are the reader's to fill
     try:  # what it prints must run: an --option or --seed the type refuses is said here
-        HarvestStart.from_dict(body)
+        HarvestStart.from_dict({**body, **({"credentials": filled} if filled else {})})
+    except InvalidMessage as exc:
+        raise RequestError(exc.message, code=codes.BAD_REQUEST) from None
+    click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
+
+
+@click.command()
+@click.argument("export_type", metavar="TYPE")
+@click.option("--format", "fmt", default="csv", show_default=True, help="An export format (as `swath demo --format`).")
+@click.option("--id", "export_id", default=None, help="The export id (default: example-export-TYPE-<UTC time>).")
+@click.pass_context
+@handles_errors
+def export_example(ctx: click.Context, export_type: str, fmt: str, export_id: str | None) -> None:
+    """Print a complete export.start for TYPE (`swath export types`): the collection `swath harvest example TYPE`
+    harvests into, deduplicated, written to <data root>/exports/<id>.
+
+    \b
+    swath export example ckan > export.json && swath export run export.json
+    """
+    from swath.exporters.writers import FORMATS
+
+    if fmt not in FORMATS:
+        raise RequestError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}", code=codes.UNSUPPORTED_EXPORT_FORMAT)
+    body = example_export(export_type, config_of(ctx), fmt=fmt, export_id=export_id)
+    try:  # what it prints must run: a format or id the schema refuses is said here
+        ExportStart.from_dict(body)
     except InvalidMessage as exc:
         raise RequestError(exc.message, code=codes.BAD_REQUEST) from None
     click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())

@@ -15,13 +15,14 @@ from alembic.config import Config as AlembicConfig
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from swath.core.errors import SwathError
+from swath.messages import codes
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 _migrated: set[str] = set()
@@ -53,9 +54,34 @@ def private_sqlite_file(path: Path) -> None:
         path.chmod(0o600)
 
 
+# drivers SQLAlchemy can use for a backend, in the order tried when the URL names none and the default is missing
+_DRIVERS = {"postgresql": ("psycopg", "psycopg2", "pg8000"), "mysql": ("mysqldb", "pymysql", "mysqlconnector")}
+
+
+def installed_driver(url: URL) -> URL:
+    """`url` with a driver that is installed: `postgresql://` means psycopg in SQLAlchemy 2.1, so without it
+    psycopg2 (swath's dependency) is taken. A driver named in the URL, or none installed: StoreError."""
+    named = "+" in url.drivername
+    candidates = [url.drivername] if named else [url.drivername, *(f"{url.drivername}+{d}"
+                                                                   for d in _DRIVERS.get(url.drivername, ()))]
+    for drivername in candidates:
+        candidate = url.set(drivername=drivername)
+        try:
+            candidate.get_dialect().import_dbapi()
+        except ImportError:
+            continue
+        return candidate
+    safe = url.render_as_string(hide_password=True)
+    tried = ", ".join(c.partition("+")[2] or "its default" for c in candidates)
+    raise StoreError(f"SWATH_DB_URL {safe} needs a database driver that is not installed ({tried}): install it "
+                     f"with pip, or name an installed driver as {url.get_backend_name()}+DRIVER:// (swath brings "
+                     "psycopg2 for postgresql)", code=codes.DATABASE_DRIVER_MISSING)
+
+
 def make_engine(url: str) -> Engine:
     """hide_parameters: a database error or SQL echo never prints a row's values (sealed credentials included)."""
-    parsed = make_url(url)
+    parsed = installed_driver(make_url(url))
+    url = parsed.render_as_string(hide_password=False)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
             private_sqlite_file(Path(parsed.database))
@@ -100,6 +126,8 @@ class Store:
             self.engine = make_engine(url)
             if migrate:
                 upgrade(self.engine)
+        except StoreError:
+            raise
         except Exception as exc:
             from swath.store.dberrors import classify  # one line with a code: refused, missing, unreachable
 

@@ -30,6 +30,7 @@ from swath.web import (
     routes_preview,
     routes_runs,
     routes_sets,
+    routes_stats,
 )
 from swath.web.limits import BodyLimit
 from swath.web.state import Web
@@ -48,6 +49,7 @@ def create_app(*, config: Config, store: Store, requester: Requester | None = No
         Route("/healthz", lambda _request: PlainTextResponse("ok\n")),
         *routes_auth.ROUTES, *routes_sets.ROUTES, *routes_collections.ROUTES, *routes_runs.ROUTES,
         *routes_exports.ROUTES, *routes_ops.ROUTES, *routes_admin.ROUTES, *routes_preview.ROUTES,
+        *routes_stats.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
     @contextlib.asynccontextmanager

@@ -104,6 +104,7 @@ def show_collection(ctx: Ctx) -> Response:
     source_id = ctx.request.path_params["source_id"]
     from swath.web.routes_exports import export_types_for
     from swath.web.routes_preview import previewable
+    from swath.web.routes_stats import collection_view
 
     with ctx.store.session() as s:
         src, cs = web_repo.get_collection(s, ctx.user, source_id)
@@ -111,9 +112,11 @@ def show_collection(ctx: Ctx) -> Response:
         active = repo.active_job(s, src.id)
         history = web_repo.changes(s, set_id=src.collection_set_id, source_id=src.id)
         exports = web_repo.export_requests(s, ctx.user, source_id=src.id, limit=20)
+        stats = collection_view(s, src)
     info = forms.type_info(src.harvest_type)
     return ctx.render("collection.html", src=src, cs=cs, jobs=jobs, active=active, history=history, info=info,
                       exports=exports, fields=forms.option_fields(src.harvest_type, src.options),
+                      stats=stats,
                       export_types=export_types_for(src), formats=forms.EXPORT_FORMATS,
                       previewable=previewable(src.harvest_type),
                       notice=ctx.request.query_params.get("notice"))

@@ -1,0 +1,34 @@
+"""The data root checked before a command writes under it: one coded line instead of a traceback later."""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from pathlib import Path
+
+from swath.core.errors import SwathError
+
+DATA_ROOT_UNWRITABLE = "data_root_unwritable"  # messages/codes.py holds it too; core sits below messages
+
+
+class DataRootUnwritable(SwathError):
+    """The data root cannot be made or written; the message names it, says why and what to do."""
+
+    code = DATA_ROOT_UNWRITABLE
+
+
+def writable_data_root(root: Path) -> Path:
+    """Make `root` if missing and prove a file can be written in it (made and removed); DataRootUnwritable if not."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".swath-write-check-", dir=root)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        name = errno.errorcode.get(exc.errno or 0, "")
+        raise DataRootUnwritable(f"the data root {root} cannot be written ({why}{', ' + name if name else ''}): "
+                                 "give a folder you may write with --data-root or SWATH_DATA_ROOT "
+                                 "(`swath config` prints the one in use)") from None
+    return root

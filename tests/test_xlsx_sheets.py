@@ -1,0 +1,40 @@
+"""XLSX exports past Excel's rows per sheet (exporters/writers.py): the next sheet, the header row repeated,
+every row kept once and in order. Shown with a small sheet so no test writes a million rows."""
+
+from __future__ import annotations
+
+import zipfile
+
+from lxml import etree
+
+from swath.exporters.writers import XlsxWriter
+
+_NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+
+
+def _sheets(path) -> list[list[list[str]]]:
+    with zipfile.ZipFile(path) as zf:
+        names = sorted((n for n in zf.namelist() if n.startswith("xl/worksheets/sheet")),
+                       key=lambda n: int(n.removeprefix("xl/worksheets/sheet").removesuffix(".xml")))
+        return [[["".join(c.itertext()) for c in row.iterfind("m:c", _NS)]
+                 for row in etree.fromstring(zf.read(name)).iterfind(".//m:row", _NS)] for name in names]
+
+
+def test_a_full_sheet_continues_on_the_next_with_the_header_repeated(tmp_path):
+    headers = ["id", "text"]
+    rows = [[str(i), f"item {i}"] for i in range(7)]
+    writer = XlsxWriter(path=tmp_path / "out.xlsx", headers=headers, sheet_rows=3)
+    writer.start()
+    for row in rows:
+        writer.write(XlsxWriter.encoder(headers)(None, row))
+    writer.finish()
+    sheets = _sheets(tmp_path / "out.xlsx")
+    assert [len(sheet) for sheet in sheets] == [3, 3, 3, 2]  # each sheet: the header and at most 2 rows
+    assert all(sheet[0] == headers for sheet in sheets)
+    assert [row for sheet in sheets for row in sheet[1:]] == rows
+
+
+def test_excel_limit_is_the_default_and_one_file_holds_every_row(tmp_path):
+    writer = XlsxWriter(path=tmp_path / "out.xlsx", headers=["id"])
+    assert writer.sheet_rows == 1_048_576
+    assert XlsxWriter.max_rows is None  # no new file at the sheet limit: a new sheet instead
