@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,8 +67,10 @@ class ImportReport:
                 "collections": self.collections, "bad_collection_set_ids": self.bad_ids}
 
 
-def bring_over(sets: list[SfmCollectionSet], *, store: Store, config: Config, box: SecretBox) -> ImportReport:
-    """Import the site into `store` in one transaction (all or nothing); WARC files are checked first."""
+def bring_over(sets: list[SfmCollectionSet], *, store: Store, config: Config, box: SecretBox,
+               progress: Callable[[str], None] = lambda _: None) -> ImportReport:
+    """Import the site into `store` in one transaction (all or nothing); WARC files are checked first, each
+    told to `progress` (reading a volume's sha1s takes a while)."""
     report = ImportReport()
     warcs = [(c, h, w) for cs in sets for c in cs.collections for h in c.harvests for w in h.warcs]
     with store.session() as s:
@@ -80,8 +83,10 @@ def bring_over(sets: list[SfmCollectionSet], *, store: Store, config: Config, bo
            for cs in sets for c in cs.collections):
         box.require("the credentials of SFM's collections")  # before anything is written
     problems = {}
-    for *_, warc in warcs:
-        if warc.warc_id not in indexed and (problem := check_warc(config, warc)) is not None:
+    unread = [w for *_, w in warcs if w.warc_id not in indexed]
+    for n, warc in enumerate(unread, 1):
+        progress(f"checking SFM's WARCs: {n}/{len(unread)}, {warc.path}")
+        if (problem := check_warc(config, warc)) is not None:
             problems[warc.warc_id] = problem
     report.warc_problems = list(problems.values())
     with store.session() as s:

@@ -10,11 +10,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, column, create_engine, func, select, table
+from sqlalchemy import Connection, column, create_engine, func, make_url, select, table
 from sqlalchemy.exc import ProgrammingError, SQLAlchemyError
 
 from swath.core.errors import SwathError
 from swath.messages import codes, retired
+from swath.store.db import StoreError, installed_driver
 from swath.store.dberrors import classify
 
 _GROUPS = table("auth_group", column("id"), column("name"))
@@ -115,8 +116,9 @@ class SfmCollectionSet:
 @contextmanager
 def _reading(url: str) -> Iterator[Connection]:
     """One read-only transaction on the SFM database; SwathError with a code when it cannot be read."""
-    engine = create_engine(url, hide_parameters=True)
+    engine = None
     try:
+        engine = create_engine(installed_driver(make_url(url)), hide_parameters=True)
         with engine.connect().execution_options(postgresql_readonly=True) as conn, conn.begin():
             yield conn
     except ProgrammingError as exc:  # e.g. relation "ui_collection" does not exist
@@ -127,8 +129,11 @@ def _reading(url: str) -> Iterator[Connection]:
         code, line = classify(exc)
         raise SwathError(f"the SFM database could not be read: {line.replace('SWATH_DB_URL', '--db-url')}",
                          code=code) from None
+    except StoreError as exc:  # no driver installed for the URL
+        raise SwathError(exc.message.replace("SWATH_DB_URL", "--db-url"), code=exc.code) from None
     finally:
-        engine.dispose()
+        if engine is not None:
+            engine.dispose()
 
 
 def read_counts(url: str) -> SiteCounts:

@@ -3,11 +3,12 @@ its harvest volume into swath's store (`--dry-run` only counts)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
 
-from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors, open_store
+from swath.commands.common import JSON_OPTION, ProgressLine, config_of, emit, handles_errors, open_store
 
 
 @click.group(name="sfm")
@@ -36,7 +37,12 @@ def import_(ctx: click.Context, db_url: str, dry_run: bool, as_json: bool) -> No
     from swath.store.secrets import SecretBox
 
     config = config_of(ctx)
-    report = bring_over(read_site(db_url), store=open_store(ctx), config=config, box=SecretBox.from_config(config))
+    progress = ProgressLine(sys.stderr)
+    try:
+        report = bring_over(read_site(db_url), store=open_store(ctx), config=config,
+                            box=SecretBox.from_config(config), progress=progress)
+    finally:
+        progress.close()
     data = report.as_dict()
     emit(data, as_json, _report_text(data))
     if report.warc_problems:
