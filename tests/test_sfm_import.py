@@ -30,6 +30,7 @@ from swath.store.secrets import SecretBox, generate_key
 from swath.store.web_models import CollectionSet
 from tests.test_cli import swath
 from tests.test_requester_kit import fresh_database
+from tests.webkit import client, login, user, web_config
 
 # sfm-ui's tables as Django makes them (app `ui`: ui_<model>, a serial id, foreign keys as <field>_id), with the
 # columns its models declare; the migrations' indexes and history tables are left out, nothing here reads them
@@ -417,4 +418,25 @@ def test_a_collection_whose_id_is_not_one_folder_name_is_skipped_with_its_warcs(
     with store.session() as s:
         assert "flickr_user" not in {src.harvest_type for src in repo.list_sources(s)}
         assert repo.warcs_for_collection(s, "../escape") == []
+    store.close()
+
+
+def test_the_web_application_shows_the_imported_sets_and_collections_to_the_sfm_group(site, config):
+    url, harvest_root, tokens = site
+    config = web_config(config)
+    done = swath("sfm", "import", "--db-url", url, "--json", data_root=config.data_root,
+                 env={"SWATH_HARVEST_ROOT": str(harvest_root), "SWATH_SECRET_KEY": config.secret_key,
+                      "SWATH_DB_URL": config.db_url})
+    report = json.loads(done.stdout)
+    store = Store(url=config.db_url)
+    user(store, "ada", groups=("staff",))  # a member of SFM's group, not an admin
+    c = client(config, store)
+    login(c, "ada")
+    home = c.get("/").text
+    assert all(set_name in home for set_name, _ in SITE)
+    values = [v for t in tokens.values() for v in json.loads(t).values() if v]
+    for collection in report["collections"]:
+        page = c.get(f"/collections/{collection['sfm_id']}")
+        assert page.status_code == 200 and collection["source"] in page.text
+        assert not any(v in page.text for v in values)
     store.close()
