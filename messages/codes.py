@@ -116,6 +116,9 @@ XESAM_STOPPED = "xesam_stopped"  # harvest.stop ended the crawl: what was receiv
 WARC_INDEX_SCAN = "warc_index_scan"  # no WARC index answered for this export: it listed the data root for its WARCs
 WARC_INDEX_UNAVAILABLE = "warc_index_unavailable"  # the store holding the WARC index could not be read; listed instead
 WARC_UNINDEXED = "warc_unindexed"  # WARCs on disk in the selected collections' folders with no index entry; read too
+SFM_WARC_MISSING = "sfm_warc_missing"  # `swath sfm import`: a WARC sfm-ui recorded is not on disk; not indexed
+SFM_WARC_MISMATCH = "sfm_warc_mismatch"  # `swath sfm import`: a WARC's size or sha1 is not sfm-ui's; not indexed
+SFM_IMPORTED = "sfm_imported"  # info on a job `swath sfm import` brought over: SFM's harvest, with its status there
 
 # --- bluesky ---
 JETSTREAM_RECONNECTED = "jetstream_reconnected"  # a Jetstream connection ended; reconnected at the last event's cursor

@@ -108,7 +108,7 @@ class Job(Base):
     source_id: Mapped[str | None] = mapped_column(ForeignKey("sources.id", ondelete="SET NULL"), index=True)
     harvest_type: Mapped[str] = mapped_column(String(100))
     routing_key: Mapped[str] = mapped_column(String(300))
-    trigger: Mapped[str] = mapped_column(String(20), default="manual")  # manual | schedule | external | sync
+    trigger: Mapped[str] = mapped_column(String(20), default="manual")  # manual|schedule|external|sync|sfm_import
     scheduled_for: Mapped[dt.datetime | None] = mapped_column(DateTime)  # the schedule slot it fills
     status: Mapped[str] = mapped_column(String(30), default=QUEUED, index=True)  # also CANCELLED
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)

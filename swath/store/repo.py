@@ -62,12 +62,14 @@ def new_id() -> str:
 
 def create_source(s: Session, *, name: str, harvest_type: str, platform: str, seeds: list[dict[str, Any]],
                   options: dict[str, Any], credentials: dict[str, str], secrets: Mapping[str, str],
-                  box: SecretBox, collection_set_id: str, collection_id: str | None) -> Source:
-    """A new source; its `secrets` (name -> value) are sealed with `box` before they reach the session."""
+                  box: SecretBox, collection_set_id: str, collection_id: str | None,
+                  source_id: str | None = None) -> Source:
+    """A new source; its `secrets` (name -> value) are sealed with `box` before they reach the session.
+    `source_id`: an id kept from elsewhere (an SFM collection's, by `swath sfm import`); else a new one."""
     if s.scalar(select(Source.id).where(Source.name == name)) is not None:
         raise Conflict(f"a source named {name!r} exists already (deleted ones count until `swath harvest purge`)")
     sealed = {k: box.seal(v, what=f"credential {k!r} of source {name!r}") for k, v in secrets.items()}
-    source_id = new_id()
+    source_id = source_id or new_id()
     source = Source(id=source_id, name=name, harvest_type=harvest_type, platform=platform, seeds=seeds,
                     options=options, credentials=credentials, collection_set_id=collection_set_id,
                     collection_id=collection_id or source_id)
