@@ -14,9 +14,11 @@ from swath.messages import codes
 from swath.store import repo, web_repo
 from swath.store.models import ACTIVE_STATES, Export, Source
 from swath.web import forms
+from swath.web.fields import date_time
 from swath.web.views import Ctx, action, page
 
-DATES = ("item_date_start", "item_date_end", "harvest_date_start", "harvest_date_end")
+DATES = {"item_date_start": "Items from", "item_date_end": "Items until", "harvest_date_start": "Harvested from",
+         "harvest_date_end": "Harvested until"}
 
 
 def export_types_for(src: Source) -> list[str]:
@@ -53,7 +55,7 @@ def request_export(ctx: Ctx) -> Response:
     export = ctx.web.requester.start_export(
         export_type=export_type, fmt=fmt, collection_id=None if seeds else src.collection_id, seeds=seeds, path=None,
         dedupe=ctx.field("dedupe") == "on", segment_size=int(segment) if segment else None,
-        dates={k: ctx.field(k) or None for k in DATES})
+        dates={k: date_time(ctx.field(k), end=k.endswith("_end"), label=label) for k, label in DATES.items()})
     with ctx.store.session() as s:
         web_repo.add_export_request(s, export_id=export.id, set_id=src.collection_set_id, source_id=src.id,
                                     user=ctx.user.name)
