@@ -205,10 +205,13 @@ def cancel_job(s: Session, job: Job) -> None:
 
 
 def list_jobs(s: Session, *, source_id: str | None = None, status: str | None = None,
-              limit: int = 50) -> list[Job]:
+              limit: int = 50, source_ids: list[str] | None = None) -> list[Job]:
+    """The newest jobs; of one source, or of the sources in `source_ids` (when it is not None)."""
     query = select(Job).order_by(Job.created_at.desc(), Job.id).limit(limit)
     if source_id:
         query = query.where(Job.source_id == source_id)
+    if source_ids is not None:
+        query = query.where(Job.source_id.in_(source_ids))
     if status:
         query = query.where(Job.status == status)
     return list(s.scalars(query))

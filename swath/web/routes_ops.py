@@ -1,13 +1,12 @@
 """Operations (admins): queues and consumers, dead letters (shown masked, requeued), status messages the
-monitor refused, workers seen, disk use per collection; /status is the old dashboard's page."""
+monitor refused, workers seen, disk use per collection; /status is the old dashboard's page (logged in; a member
+sees their groups' rows only)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sqlalchemy import func, select
-from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
@@ -63,15 +62,17 @@ def requeue(ctx: Ctx) -> Response:
     return ctx.redirect("/ops?notice=" + said.replace("&", " ").replace("#", " "))
 
 
-async def status_page(request: Request) -> Response:
-    """The read-only status page `swath dashboard` serves, here too (no login: it is what the dashboard showed
-    without one; put both behind the same proxy rules)."""
+@page
+def status_page(ctx: Ctx) -> Response:
+    """The read-only status page `swath dashboard` serves, here for a logged-in user: an admin sees everything
+    (as the dashboard shows it), a member only the collection sets of their groups."""
     from swath.dashboard.render import render
     from swath.dashboard.snapshot import gather
     from swath.store.models import utcnow
 
-    web = request.app.state.web
-    snap = await run_in_threadpool(gather, config=web.config, store=web.store, management_url=web.management_url)
+    with ctx.store.session() as s:
+        sets = None if ctx.user.is_admin else {cs.id for cs in web_repo.list_sets(s, ctx.user)}
+    snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url, sets=sets)
     return HTMLResponse(render(snap, refresh=10, generated=utcnow().isoformat(timespec="seconds") + "Z"),
                         headers=SECURITY_HEADERS)
 
