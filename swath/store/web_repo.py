@@ -7,7 +7,7 @@ import datetime as dt
 import hashlib
 import secrets
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from swath.store.models import Export, Source, utcnow
@@ -115,6 +115,19 @@ def session_user(s: Session, token: str) -> tuple[WebSession, User] | None:
     if user is None or user.disabled_at is not None:
         return None
     return row, user
+
+
+def set_flash(s: Session, session: WebSession, message: str) -> None:
+    """What the next page of this session says (once)."""
+    s.execute(update(WebSession).where(WebSession.token_hash == session.token_hash).values(flash=message[:2000]))
+
+
+def take_flash(s: Session, session: WebSession) -> str | None:
+    """The session's flash message, forgotten as it is read."""
+    if not session.flash:
+        return None
+    s.execute(update(WebSession).where(WebSession.token_hash == session.token_hash).values(flash=None))
+    return session.flash
 
 
 def close_session(s: Session, token: str) -> None:

@@ -25,8 +25,7 @@ def accounts(ctx: Ctx) -> Response:
         users = web_repo.list_users(s)
         groups = web_repo.list_groups(s)
         members = web_repo.members(s)
-    return ctx.render("admin.html", users=users, groups=groups, members=members,
-                      notice=ctx.request.query_params.get("notice"))
+    return ctx.render("admin.html", users=users, groups=groups, members=members)
 
 
 @action
@@ -35,7 +34,7 @@ def add_user(ctx: Ctx) -> Response:
     groups = [g for g in (ctx.form.getlist("groups") if ctx.form else []) if isinstance(g, str) and g]
     user = auth.add_user(ctx.store, name=ctx.field("name"), password=ctx.field("password"),
                          is_admin=ctx.field("is_admin") == "on", groups=groups)
-    return ctx.redirect(f"/admin?notice=user {user.name} added")
+    return ctx.redirect("/admin", flash=f"user {user.name} added")
 
 
 @action
@@ -46,7 +45,7 @@ def add_group(ctx: Ctx) -> Response:
         user = web_repo.user_named(s, ctx.field("member")) if ctx.field("member") else None
         if user is not None:
             web_repo.join(s, user, group)
-    return ctx.redirect(f"/admin?notice=group {group.name} saved")
+    return ctx.redirect("/admin", flash=f"group {group.name} saved")
 
 
 @action
@@ -84,15 +83,14 @@ def show_user(ctx: Ctx) -> Response:
         other = _user(s, user_id)
         mine = {g.id for g in web_repo.groups_of(s, other)}
         groups = web_repo.list_groups(s)
-    return ctx.render("admin_user.html", other=other, groups=groups, mine=mine,
-                      notice=ctx.request.query_params.get("notice"))
+    return ctx.render("admin_user.html", other=other, groups=groups, mine=mine)
 
 
 @action
 def reset_password(ctx: Ctx) -> Response:
     admin_only(ctx)
     other = auth.reset_password(ctx.store, user_id=_other_user(ctx), new=ctx.field("password"))
-    return ctx.redirect(f"/admin/users/{other.id}?notice=password of {other.name} reset; their sessions ended")
+    return ctx.redirect(f"/admin/users/{other.id}", flash=f"password of {other.name} reset; their sessions ended")
 
 
 @action
@@ -106,7 +104,7 @@ def set_access(ctx: Ctx) -> Response:
         web_repo.set_groups(s, other, wanted)
         web_repo.close_sessions_of(s, other)
         name = other.name
-    return ctx.redirect(f"/admin/users/{user_id}?notice=groups and role of {name} saved; their sessions ended")
+    return ctx.redirect(f"/admin/users/{user_id}", flash=f"groups and role of {name} saved; their sessions ended")
 
 
 ROUTES = [

@@ -115,8 +115,7 @@ def show_collection(ctx: Ctx) -> Response:
     return ctx.render("collection.html", src=src, cs=cs, jobs=jobs, active=active, history=history, info=info,
                       exports=exports, fields=forms.option_fields(src.harvest_type, src.options),
                       export_types=export_types_for(src), formats=forms.EXPORT_FORMATS,
-                      previewable=previewable(src.harvest_type),
-                      notice=ctx.request.query_params.get("notice"))
+                      previewable=previewable(src.harvest_type))
 
 
 def _collection(ctx: Ctx) -> Source:
@@ -126,12 +125,13 @@ def _collection(ctx: Ctx) -> Source:
     return src
 
 
-def _done(ctx: Ctx, src: Source, what: str, detail: str = "", then: str | None = None) -> Response:
+def _done(ctx: Ctx, src: Source, what: str, detail: str = "", then: str | None = None,
+          flash: str | None = None) -> Response:
     """Record a change that succeeded in the history, then show the collection (or `then`)."""
     with ctx.store.session() as s:
         web_repo.log_change(s, set_id=src.collection_set_id, source_id=src.id, user=ctx.user.name, action=what,
                             detail=detail)
-    return ctx.redirect(then or f"/collections/{src.id}")
+    return ctx.redirect(then or f"/collections/{src.id}", flash=flash)
 
 
 @action
@@ -193,20 +193,18 @@ def _job_action(what: str, act: Callable[[Requester, str], Job]) -> Callable[...
     def endpoint(ctx: Ctx) -> Response:
         src = _collection(ctx)
         job = act(ctx.web.requester, src.id)
-        return _done(ctx, src, what, then=f"/runs/{job.id}" + _waiting(ctx.web.requester, job))
+        return _done(ctx, src, what, then=f"/runs/{job.id}", flash=_waiting(ctx.web.requester, job))
 
     return action(endpoint)
 
 
-def _waiting(requester: Requester, job: Job) -> str:
+def _waiting(requester: Requester, job: Job) -> str | None:
     """A notice for the run page when a launched job waits in a queue no worker consumes (as `launch` warns)."""
-    from urllib.parse import quote
-
     state = requester.worker_queue(job) if job.status == "queued" else None
     if state is None or state.consumers:
-        return ""
-    return "?notice=" + quote(f"No worker consumes queue {state.queue}: the run waits there until a "
-                              f"{state.service} worker starts, or cancel it.")
+        return None
+    return (f"No worker consumes queue {state.queue}: the run waits there until a {state.service} worker starts, "
+            "or cancel it.")
 
 
 start = _job_action("started a harvest", lambda requester, ident: requester.launch(ident))

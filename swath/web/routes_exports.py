@@ -110,7 +110,7 @@ def show_export(ctx: Ctx) -> Response:
         src = s.get(Source, request.source_id) if request.source_id else None
     template = "export_live.html" if ctx.request.url.path.endswith("/live") else "export.html"
     response = ctx.render(template, export=export, request=request, src=src, files=files_of(ctx, export),
-                          live=export.status in ACTIVE_STATES)
+                          live=export.status in ACTIVE_STATES, notice=None)
     response.headers["X-Swath-Final"] = "0" if export.status in ACTIVE_STATES else "1"
     return response
 

@@ -32,7 +32,7 @@ def operations(ctx: Ctx) -> Response:
         collections = {(src.collection_set_id, src.collection_id): src for src in repo.list_sources(s, deleted=True)}
     letters, letters_error = dead_letters(ctx)
     return ctx.render("ops.html", snap=snap, workers=workers, sets=sets, collections=collections,
-                      letters=letters, letters_error=letters_error, notice=ctx.request.query_params.get("notice"))
+                      letters=letters, letters_error=letters_error)
 
 
 def dead_letters(ctx: Ctx) -> tuple[list[dict[str, Any]], str | None]:
@@ -59,7 +59,7 @@ def requeue(ctx: Ctx) -> Response:
     with DeadLetters.open(ctx.web.config) as letters:
         result = letters.requeue({letter})
     said = f"requeued {letter}" if letter in result.requeued else f"{letter} stayed: {result.failed.get(letter)}"
-    return ctx.redirect("/ops?notice=" + said.replace("&", " ").replace("#", " "))
+    return ctx.redirect("/ops", flash=said)
 
 
 @page

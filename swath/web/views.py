@@ -48,10 +48,17 @@ class Ctx:
         return value.strip() if isinstance(value, str) else default
 
     def render(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+        if "notice" not in values and self.session.flash:  # the message of the change that led here
+            with self.store.session() as s:
+                values["notice"] = web_repo.take_flash(s, self.session)
         return render(self.web, template, status=status, user=self.user, csrf=self.session.csrf,
                       path=self.request.url.path, **values)
 
-    def redirect(self, url: str) -> RedirectResponse:
+    def redirect(self, url: str, flash: str | None = None) -> RedirectResponse:
+        """To `url`, whose page says `flash` (kept in the session: a URL never carries a page's message)."""
+        if flash:
+            with self.store.session() as s:
+                web_repo.set_flash(s, self.session, flash)
         return RedirectResponse(url, status_code=303)
 
 
