@@ -49,9 +49,12 @@ def create_collection(ctx: Ctx) -> Response:
         with ctx.store.session() as s:
             cs = web_repo.get_set(s, ctx.user, set_id)
             reuse = _reused(ctx, s, cs.id, ctx.field("reuse"))
-        name = ctx.field("name")
-        if not name:
-            raise SwathError("a collection needs a name", code=codes.BAD_REQUEST)
+            name = ctx.field("name")
+            if not name:
+                raise SwathError("a collection needs a name", code=codes.BAD_REQUEST)
+            if repo.name_taken(s, name, collection_set_id=cs.id):  # names are the group's own, not global
+                raise SwathError(f"your group has a collection named {name!r} already (a deactivated one counts "
+                                 "too); choose another name", code=codes.BAD_REQUEST)
         seeds, options = forms.read_seeds(ctx.form or {}), forms.read_options(harvest_type, ctx.form or {})
         refs, values = forms.read_credentials(info, ctx.form or {})
         if reuse is not None:
