@@ -186,6 +186,12 @@ def get_set(s: Session, user: User, set_id: str) -> CollectionSet:
     return row
 
 
+def set_folder_taken(s: Session, set_id: str) -> bool:
+    """Whether collections/<set_id> belongs to a set already: the web's, or one the CLI's sources name."""
+    return s.get(CollectionSet, set_id) is not None or s.scalar(
+        select(Source.id).where(Source.collection_set_id == set_id).limit(1)) is not None
+
+
 def add_set(s: Session, *, set_id: str, name: str, description: str | None, group: Group) -> CollectionSet:
     if s.get(CollectionSet, set_id) is not None:
         raise Conflict(f"a collection set with id {set_id!r} exists already")

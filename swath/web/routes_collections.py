@@ -4,7 +4,6 @@ swath/source_settings.py, as the CLI's do, and into the set's change history."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -13,13 +12,12 @@ from starlette.routing import Route
 
 from swath import source_settings
 from swath.core.errors import SwathError
-from swath.core.paths import safe_id
 from swath.messages import codes
 from swath.requester import STORED as STORED_MARK
 from swath.requester import Requester
 from swath.store import repo, web_repo
 from swath.store.models import ACCEPTED, Job, Source
-from swath.web import forms
+from swath.web import fields, forms
 from swath.web.views import Ctx, action, admin_only, page
 
 
@@ -49,9 +47,7 @@ def create_collection(ctx: Ctx) -> Response:
         with ctx.store.session() as s:
             cs = web_repo.get_set(s, ctx.user, set_id)
             reuse = _reused(ctx, s, cs.id, ctx.field("reuse"))
-            name = ctx.field("name")
-            if not name:
-                raise SwathError("a collection needs a name", code=codes.BAD_REQUEST)
+            name = fields.name(ctx.field("name"))
             if repo.name_taken(s, name, collection_set_id=cs.id):  # names are the group's own, not global
                 raise SwathError(f"your group has a collection named {name!r} already (a deactivated one counts "
                                  "too); choose another name", code=codes.BAD_REQUEST)
@@ -59,7 +55,8 @@ def create_collection(ctx: Ctx) -> Response:
         refs, values = forms.read_credentials(info, ctx.form or {})
         if reuse is not None:
             refs, values = reuse
-        collection_id = ctx.field("collection_id") or _folder_for(ctx, cs.id, name)
+        typed = ctx.field("collection_id")
+        collection_id = fields.folder(typed) if typed else _folder_for(ctx, cs.id, name)
         source_settings.check_source(harvest_type, options=options, seeds=seeds,
                                      credentials=[r.partition("=")[0] for r in refs] + list(values),
                                      collection_ids={"collection id": collection_id})
@@ -79,12 +76,12 @@ def create_collection(ctx: Ctx) -> Response:
 
 def _folder_for(ctx: Ctx, set_id: str, name: str) -> str | None:
     """A folder name from the collection's name (its people see it under collections/<set>/), unique in the set."""
-    base = safe_id(re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"))[:60].strip("-")
+    base = fields.folder_from(name)
     if not base:
         return None  # the requester's generated id
     with ctx.store.session() as s:
         taken = {c.collection_id for c in web_repo.collections_of(s, set_id)}
-    return next(f for n in range(1, len(taken) + 2) if (f := base if n == 1 else f"{base}-{n}") not in taken)
+    return fields.free_folder(base, taken.__contains__)
 
 
 def _reused(ctx: Ctx, s: Any, set_id: str, source_id: str) -> tuple[list[str], dict[str, str]] | None:
