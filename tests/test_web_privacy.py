@@ -58,4 +58,7 @@ def test_a_runs_json_needs_a_login_and_its_group(config: Config) -> None:
     ann, bob, _collection, run_id = _two_groups(config, store)
     assert client(config, store).get(f"/runs/{run_id}.json").status_code == 303  # to the login page
     assert ann.get(f"/runs/{run_id}.json").status_code == 404
+    record = bob.get(f"/runs/{run_id}.json")  # the documented URL of one's own run (the page's route shadowed it)
+    assert record.status_code == 200 and record.headers["content-type"] == "application/json", record.text
+    assert record.json()["id"] == run_id and record.json()["status"] == "completed failure"
     store.close()

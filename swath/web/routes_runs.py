@@ -45,8 +45,8 @@ def run_json(ctx: Ctx) -> Response:
     return JSONResponse(job_dict(job, warcs))
 
 
-ROUTES = [
+ROUTES = [  # the .json route first: "/runs/{job_id}" would match "x.json" as the id "x.json"
+    Route("/runs/{job_id}.json", run_json, methods=["GET"]),
     Route("/runs/{job_id}", show_run, methods=["GET"]),
     Route("/runs/{job_id}/live", live_run, methods=["GET"]),
-    Route("/runs/{job_id}.json", run_json, methods=["GET"]),
 ]
