@@ -15,21 +15,30 @@ from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.requester import STORED as STORED_MARK
 from swath.requester import Requester
+from swath.source_settings import SettingsRefused
 from swath.store import repo, web_repo
 from swath.store.models import ACCEPTED, Job, Source
 from swath.web import fields, forms
 from swath.web.views import Ctx, action, admin_only, page
 
 
-def _form_page(ctx: Ctx, set_id: str, harvest_type: str, *, error: str | None = None, status: int = 200) -> Response:
+def _form_page(ctx: Ctx, set_id: str, harvest_type: str, *, error: str | None = None, status: int = 200,
+               errors: dict[str, str] | None = None) -> Response:
+    """The new-collection form; refused, with what was typed and each field's refusal beside it (`errors`)."""
     info = forms.type_info(harvest_type)
     values: Any = ctx.form or {}
+    errors = dict(errors or {})
+    beside = {f"opt.{name}" for name in forms.option_names(harvest_type)} | {"seeds", "credentials"}
+    elsewhere = [errors.pop(k) for k in list(errors) if k not in beside]
+    if errors:
+        error = " ".join(["The settings marked below were refused.", *elsewhere])
     with ctx.store.session() as s:
         cs = web_repo.get_set(s, ctx.user, set_id)
         reusable = [c for c in web_repo.collections_of(s, cs.id) if c.credentials and c.deleted_at is None
                     and forms.type_info(c.harvest_type).credentials == info.credentials]
     return ctx.render("collection_new.html", status=status, cs=cs, info=info, error=error, values=values,
-                      fields=forms.option_fields(harvest_type, forms.typed_values(harvest_type, values)),
+                      errors=errors,
+                      fields=forms.option_fields(harvest_type, forms.typed_values(harvest_type, values), errors),
                       credentials=forms.credential_names(info), reusable=reusable)
 
 
@@ -66,7 +75,8 @@ def create_collection(ctx: Ctx) -> Response:
     except SwathError as exc:
         if isinstance(exc, repo.NotFound):
             raise
-        return _form_page(ctx, set_id, harvest_type, error=exc.message, status=400)
+        errors = forms.field_errors(exc.problems) if isinstance(exc, SettingsRefused) else None
+        return _form_page(ctx, set_id, harvest_type, error=exc.message, status=400, errors=errors)
     with ctx.store.session() as s:
         web_repo.log_change(s, set_id=cs.id, source_id=src.id, user=ctx.user.name, action="created collection",
                             detail=f"{src.name}: {src.harvest_type}, {len(seeds)} seed(s), options {options}, "
