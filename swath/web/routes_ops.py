@@ -73,12 +73,14 @@ def status_page(ctx: Ctx) -> Response:
     with ctx.store.session() as s:
         sets = None if ctx.user.is_admin else {cs.id for cs in web_repo.list_sets(s, ctx.user)}
     snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url, sets=sets)
-    return HTMLResponse(render(snap, refresh=10, generated=utcnow().isoformat(timespec="seconds") + "Z"),
-                        headers=SECURITY_HEADERS)
+    part = ctx.request.url.path.endswith("/live")  # no meta refresh: the page fetches this part (live.js)
+    return HTMLResponse(render(snap, refresh=None, generated=utcnow().isoformat(timespec="seconds") + "Z",
+                               live_url="/status/live", part=part), headers={**SECURITY_HEADERS, "X-Swath-Final": "0"})
 
 
 ROUTES = [
     Route("/ops", operations, methods=["GET"]),
     Route("/ops/deadletters/requeue", requeue, methods=["POST"]),
     Route("/status", status_page, methods=["GET"]),
+    Route("/status/live", status_page, methods=["GET"]),
 ]
