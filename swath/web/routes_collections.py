@@ -225,9 +225,28 @@ cancel = _job_action("cancelled the queued harvest", lambda requester, ident: re
 @action
 def deactivate(ctx: Ctx) -> Response:
     src = _collection(ctx)
+    ask = ctx.confirmed(title=f"Deactivate {src.name}?", button="Deactivate", back=f"/collections/{src.id}",
+                        consequence="It stops: no scheduled or manual harvest starts any more (a run going on now "
+                        "goes on), its settings are frozen. Its WARCs and exports are kept, and it can be "
+                        "reactivated from its page; only an administrator's purge removes it for good.")
+    if ask is not None:
+        return ask
     with ctx.store.session() as s:
         repo.soft_delete(s, repo.find_source(s, src.id))
-    return _done(ctx, src, "deactivated collection")
+    return _done(ctx, src, "deactivated collection", flash=f"{src.name} is deactivated; reactivate it below")
+
+
+@action
+def reactivate(ctx: Ctx) -> Response:
+    src = _collection(ctx)
+    with ctx.store.session() as s:
+        found = repo.find_source(s, src.id, deleted=True)
+        found.deleted_at = None
+        if found.schedule_kind and found.schedule_expr:  # its schedule resumes from now
+            interval = found.schedule_kind == "interval"
+            source_settings.schedule(s, src.id, every=found.schedule_expr if interval else None,
+                                     cron=None if interval else found.schedule_expr)
+    return _done(ctx, src, "reactivated collection", flash=f"{src.name} is active again")
 
 
 def runnable(src: Source) -> bool:
@@ -240,5 +259,6 @@ ROUTES = [
     Route("/collections/{source_id}", show_collection, methods=["GET"]),
     *(Route(f"/collections/{{source_id}}/{name}", fn, methods=["POST"]) for name, fn in (
         ("seeds", add_seeds), ("seeds/remove", remove_seed), ("options", edit_options), ("validate", validate),
-        ("schedule", schedule), ("start", start), ("stop", stop), ("cancel", cancel), ("deactivate", deactivate))),
+        ("schedule", schedule), ("start", start), ("stop", stop), ("cancel", cancel), ("deactivate", deactivate),
+        ("reactivate", reactivate))),
 ]

@@ -95,6 +95,12 @@ def toggle_set(ctx: Ctx) -> Response:
     set_id = ctx.request.path_params["set_id"]
     with ctx.store.session() as s:
         cs = web_repo.get_set(s, ctx.user, set_id)
+        if not cs.deactivated_at:
+            ask = ctx.confirmed(title=f"Deactivate {cs.name}?", button="Deactivate", back=f"/sets/{set_id}",
+                                consequence="No new collection can be made in it; its collections, their runs, "
+                                "WARCs and exports stay as they are. It can be reactivated from its page.")
+            if ask is not None:
+                return ask
         cs.deactivated_at = None if cs.deactivated_at else utcnow()
         web_repo.log_change(s, set_id=cs.id, source_id=None, user=ctx.user.name,
                             action="deactivated set" if cs.deactivated_at else "reactivated set")

@@ -54,6 +54,14 @@ class Ctx:
         return render(self.web, template, status=status, user=self.user, csrf=self.session.csrf,
                       path=self.request.url.path, **values)
 
+    def confirmed(self, *, title: str, consequence: str, button: str, back: str) -> HTMLResponse | None:
+        """None when the form says it was confirmed; else the page that asks, naming the consequence, whose
+        button posts the same form again confirmed."""
+        if self.field("confirm") == "yes":
+            return None
+        return self.render("confirm.html", title=title, consequence=consequence, button=button, back=back,
+                           action=self.request.url.path)
+
     def redirect(self, url: str, flash: str | None = None) -> RedirectResponse:
         """To `url`, whose page says `flash` (kept in the session: a URL never carries a page's message)."""
         if flash:
