@@ -14,7 +14,7 @@ from swath.store import web_repo
 from swath.store.models import utcnow
 from swath.store.repo import NotFound
 from swath.store.web_models import User
-from swath.web import auth
+from swath.web import auth, fields
 from swath.web.views import Ctx, action, admin_only, page
 
 
@@ -40,9 +40,13 @@ def add_user(ctx: Ctx) -> Response:
 @action
 def add_group(ctx: Ctx) -> Response:
     admin_only(ctx)
+    name, member = fields.name(ctx.field("name"), label="Group name"), ctx.field("member")
     with ctx.store.session() as s:
-        group = web_repo.group_named(s, ctx.field("name") or "-", create=True)
-        user = web_repo.user_named(s, ctx.field("member")) if ctx.field("member") else None
+        user = web_repo.user_named(s, member) if member else None
+        if member and user is None:  # said, not ignored: the admin meant someone
+            raise SwathError(f"Add user: no (enabled) user is named {member[:100]!r}; the group was not saved",
+                             code=codes.BAD_REQUEST)
+        group = web_repo.group_named(s, name, create=True)
         if user is not None:
             web_repo.join(s, user, group)
     return ctx.redirect("/admin", flash=f"group {group.name} saved")
