@@ -24,6 +24,7 @@ from swath.messages import codes
 from swath.store import web_repo
 from swath.store.repo import NotFound
 from swath.store.web_models import User, WebSession
+from swath.web.advice import back_to, for_browser
 from swath.web.auth import COOKIE
 from swath.web.state import Web
 
@@ -125,11 +126,12 @@ def _run(fn: Endpoint, request: Request, form: FormData | None) -> Response:
     except NotFound as exc:
         return error_page(web, 404, codes.WEB_NOT_FOUND, exc.message, user=user, csrf=session.csrf)
     except SwathError as exc:
-        return error_page(web, 400, exc.code, exc.message, user=user, csrf=session.csrf)
+        return error_page(web, 400, exc.code, exc.message, user=user, csrf=session.csrf, back=back_to(request))
 
 
 def error_page(web: Web, status: int, code: str, message: str, **values: Any) -> HTMLResponse:
-    return render(web, "error.html", status=status, code=code, message=message, **values)
+    """An error as a page: the message without command-line advice, a way on in the browser (`back`)."""
+    return render(web, "error.html", status=status, code=code, message=for_browser(message), **values)
 
 
 def admin_only(ctx: Ctx) -> None:
