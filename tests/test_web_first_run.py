@@ -1,6 +1,7 @@
 """First steps as the README gives them: with no SWATH_SECRET_KEY(_FILE), `swath web adduser` (and `swath web`)
 make the key for stored credentials under the data root, mode 0600, and say where; `--group` puts the first admin
-in a group; the web then stores a typed credential sealed with that key instead of answering 400."""
+in a group; the web then stores a typed credential sealed with that key instead of answering 400; a
+`postgresql://` store URL (docs/configuration.md) works with the installed driver."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from swath.core.config import Config
-from swath.store import Store, web_repo
+from swath.store import Store, repo, web_repo
 from swath.store.models import Secret
 from swath.store.secrets import data_root_key
-from tests.test_requester_kit import cli_env
+from tests.test_requester_kit import cli_env, pg_url  # noqa: F401
 from tests.test_web import make_set
 from tests.webkit import PASSWORD, client, login, post
 
@@ -61,3 +62,12 @@ def test_a_key_file_open_to_others_is_refused(config: Config) -> None:
     key.chmod(0o644)
     out = adduser(config, "ada")
     assert out.exit_code == 1 and "chmod 600" in out.output
+
+
+def test_a_postgresql_url_without_a_driver_uses_the_installed_one(pg_url: str) -> None:  # noqa: F811
+    """docs/configuration.md's `postgresql://…` works (SQLAlchemy 2.1 would want psycopg 3, not installed)."""
+    plain = pg_url.replace("postgresql+psycopg2://", "postgresql://")
+    store = Store(url=plain)
+    with store.session() as s:
+        assert repo.list_sources(s) is not None
+    store.close()

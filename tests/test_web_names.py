@@ -61,3 +61,4 @@ def test_migration_0006_keeps_the_rows_that_point_at_sources(db_url: str) -> Non
         assert [r.remote_id for r in s.scalars(select(Attachment))] == ["r1"]
         assert s.get(Job, "j1").source_id == "s1"
     store.close()
+

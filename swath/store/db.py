@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import stat
@@ -53,8 +54,18 @@ def private_sqlite_file(path: Path) -> None:
         path.chmod(0o600)
 
 
+def installed_driver(url: str) -> str:
+    """`postgresql://` names no driver: SQLAlchemy 2.1 then wants psycopg (3); use the one installed (swath
+    depends on psycopg2), so the URL people write works. Any URL naming its driver is left as it is."""
+    parsed = make_url(url)
+    if parsed.drivername != "postgresql" or importlib.util.find_spec("psycopg") is not None:
+        return url
+    return parsed.set(drivername="postgresql+psycopg2").render_as_string(hide_password=False)
+
+
 def make_engine(url: str) -> Engine:
     """hide_parameters: a database error or SQL echo never prints a row's values (sealed credentials included)."""
+    url = installed_driver(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
