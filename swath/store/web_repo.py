@@ -240,21 +240,33 @@ def add_export_request(s: Session, *, export_id: str, set_id: str, source_id: st
 
 def export_requests(s: Session, user: User, *, source_id: str | None = None,
                     limit: int = 100) -> list[tuple[Export, ExportRequest]]:
-    query = (select(Export, ExportRequest).join(ExportRequest, ExportRequest.export_id == Export.id)
-             .order_by(Export.created_at.desc()).limit(limit))
+    """The exports asked for in the collection sets `user` sees; an admin's list (of no one collection) also has
+    those asked on the command line, by "command line"."""
     groups = visible_group_ids(s, user)
+    everything = groups is None and source_id is None
+    query = (select(Export, ExportRequest).join(ExportRequest, ExportRequest.export_id == Export.id,
+                                                isouter=everything)
+             .order_by(Export.created_at.desc()).limit(limit))
     if groups is not None:
         query = query.join(CollectionSet, CollectionSet.id == ExportRequest.collection_set_id).where(
             CollectionSet.group_id.in_(groups))
     if source_id is not None:
         query = query.where(ExportRequest.source_id == source_id)
-    return [(e, r) for e, r in s.execute(query)]
+    return [(e, r or _command_line(e)) for e, r in s.execute(query)]
+
+
+def _command_line(export: Export) -> ExportRequest:
+    """What the web says of an export asked for on the command line (not stored: there is no request row)."""
+    return ExportRequest(export_id=export.id, collection_set_id="", source_id=None, user_name="command line",
+                         requested_at=export.created_at)
 
 
 def export_request(s: Session, user: User, export_id: str) -> tuple[Export, ExportRequest]:
     """An export asked for in the web application, if `user` may see its collection set."""
     request = s.get(ExportRequest, export_id)
     export = s.get(Export, export_id)
+    if export is not None and request is None and user.is_admin:  # asked on the command line: admins see it
+        return export, _command_line(export)
     if request is None or export is None:
         raise NotFound(f"no export {export_id!r}")
     get_set(s, user, request.collection_set_id)

@@ -39,9 +39,13 @@ def _home(ctx: Ctx, *, set_error: str | None = None) -> Response:
         sources = {src.id: src for src in repo.list_sources(s, deleted=True)
                    if src.collection_set_id in visible}
         runs = [job for job in repo.list_jobs(s, limit=200) if job.source_id in sources][:RECENT_RUNS]
+        # an admin also sees the sources made on the command line, in no collection set of the web
+        web_sets = {cs.id for cs in web_repo.list_sets(s, ctx.user)} if ctx.user.is_admin else set()
+        loose = [src for src in repo.list_sources(s) if src.collection_set_id not in web_sets] \
+            if ctx.user.is_admin else []
     typed = {k: ctx.field(k) for k in ("name", "id", "group", "description")} if set_error else {}
     return ctx.render("home.html", status=400 if set_error else 200, sets=sets, counts=counts, groups=groups,
-                      my_groups=mine, runs=runs, sources=sources, set_error=set_error, typed=typed)
+                      my_groups=mine, runs=runs, sources=sources, set_error=set_error, typed=typed, loose=loose)
 
 
 @action
