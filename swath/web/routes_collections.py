@@ -122,10 +122,18 @@ def show_collection(ctx: Ctx) -> Response:
         history = web_repo.changes(s, set_id=src.collection_set_id, source_id=src.id)
         exports = web_repo.export_requests(s, ctx.user, source_id=src.id, limit=20)
     info = forms.type_info(src.harvest_type)
+    pages = max(1, -(-len(src.seeds) // SEEDS_PER_PAGE))
+    wanted = ctx.request.query_params.get("seeds", "1")
+    page_no = min(max(int(wanted), 1), pages) if wanted.isdigit() else 1
+    shown = src.seeds[(page_no - 1) * SEEDS_PER_PAGE:page_no * SEEDS_PER_PAGE]
     return ctx.render("collection.html", src=src, cs=cs, jobs=jobs, active=active, history=history, info=info,
+                      shown_seeds=shown, seed_page=page_no, seed_pages=pages, seeds_per_page=SEEDS_PER_PAGE,
                       exports=exports, fields=forms.option_fields(src.harvest_type, src.options),
                       export_types=export_types_for(src), formats=forms.EXPORT_FORMATS,
                       previewable=previewable(src.harvest_type))
+
+
+SEEDS_PER_PAGE = 100  # a 3,000-seed collection's page stays small; more seeds to pick by uid go in a text box
 
 
 def _collection(ctx: Ctx) -> Source:

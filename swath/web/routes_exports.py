@@ -69,6 +69,12 @@ def chosen_seeds(ctx: Ctx, src: Source) -> list[dict[str, str]]:
     """The ticked seeds as an export message names them (`swath export start --seed-uid`): id and uid. An
     export of seeds selects items by uid, so a seed without one cannot be chosen."""
     ticked = [v for v in ctx.form.getlist("seed") if isinstance(v, str)] if ctx.form is not None else []
+    by_uid = {str(s["uid"]): s["id"] for s in src.seeds if s.get("uid")}
+    typed = [line.strip() for line in ctx.field("seed_uid").splitlines() if line.strip()]
+    missing = [uid for uid in typed if uid not in by_uid]
+    if missing:
+        raise SwathError(f"Seed uids: no seed of this collection has the uid {missing[0]!r}", code=codes.BAD_REQUEST)
+    ticked += [by_uid[uid] for uid in typed]  # a big collection's seeds are picked by uid in a text box
     seeds = {s["id"]: s for s in src.seeds}
     unknown = [t for t in ticked if t not in seeds or not seeds[t].get("uid")]
     if unknown:
