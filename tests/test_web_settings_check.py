@@ -26,6 +26,9 @@ def test_an_oai_from_that_is_no_date_is_refused_beside_its_field_keeping_what_wa
     with site(config, store) as base, logged_in(chromium, base, "ada") as page:
         new_collection(page, f"{base}/sets/{set_id}", "oai_pmh", "Theses", f"{BAD_PORT}\n{BAD_PORT}",
                        **{"opt-from": "last tuesday", "opt-set": "theses"})
+        # labels as people say them, from the schema's titles or its keys in words (issue #32 item 12)
+        assert page.get_by_label("Metadata prefix").get_attribute("id") == "opt-metadataPrefix"
+        assert page.get_by_label("Dry run").get_attribute("id") == "opt-dryrun"
         page.get_by_role("button", name="Create collection").click()
         page.wait_for_selector("#opte-from")
         assert "'last tuesday' is not a date" in page.locator("#opte-from").inner_text()

@@ -3,6 +3,7 @@ with, core/platforms.py + messages/settings.py), the credentials it needs and th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ class Field:
     default: str = ""
     value: str = ""
     error: str = ""  # why the value typed was refused, shown beside the field
+    label: str = ""  # as people say it: the schema's title, else the key in words (metadataPrefix: Metadata prefix)
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,14 @@ def option_fields(harvest_type: str, values: Mapping[str, Any] | None = None,
         fields.append(Field(name=name, kind=kind, description=spec.get("description", ""),
                             choices=tuple(map(str, spec.get("enum", ()))),
                             default="" if default is None else str(default).lower() if isinstance(default, bool)
-                            else str(default), value=shown, error=(errors or {}).get(f"opt.{name}", "")))
+                            else str(default), value=shown, error=(errors or {}).get(f"opt.{name}", ""),
+                            label=spec.get("title") or _words(name)))
     return fields
+
+
+def _words(key: str) -> str:
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key).replace("_", " ")
+    return spaced[:1].upper() + spaced[1:].lower()
 
 
 def read_options(harvest_type: str, form: Mapping[str, Any]) -> dict[str, Any]:
