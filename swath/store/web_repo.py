@@ -10,7 +10,7 @@ import secrets
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from swath.store.models import Export, Source, utcnow
+from swath.store.models import Export, Job, Source, utcnow
 from swath.store.repo import Conflict, NotFound, new_id
 from swath.store.web_models import (
     Change,
@@ -204,6 +204,27 @@ def add_set(s: Session, *, set_id: str, name: str, description: str | None, grou
 def collections_of(s: Session, set_id: str) -> list[Source]:
     return list(s.scalars(select(Source).where(Source.collection_set_id == set_id)
                           .order_by(Source.deleted_at.is_not(None), Source.name)))
+
+
+def active_counts(s: Session, set_ids: list[str]) -> dict[str, int]:
+    """set id -> its active collections, in one query."""
+    rows = s.execute(select(Source.collection_set_id, func.count()).where(
+        Source.collection_set_id.in_(set_ids), Source.deleted_at.is_(None)).group_by(Source.collection_set_id))
+    return {set_id: int(n) for set_id, n in rows}
+
+
+def recent_runs(s: Session, set_ids: list[str], limit: int) -> list[tuple[Job, Source]]:
+    """The newest runs of the collections of these sets, with their collection."""
+    return [(job, src) for job, src in s.execute(
+        select(Job, Source).join(Source, Source.id == Job.source_id).where(Source.collection_set_id.in_(set_ids))
+        .order_by(Job.created_at.desc(), Job.id).limit(limit))]
+
+
+def command_line_sources(s: Session) -> list[Source]:
+    """Active sources in no collection set of the web (made with `swath harvest create`)."""
+    return list(s.scalars(select(Source).where(Source.deleted_at.is_(None),
+                                               Source.collection_set_id.not_in(select(CollectionSet.id)))
+                          .order_by(Source.created_at, Source.name)))
 
 
 def get_collection(s: Session, user: User, source_id: str) -> tuple[Source, CollectionSet | None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sqlalchemy import select
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
@@ -86,7 +87,8 @@ def chosen_seeds(ctx: Ctx, src: Source) -> list[dict[str, str]]:
 def list_exports(ctx: Ctx) -> Response:
     with ctx.store.session() as s:
         rows = web_repo.export_requests(s, ctx.user)
-        names = {src.id: src.name for src in repo.list_sources(s, deleted=True)}
+        wanted = {r.source_id for _e, r in rows if r.source_id}
+        names = {src.id: src.name for src in s.scalars(select(Source).where(Source.id.in_(wanted)))}
     return ctx.render("exports.html", rows=rows, names=names)
 
 

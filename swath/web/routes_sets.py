@@ -32,17 +32,14 @@ def _home(ctx: Ctx, *, set_error: str | None = None) -> Response:
     """The list of sets; with `set_error`, the new-set form refused, shown again with what was typed."""
     with ctx.store.session() as s:
         sets = web_repo.list_sets(s, ctx.user)
-        counts = {cs.id: len([c for c in web_repo.collections_of(s, cs.id) if c.deleted_at is None]) for cs in sets}
+        visible = [cs.id for cs in sets]
+        counts = web_repo.active_counts(s, visible)
         groups = {g.id: g.name for g in web_repo.list_groups(s)}
         mine = _groups_for(ctx, s)
-        visible = {cs.id for cs in sets}
-        sources = {src.id: src for src in repo.list_sources(s, deleted=True)
-                   if src.collection_set_id in visible}
-        runs = [job for job in repo.list_jobs(s, limit=200) if job.source_id in sources][:RECENT_RUNS]
+        recent = web_repo.recent_runs(s, visible, RECENT_RUNS)
+        runs, sources = [job for job, _src in recent], {src.id: src for _job, src in recent}
         # an admin also sees the sources made on the command line, in no collection set of the web
-        web_sets = {cs.id for cs in web_repo.list_sets(s, ctx.user)} if ctx.user.is_admin else set()
-        loose = [src for src in repo.list_sources(s) if src.collection_set_id not in web_sets] \
-            if ctx.user.is_admin else []
+        loose = web_repo.command_line_sources(s) if ctx.user.is_admin else []
     typed = {k: ctx.field(k) for k in ("name", "id", "group", "description")} if set_error else {}
     return ctx.render("home.html", status=400 if set_error else 200, sets=sets, counts=counts, groups=groups,
                       my_groups=mine, runs=runs, sources=sources, set_error=set_error, typed=typed, loose=loose)
