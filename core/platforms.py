@@ -32,6 +32,7 @@ class Seeds:
     required: bool = True  # at least one seed
     # seeds `swath harvest example` prints; a "url" type's token is replaced by the platform's API root when set
     example: tuple[dict[str, Any], ...] = ()
+    max_length: int = 2000  # a text token's characters at most (a platform's query limit when it has one)
 
 
 @dataclass(frozen=True, kw_only=True)

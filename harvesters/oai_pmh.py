@@ -37,7 +37,8 @@ PLATFORM = Platform(
         dryrun=DRYRUN_OPTION,
         metadataPrefix={"type": "string", "default": "oai_dc", "description": "the metadata format to ask for"},
         set={"type": "string", "description": "harvest this set only"},
-        **{"from": {"type": "string", "description": "harvest from this date on (overrides the incremental date)"}},
+        **{"from": {"type": "string", "format": "date-or-date-time",
+                    "description": "harvest from this date on (overrides the incremental date)"}},
         incremental={"type": "boolean", "default": True, "description": "from the last run's date on"},
     ),
 )

@@ -3,6 +3,7 @@ filtered and sample streams. Retries, rate limits, WARC writing and state commit
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from typing import Any
@@ -21,7 +22,7 @@ from swath.messages.model import Seed, parse_datetime
 
 _V1 = ("swath.exporters.twitter_v1:TwitterV1", "swath.exporters.twitter_v2:TwitterV2")
 _V2 = tuple(reversed(_V1))  # the primary table is the type's own API version; a collection may hold both
-_SEARCH = Seeds(example=({"id": "libraries", "token": "#libraries lang:en"},))
+_SEARCH = Seeds(example=({"id": "libraries", "token": "#libraries lang:en"},), max_length=512)  # v2 recent search
 PLATFORM = Platform(
     name="twitter",
     title="Twitter",
@@ -29,7 +30,8 @@ PLATFORM = Platform(
     harvest_types=(
         HarvestKind(name="twitter_search_2", method="search_recent", seeds=_SEARCH),
         HarvestKind(name="twitter_search", method="search_recent", seeds=_SEARCH),  # the SFM v1 name (spec example)
-        HarvestKind(name="twitter_academic_search", method="search_all", seeds=_SEARCH),
+        HarvestKind(name="twitter_academic_search", method="search_all",
+                    seeds=dataclasses.replace(_SEARCH, max_length=1024)),  # full-archive search allows longer
         HarvestKind(name="twitter_user_timeline_2", method="user_timeline",
                     seeds=Seeds(example=({"id": "gwu", "token": "gwu"},))),
         HarvestKind(name="twitter_filter_stream", method="filter_stream", stream=True,

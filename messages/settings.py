@@ -7,6 +7,7 @@ credential values are never quoted (only their names are looked at).
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import math
 import re
@@ -32,7 +33,8 @@ def declaration(type_name: str) -> tuple[Platform, HarvestKind] | None:
 
 
 def problems(type_name: str, *, options: Any, seeds: Any, credentials: Iterable[str]) -> list[str]:
-    """Every way these settings break the type's declaration, one readable line each (empty: fine)."""
+    """Every way these settings break the type's declaration, one readable line each (empty: fine). Each line
+    starts with the field it is about (`options.from`, `seeds[2].token`, `seeds`, `credentials`), then ': '."""
     found = declaration(type_name)
     if found is None:
         return []
@@ -49,9 +51,46 @@ def option_problems(platform: Platform, options: Any) -> list[str]:
     return [_describe_option(platform, e) for e in errors]
 
 
+def _is_date(value: object) -> bool:
+    return not isinstance(value, str) or (_DATE.match(value) is not None and _parses(dt.date.fromisoformat, value))
+
+
+def _is_date_time(value: object) -> bool:
+    return not isinstance(value, str) or (_DATE_TIME.match(value) is not None and _parses(
+        dt.datetime.fromisoformat, value.replace("Z", "+00:00").replace("z", "+00:00")))
+
+
+def _parses(parse: Any, value: str) -> bool:
+    try:
+        parse(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_regex(value: object) -> bool:
+    return not isinstance(value, str) or _parses(re.compile, value)
+
+
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_DATE_TIME = re.compile(
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})?$")
+# formats an option schema may name, checked (jsonschema checks none by default), and how a refusal says them
+FORMATS: dict[str, tuple[Any, str]] = {
+    "date": (_is_date, "a date (YYYY-MM-DD)"),
+    "date-time": (_is_date_time, "a date and time (YYYY-MM-DDTHH:MM:SSZ)"),
+    "date-or-date-time": (lambda v: _is_date(v) or _is_date_time(v), "a date (YYYY-MM-DD) or date and time"),
+    "uri": (lambda v: not isinstance(v, str) or is_http_url(v), "an http(s) URL with a valid port"),
+    "regex": (_is_regex, "a regular expression"),
+}
+_FORMAT_CHECKER = jsonschema.FormatChecker(formats=())
+for _name, (_check, _words) in FORMATS.items():
+    _FORMAT_CHECKER.checks(_name)(_check)
+
+
 @functools.lru_cache(maxsize=64)
 def _validator(name: str, schema: bytes) -> Draft202012Validator:
-    return Draft202012Validator(orjson.loads(schema))
+    return Draft202012Validator(orjson.loads(schema), format_checker=_FORMAT_CHECKER)
 
 
 def _describe_option(platform: Platform, error: jsonschema.ValidationError) -> str:
@@ -63,6 +102,8 @@ def _describe_option(platform: Platform, error: jsonschema.ValidationError) -> s
                 f"known: {', '.join(known) or 'none'}")
     if error.validator == "type":
         return f"{where}: {error.instance!r} is not {_a(error.validator_value)}"
+    if error.validator == "format" and error.validator_value in FORMATS:
+        return f"{where}: {error.instance!r} is not {FORMATS[error.validator_value][1]}"
     return f"{where}: {error.message}"
 
 
@@ -78,22 +119,49 @@ def seed_problems(kind: HarvestKind, seeds: Any) -> list[str]:
     rule = kind.seeds
     if rule.required and rule.token != "none" and not seeds:
         return [f"seeds: {kind.name} needs at least one seed"]
+    found = _duplicates(seeds) + [
+        f"seeds[{i}].token: {len(seed['token'])} characters; {kind.name} takes at most {rule.max_length}"
+        for i, seed in enumerate(seeds) if isinstance(seed, Mapping) and isinstance(seed.get("token"), str)
+        and len(seed["token"]) > rule.max_length]
     if rule.token != "url":
-        return []
-    found = []
+        return found
     for i, seed in enumerate(seeds):
         token = seed.get("token") if isinstance(seed, Mapping) else None
         if not isinstance(token, str) or not token.strip():
             found.append(f"seeds[{i}].token: {kind.name} needs the endpoint's http(s) URL as the token")
+        elif not _port_ok(token):
+            found.append(f"seeds[{i}].token: {token!r} has a port that is not one (a number from 1 to 65535)")
         elif not is_http_url(token):
             found.append(f"seeds[{i}].token: {token!r} is not an http(s) URL (write it with its scheme, "
                          f"e.g. https://{token.strip().split('://')[-1]})")
     return found
 
 
+def _duplicates(seeds: list[Any]) -> list[str]:
+    """A token or uid given twice: the second is refused, naming the first."""
+    seen: dict[tuple[str, str], int] = {}
+    found = []
+    for i, seed in enumerate(seeds):
+        for key in ("token", "uid"):
+            value = seed.get(key) if isinstance(seed, Mapping) else None
+            if isinstance(value, str) and value.strip():
+                first = seen.setdefault((key, value.strip()), i)
+                if first != i:
+                    found.append(f"seeds[{i}].{key}: {value.strip()!r} is seeds[{first}] already (given twice)")
+    return found
+
+
 def is_http_url(text: str) -> bool:
+    """An http(s) URL with a host and, when it names one, a port that exists (1-65535)."""
     parts = urlsplit(text.strip())
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and _port_ok(text)
+
+
+def _port_ok(text: str) -> bool:
+    try:
+        return urlsplit(text.strip()).port != 0  # ValueError for a port that is not a number in range
+    except ValueError:
+        return False
 
 
 def credential_problems(platform: Platform, kind: HarvestKind, names: Iterable[str]) -> list[str]:

@@ -41,14 +41,23 @@ def credential_names(pairs: Iterable[str]) -> list[str]:
     return [pair.partition("=")[0] for pair in pairs]
 
 
+class SettingsRefused(RequestError):
+    """Settings the type refuses; `problems` has one line per field, each starting with the field's name and ': '
+    (messages/settings.py), so a form can show each beside its field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems), code=codes.BAD_REQUEST)
+        self.problems = problems
+
+
 def check_source(harvest_type: str, *, options: dict[str, Any], seeds: list[dict[str, Any]],
                  credentials: Iterable[str], collection_ids: dict[str, str | None]) -> None:
-    """RequestError (bad_request) naming every setting the type would refuse."""
+    """SettingsRefused (bad_request) naming every setting the type would refuse."""
     found = [f"{flag} {value!r}: use letters, digits, '.', '_' and '-' only (it becomes a folder name)"
              for flag, value in collection_ids.items() if value is not None and safe_id(value) != value]
     found += settings.problems(harvest_type, options=options, seeds=seeds, credentials=credentials)
     if found:
-        raise RequestError("; ".join(found), code=codes.BAD_REQUEST)
+        raise SettingsRefused(found)
 
 
 # ---- what `swath harvest validate|schedule|unschedule|update` and the web application do to a source ----

@@ -139,8 +139,8 @@ def seed_site(conn, harvest_root: Path | None = None) -> dict[str, str]:
                                    {"i": coll_id, "s": set_pk, "c": credentials[PLATFORMS[harvest_type]],
                                     "t": harvest_type, "a": active, "m": SCHEDULES.get(harvest_type),
                                     "o": OPTIONS.get(harvest_type, "")}).scalar_one()
-            token = '{"query": "gwu"}' if harvest_type == "twitter_search_2" else "gwu"
-            for seed_active in seeds:
+            for n, seed_active in enumerate(seeds):  # distinct tokens: swath refuses a seed given twice
+                token = f'{{"query": "gwu{n}"}}' if harvest_type == "twitter_search_2" else f"gwu{n}"
                 conn.execute(text("INSERT INTO ui_seed (collection_id, seed_id, token, uid, is_active, is_valid, "
                                   "date_added, date_updated) VALUES (:c, :i, :t, '', :a, true, now(), now())"),
                              {"c": coll_pk, "i": new(), "t": token, "a": seed_active})
@@ -293,7 +293,7 @@ def test_import_brings_the_site_into_the_store_with_its_counts_and_again_changes
             want = {k: v for k, v in json.loads(tokens[PLATFORMS[harvest_type]]).items() if v}
             assert repo.secrets_of(s, src, box) == want and set(src.credentials.values()) == {"stored"}
         search = sources["twitter_search_2"]
-        assert search.options == {"incremental": True} and search.seeds[0]["token"] == {"query": "gwu"}
+        assert search.options == {"incremental": True} and search.seeds[0]["token"] == {"query": "gwu0"}
         assert (search.schedule_kind, search.schedule_expr) == ("interval", "1d")
         # SFM harvested it just now (the rows' now()): next due a day on, not at once
         assert search.next_due is not None and search.next_due - started > dt.timedelta(hours=23)

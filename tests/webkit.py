@@ -50,3 +50,11 @@ def group_id(c: TestClient) -> str:
     found = re.search(r'<select id="set-group" name="group"><option value="([^"]+)"', c.get("/").text)
     assert found, "no group to choose on the home page"
     return found.group(1)
+
+
+def member(config: Config, store: Store, name: str = "ada", group: str = "lib") -> TestClient:
+    """A client logged in as a new user `name` of `group` (no admin)."""
+    user(store, name, groups=(group,))
+    c = client(config, store)
+    login(c, name)
+    return c

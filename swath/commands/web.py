@@ -8,6 +8,7 @@ import sys
 import click
 
 from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors, open_store
+from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.messages import codes
 
@@ -30,7 +31,9 @@ def command(ctx: click.Context, host: str, port: int, secure_cookies: str, forwa
             management_url: str | None) -> None:
     """Serve the web application: collection sets, collections, runs, exports, operations, accounts.
 
-    Create the first account with `swath web adduser --admin NAME`."""
+    Create the first account with `swath web adduser --admin --group GROUP NAME`. With no SWATH_SECRET_KEY or
+    SWATH_SECRET_KEY_FILE, the key for stored credentials is <data root>/.swath/secret.key, made on first use."""
+    _say_key(config_of(ctx))
     if ctx.invoked_subcommand is not None:
         return
     import uvicorn
@@ -61,6 +64,17 @@ def adduser(ctx: click.Context, name: str, admin: bool, groups: tuple[str, ...],
     emit({"id": user.id, "name": user.name, "admin": user.is_admin, "groups": list(groups)}, as_json,
          f"user {user.name} created" + (" (admin)" if user.is_admin else "")
          + (f" in {', '.join(groups)}" if groups else "") + "; log in at `swath web`")
+
+
+def _say_key(config: Config) -> None:
+    """Make the data root's key on a first run (no key configured) and say where it is."""
+    from swath.store.secrets import ensure_key
+
+    found = ensure_key(config)
+    if found is not None:
+        path, made = found
+        click.echo(f"swath: {'made' if made else 'using'} the key for credentials stored from the web: {path} "
+                   "(mode 0600; back it up with the database: without it they cannot be read)", err=True)
 
 
 def _password() -> str:

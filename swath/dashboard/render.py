@@ -1,5 +1,6 @@
 """The status page: the web application's status template (its stylesheet, human dates and sizes, names beside
-ids), reloading itself. `swath dashboard` serves it, and `swath web` at /status."""
+ids). `swath dashboard` serves it reloading itself; `swath web` at /status, fetching its changing part
+(/status/live, static/live.js) instead of reloading the page."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ def _environment() -> Environment:
     return environment()
 
 
-def render(snap: Snapshot, *, refresh: int, generated: str) -> str:
-    return _environment().get_template("status.html").render(
-        snap=snap, names=snap.names or Names(sets={}, sources=[]), refresh=refresh, generated=generated)
+def render(snap: Snapshot, *, refresh: int | None, generated: str, live_url: str | None = None,
+           part: bool = False) -> str:
+    """The page; it reloads every `refresh` s, or (the web's) fetches its changing part from `live_url`. `part`:
+    only that part (status_body.html)."""
+    return _environment().get_template("status_body.html" if part else "status.html").render(
+        snap=snap, names=snap.names or Names(sets={}, sources=[]), refresh=refresh, generated=generated,
+        live_url=live_url)

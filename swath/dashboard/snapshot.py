@@ -47,29 +47,41 @@ class Snapshot:
     dead_letters: list[dict[str, Any]] = field(default_factory=list)
     broker_error: str | None = None
     names: Names | None = None  # for the page; the JSON has the ids
+    operator: bool = True  # the whole installation with its broker; False: some collection sets' rows only
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of /api/status and `--once --json`: masked as every view is (seed URLs lose passwords)."""
         return masked({k: v for k, v in self.__dict__.items() if k != "names"})
 
 
-def gather(*, config: Config, store: Store, management_url: str | None = None, recent: int = 20) -> Snapshot:
+def gather(*, config: Config, store: Store, management_url: str | None = None, recent: int = 20,
+           sets: set[str] | None = None) -> Snapshot:
+    """Everything (`sets` None: an operator's view), or only the rows of the collection sets in `sets`: their
+    sources, runs, WARC volume and the exports asked for in them; no queues, dead letters or refused statuses,
+    which name other groups' work."""
     with store.session() as s:
-        all_sources = repo.list_sources(s, deleted=True)
-        names = Names(sets={cs.id: cs.name for cs in s.scalars(select(CollectionSet))}, sources=all_sources)
+        all_sources = [src for src in repo.list_sources(s, deleted=True)
+                       if sets is None or src.collection_set_id in sets]
+        set_rows = s.scalars(select(CollectionSet) if sets is None else select(CollectionSet).where(
+            CollectionSet.id.in_(sets)))
+        names = Names(sets={cs.id: cs.name for cs in set_rows}, sources=all_sources)
         sources = [source_dict(src) for src in all_sources if src.deleted_at is None]
-        jobs = repo.list_jobs(s, limit=200)
+        jobs = repo.list_jobs(s, limit=200, source_ids=None if sets is None else [src.id for src in all_sources])
         active = [j for j in jobs if j.status in ACTIVE_STATES]
         done = [j for j in jobs if j.status not in ACTIVE_STATES][:recent]
         files = repo.warcs_of(s, [j.id for j in active + done])
         volume = [{"collection_set": a, "collection": b, "warcs": n, "bytes": size}
-                  for a, b, n, size in repo.warc_volume(s)]
-        exports = export_rows(s, repo.list_exports(s, limit=recent))
-        total, rows = repo.rejected(s)
+                  for a, b, n, size in repo.warc_volume(s) if sets is None or a in sets]
+        exports = export_rows(s, repo.list_exports(s, limit=recent) if sets is None else list(s.scalars(
+            select(Export).join(ExportRequest, ExportRequest.export_id == Export.id)
+            .where(ExportRequest.collection_set_id.in_(sets)).order_by(Export.created_at.desc()).limit(recent))))
+        total, rows = repo.rejected(s) if sets is None else (0, [])
         rejected = [{"routing_key": r.routing_key, "code": r.code, "message": r.message} for r in rows]
     snap = Snapshot(sources=sources, running=[job_dict(j, files[j.id]) for j in active],
                     recent=[job_dict(j, files[j.id]) for j in done], volume=volume, rejected_total=total,
-                    rejected=rejected, exports=exports, names=names)
+                    rejected=rejected, exports=exports, names=names, operator=sets is None)
+    if sets is not None:
+        return snap
     try:
         if management_url:
             snap.queues, snap.queues_via = management_queues(management_url, config), "management API"

@@ -67,7 +67,7 @@ class Source(Base):
     __tablename__ = "sources"
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    name: Mapped[str] = mapped_column(String(200), index=True)  # unique per group (repo.name_taken)
     harvest_type: Mapped[str] = mapped_column(String(100))
     platform: Mapped[str] = mapped_column(String(100))
     seeds: Mapped[list[Any]] = mapped_column(default=list)

@@ -35,6 +35,7 @@ from swath.store.models import (
     utcnow,
 )
 from swath.store.secrets import SecretBox
+from swath.store.web_models import CollectionSet
 
 # A status never goes back: a late "running" after the final status (redelivery, reordering) is ignored.
 # A cancelled job stays cancelled; what its worker still reports (it had started it) is recorded beside.
@@ -66,8 +67,8 @@ def create_source(s: Session, *, name: str, harvest_type: str, platform: str, se
                   source_id: str | None = None) -> Source:
     """A new source; its `secrets` (name -> value) are sealed with `box` before they reach the session.
     `source_id`: an id kept from elsewhere (an SFM collection's, by `swath sfm import`); else a new one."""
-    if s.scalar(select(Source.id).where(Source.name == name)) is not None:
-        raise Conflict(f"a source named {name!r} exists already (deleted ones count until `swath harvest purge`)")
+    if name_taken(s, name, collection_set_id=collection_set_id):
+        raise Conflict(f"a source named {name!r} exists already in this group (deleted ones count until purged)")
     sealed = {k: box.seal(v, what=f"credential {k!r} of source {name!r}") for k, v in secrets.items()}
     source_id = source_id or new_id()
     source = Source(id=source_id, name=name, harvest_type=harvest_type, platform=platform, seeds=seeds,
@@ -79,9 +80,26 @@ def create_source(s: Session, *, name: str, harvest_type: str, platform: str, se
     return source
 
 
+def name_taken(s: Session, name: str, *, collection_set_id: str) -> bool:
+    """Whether a source of the same group already has `name`: the group owning the web collection set; sets the
+    web does not know (made by the CLI) are one group of their own. Names are not unique across groups."""
+    owner = s.scalar(select(CollectionSet.group_id).where(CollectionSet.id == collection_set_id))
+    web_sets = select(CollectionSet.id) if owner is None else select(CollectionSet.id).where(
+        CollectionSet.group_id == owner)
+    scope = Source.collection_set_id.not_in(web_sets) if owner is None else Source.collection_set_id.in_(web_sets)
+    return s.scalar(select(Source.id).where(Source.name == name, scope).limit(1)) is not None
+
+
 def find_source(s: Session, ident: str, *, deleted: bool = False) -> Source:
-    """A source by id or name; deleted sources only when `deleted`."""
-    source = s.get(Source, ident) or s.scalar(select(Source).where(Source.name == ident))
+    """A source by id or name; deleted sources only when `deleted`. A name several groups use is refused: the
+    id says which."""
+    source = s.get(Source, ident)
+    if source is None:
+        named = list(s.scalars(select(Source).where(Source.name == ident).limit(2)))
+        if len(named) > 1:
+            raise Conflict(f"several harvest sources are named {ident!r}; name one by its id "
+                           "(`swath harvest sources` lists them)")
+        source = named[0] if named else None
     if source is None or (source.deleted_at is not None and not deleted):
         raise NotFound(f"no harvest source {ident!r}; `swath harvest sources` lists them")
     return source
@@ -207,10 +225,13 @@ def cancel_job(s: Session, job: Job) -> None:
 
 
 def list_jobs(s: Session, *, source_id: str | None = None, status: str | None = None,
-              limit: int = 50) -> list[Job]:
+              limit: int = 50, source_ids: list[str] | None = None) -> list[Job]:
+    """The newest jobs; of one source, or of the sources in `source_ids` (when it is not None)."""
     query = select(Job).order_by(Job.created_at.desc(), Job.id).limit(limit)
     if source_id:
         query = query.where(Job.source_id == source_id)
+    if source_ids is not None:
+        query = query.where(Job.source_id.in_(source_ids))
     if status:
         query = query.where(Job.status == status)
     return list(s.scalars(query))

@@ -18,6 +18,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
+from swath.core.paths import make_dirs_inside
 from swath.messages import codes
 
 log = logging.getLogger(__name__)
@@ -63,11 +64,37 @@ def read_key_file(path: Path) -> str:
     return data.decode("ascii", errors="replace")
 
 
+def data_root_key(config: Config) -> Path:
+    """Where `swath web` keeps the key it makes on a first run (no key configured): under the data root."""
+    return config.data_root / ".swath" / "secret.key"
+
+
+def ensure_key(config: Config) -> tuple[Path, bool] | None:
+    """With no key configured: the data root's key file, made now (mode 0600, never through a link) when missing;
+    (its path, whether it was made). None when SWATH_SECRET_KEY or SWATH_SECRET_KEY_FILE is set."""
+    if config.secret_key or config.secret_key_file:
+        return None
+    path = data_root_key(config)
+    make_dirs_inside(config.data_root, path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        load_keys(config)  # the one there: checked (a regular file, 0600, keys)
+        return path, False
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(generate_key() + "\n")
+    return path, True
+
+
 def load_keys(config: Config) -> list[str]:
-    """The configured keys, newest first; [] when none is configured."""
+    """The configured keys, newest first; else those of the data root's key file when there is one (`swath web`
+    made it); [] when there is none."""
     if config.secret_key and config.secret_key_file:
         raise CredentialKeyInvalid(f"set one of {KEY_VARIABLES}, not both")
-    if config.secret_key_file:
+    fallback = data_root_key(config)
+    if not config.secret_key and not config.secret_key_file and os.path.lexists(fallback):
+        where, text = f"the key file {fallback}", read_key_file(fallback)
+    elif config.secret_key_file:
         where, text = f"SWATH_SECRET_KEY_FILE {config.secret_key_file}", read_key_file(Path(config.secret_key_file))
     else:
         where, text = "SWATH_SECRET_KEY", config.secret_key

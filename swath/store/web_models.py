@@ -64,6 +64,7 @@ class WebSession(Base):
     csrf: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime)
+    flash: Mapped[str | None] = mapped_column(Text)  # the server's message for the next page, shown once
 
 
 class LoginAttempt(Base):

@@ -10,7 +10,7 @@ import secrets
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from swath.store.models import Export, Source, utcnow
+from swath.store.models import Export, Job, Source, utcnow
 from swath.store.repo import Conflict, NotFound, new_id
 from swath.store.web_models import (
     Change,
@@ -117,6 +117,19 @@ def session_user(s: Session, token: str) -> tuple[WebSession, User] | None:
     return row, user
 
 
+def set_flash(s: Session, session: WebSession, message: str) -> None:
+    """What the next page of this session says (once)."""
+    s.execute(update(WebSession).where(WebSession.token_hash == session.token_hash).values(flash=message[:2000]))
+
+
+def take_flash(s: Session, session: WebSession) -> str | None:
+    """The session's flash message, forgotten as it is read."""
+    if not session.flash:
+        return None
+    s.execute(update(WebSession).where(WebSession.token_hash == session.token_hash).values(flash=None))
+    return session.flash
+
+
 def close_session(s: Session, token: str) -> None:
     s.execute(delete(WebSession).where(WebSession.token_hash == token_hash(token)))
 
@@ -185,6 +198,12 @@ def get_set(s: Session, user: User, set_id: str) -> CollectionSet:
     return row
 
 
+def set_folder_taken(s: Session, set_id: str) -> bool:
+    """Whether collections/<set_id> belongs to a set already: the web's, or one the CLI's sources name."""
+    return s.get(CollectionSet, set_id) is not None or s.scalar(
+        select(Source.id).where(Source.collection_set_id == set_id).limit(1)) is not None
+
+
 def add_set(s: Session, *, set_id: str, name: str, description: str | None, group: Group) -> CollectionSet:
     if s.get(CollectionSet, set_id) is not None:
         raise Conflict(f"a collection set with id {set_id!r} exists already")
@@ -197,6 +216,27 @@ def add_set(s: Session, *, set_id: str, name: str, description: str | None, grou
 def collections_of(s: Session, set_id: str) -> list[Source]:
     return list(s.scalars(select(Source).where(Source.collection_set_id == set_id)
                           .order_by(Source.deleted_at.is_not(None), Source.name)))
+
+
+def active_counts(s: Session, set_ids: list[str]) -> dict[str, int]:
+    """set id -> its active collections, in one query."""
+    rows = s.execute(select(Source.collection_set_id, func.count()).where(
+        Source.collection_set_id.in_(set_ids), Source.deleted_at.is_(None)).group_by(Source.collection_set_id))
+    return {set_id: int(n) for set_id, n in rows}
+
+
+def recent_runs(s: Session, set_ids: list[str], limit: int) -> list[tuple[Job, Source]]:
+    """The newest runs of the collections of these sets, with their collection."""
+    return [(job, src) for job, src in s.execute(
+        select(Job, Source).join(Source, Source.id == Job.source_id).where(Source.collection_set_id.in_(set_ids))
+        .order_by(Job.created_at.desc(), Job.id).limit(limit))]
+
+
+def command_line_sources(s: Session) -> list[Source]:
+    """Active sources in no collection set of the web (made with `swath harvest create`)."""
+    return list(s.scalars(select(Source).where(Source.deleted_at.is_(None),
+                                               Source.collection_set_id.not_in(select(CollectionSet.id)))
+                          .order_by(Source.created_at, Source.name)))
 
 
 def get_collection(s: Session, user: User, source_id: str) -> tuple[Source, CollectionSet | None]:
@@ -233,21 +273,33 @@ def add_export_request(s: Session, *, export_id: str, set_id: str, source_id: st
 
 def export_requests(s: Session, user: User, *, source_id: str | None = None,
                     limit: int = 100) -> list[tuple[Export, ExportRequest]]:
-    query = (select(Export, ExportRequest).join(ExportRequest, ExportRequest.export_id == Export.id)
-             .order_by(Export.created_at.desc()).limit(limit))
+    """The exports asked for in the collection sets `user` sees; an admin's list (of no one collection) also has
+    those asked on the command line, by "command line"."""
     groups = visible_group_ids(s, user)
+    everything = groups is None and source_id is None
+    query = (select(Export, ExportRequest).join(ExportRequest, ExportRequest.export_id == Export.id,
+                                                isouter=everything)
+             .order_by(Export.created_at.desc()).limit(limit))
     if groups is not None:
         query = query.join(CollectionSet, CollectionSet.id == ExportRequest.collection_set_id).where(
             CollectionSet.group_id.in_(groups))
     if source_id is not None:
         query = query.where(ExportRequest.source_id == source_id)
-    return [(e, r) for e, r in s.execute(query)]
+    return [(e, r or _command_line(e)) for e, r in s.execute(query)]
+
+
+def _command_line(export: Export) -> ExportRequest:
+    """What the web says of an export asked for on the command line (not stored: there is no request row)."""
+    return ExportRequest(export_id=export.id, collection_set_id="", source_id=None, user_name="command line",
+                         requested_at=export.created_at)
 
 
 def export_request(s: Session, user: User, export_id: str) -> tuple[Export, ExportRequest]:
     """An export asked for in the web application, if `user` may see its collection set."""
     request = s.get(ExportRequest, export_id)
     export = s.get(Export, export_id)
+    if export is not None and request is None and user.is_admin:  # asked on the command line: admins see it
+        return export, _command_line(export)
     if request is None or export is None:
         raise NotFound(f"no export {export_id!r}")
     get_set(s, user, request.collection_set_id)

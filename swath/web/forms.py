@@ -3,13 +3,14 @@ with, core/platforms.py + messages/settings.py), the credentials it needs and th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from swath.core.errors import SwathError
 from swath.messages import codes, settings
-from swath.source_settings import seeds_from
+from swath.source_settings import SettingsRefused, seeds_from
 
 EXPORT_FORMATS = ("csv", "tsv", "xlsx", "json", "json_full", "dehydrate")
 
@@ -22,6 +23,8 @@ class Field:
     choices: tuple[str, ...] = ()
     default: str = ""
     value: str = ""
+    error: str = ""  # why the value typed was refused, shown beside the field
+    label: str = ""  # as people say it: the schema's title, else the key in words (metadataPrefix: Metadata prefix)
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,13 @@ def type_info(name: str) -> TypeInfo:
     raise SwathError(f"no harvest type {name!r}", code=codes.UNKNOWN_TYPE)
 
 
-def option_fields(harvest_type: str, values: Mapping[str, Any] | None = None) -> list[Field]:
+def option_names(harvest_type: str) -> list[str]:
+    found = settings.declaration(harvest_type)
+    return list(found[0].options.get("properties", {})) if found else []
+
+
+def option_fields(harvest_type: str, values: Mapping[str, Any] | None = None,
+                  errors: Mapping[str, str] | None = None) -> list[Field]:
     found = settings.declaration(harvest_type)
     properties = found[0].options.get("properties", {}) if found else {}
     values = values or {}
@@ -69,21 +78,44 @@ def option_fields(harvest_type: str, values: Mapping[str, Any] | None = None) ->
         fields.append(Field(name=name, kind=kind, description=spec.get("description", ""),
                             choices=tuple(map(str, spec.get("enum", ()))),
                             default="" if default is None else str(default).lower() if isinstance(default, bool)
-                            else str(default), value=shown))
+                            else str(default), value=shown, error=(errors or {}).get(f"opt.{name}", ""),
+                            label=spec.get("title") or _words(name)))
     return fields
 
 
+def _words(key: str) -> str:
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", key).replace("_", " ")
+    return spaced[:1].upper() + spaced[1:].lower()
+
+
 def read_options(harvest_type: str, form: Mapping[str, Any]) -> dict[str, Any]:
-    """The options a form sets (an empty field: not set), each read by its schema type."""
+    """The options a form sets (an empty field: not set), each read by its schema type; SettingsRefused names
+    every field that cannot be read."""
     options: dict[str, Any] = {}
+    refused = []
     for field in option_fields(harvest_type):
         raw = form.get(f"opt.{field.name}")
         if isinstance(raw, str) and raw.strip():
             try:
                 options[field.name] = settings.parse_option(harvest_type, field.name, raw.strip())
             except settings.BadOption as exc:
-                raise SwathError(str(exc).replace("--option ", ""), code=codes.BAD_REQUEST) from None
+                refused.append(f"options.{field.name}: " + exc.message.split(": ", 1)[-1])
+    if refused:
+        raise SettingsRefused(refused)
     return options
+
+
+def field_errors(problems: list[str]) -> dict[str, str]:
+    """The form field each problem line is about (`options.from: ...` -> `opt.from`, `seeds[2].token: ...` ->
+    `seeds`), its message as the value; lines about no field of the form go under ''."""
+    out: dict[str, str] = {}
+    for line in problems:
+        where, _sep, what = line.partition(": ")
+        head = where.split("[", 1)[0].split(".", 2)
+        name = f"opt.{head[1]}" if head[0] == "options" and len(head) > 1 else head[0] if head[0] in (
+            "seeds", "credentials") else ""
+        out[name] = f"{out[name]}; {what}" if name in out else (what if name else line)
+    return out
 
 
 def typed_values(harvest_type: str, form: Mapping[str, Any]) -> dict[str, str]:

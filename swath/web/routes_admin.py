@@ -14,7 +14,7 @@ from swath.store import web_repo
 from swath.store.models import utcnow
 from swath.store.repo import NotFound
 from swath.store.web_models import User
-from swath.web import auth
+from swath.web import auth, fields
 from swath.web.views import Ctx, action, admin_only, page
 
 
@@ -25,8 +25,7 @@ def accounts(ctx: Ctx) -> Response:
         users = web_repo.list_users(s)
         groups = web_repo.list_groups(s)
         members = web_repo.members(s)
-    return ctx.render("admin.html", users=users, groups=groups, members=members,
-                      notice=ctx.request.query_params.get("notice"))
+    return ctx.render("admin.html", users=users, groups=groups, members=members)
 
 
 @action
@@ -35,18 +34,22 @@ def add_user(ctx: Ctx) -> Response:
     groups = [g for g in (ctx.form.getlist("groups") if ctx.form else []) if isinstance(g, str) and g]
     user = auth.add_user(ctx.store, name=ctx.field("name"), password=ctx.field("password"),
                          is_admin=ctx.field("is_admin") == "on", groups=groups)
-    return ctx.redirect(f"/admin?notice=user {user.name} added")
+    return ctx.redirect("/admin", flash=f"user {user.name} added")
 
 
 @action
 def add_group(ctx: Ctx) -> Response:
     admin_only(ctx)
+    name, member = fields.name(ctx.field("name"), label="Group name"), ctx.field("member")
     with ctx.store.session() as s:
-        group = web_repo.group_named(s, ctx.field("name") or "-", create=True)
-        user = web_repo.user_named(s, ctx.field("member")) if ctx.field("member") else None
+        user = web_repo.user_named(s, member) if member else None
+        if member and user is None:  # said, not ignored: the admin meant someone
+            raise SwathError(f"Add user: no (enabled) user is named {member[:100]!r}; the group was not saved",
+                             code=codes.BAD_REQUEST)
+        group = web_repo.group_named(s, name, create=True)
         if user is not None:
             web_repo.join(s, user, group)
-    return ctx.redirect(f"/admin?notice=group {group.name} saved")
+    return ctx.redirect("/admin", flash=f"group {group.name} saved")
 
 
 @action
@@ -84,15 +87,14 @@ def show_user(ctx: Ctx) -> Response:
         other = _user(s, user_id)
         mine = {g.id for g in web_repo.groups_of(s, other)}
         groups = web_repo.list_groups(s)
-    return ctx.render("admin_user.html", other=other, groups=groups, mine=mine,
-                      notice=ctx.request.query_params.get("notice"))
+    return ctx.render("admin_user.html", other=other, groups=groups, mine=mine)
 
 
 @action
 def reset_password(ctx: Ctx) -> Response:
     admin_only(ctx)
     other = auth.reset_password(ctx.store, user_id=_other_user(ctx), new=ctx.field("password"))
-    return ctx.redirect(f"/admin/users/{other.id}?notice=password of {other.name} reset; their sessions ended")
+    return ctx.redirect(f"/admin/users/{other.id}", flash=f"password of {other.name} reset; their sessions ended")
 
 
 @action
@@ -106,7 +108,7 @@ def set_access(ctx: Ctx) -> Response:
         web_repo.set_groups(s, other, wanted)
         web_repo.close_sessions_of(s, other)
         name = other.name
-    return ctx.redirect(f"/admin/users/{user_id}?notice=groups and role of {name} saved; their sessions ended")
+    return ctx.redirect(f"/admin/users/{user_id}", flash=f"groups and role of {name} saved; their sessions ended")
 
 
 ROUTES = [

@@ -4,7 +4,6 @@ swath/source_settings.py, as the CLI's do, and into the set's change history."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -13,25 +12,33 @@ from starlette.routing import Route
 
 from swath import source_settings
 from swath.core.errors import SwathError
-from swath.core.paths import safe_id
 from swath.messages import codes
 from swath.requester import STORED as STORED_MARK
 from swath.requester import Requester
+from swath.source_settings import SettingsRefused
 from swath.store import repo, web_repo
 from swath.store.models import ACCEPTED, Job, Source
-from swath.web import forms
+from swath.web import fields, forms
 from swath.web.views import Ctx, action, admin_only, page
 
 
-def _form_page(ctx: Ctx, set_id: str, harvest_type: str, *, error: str | None = None, status: int = 200) -> Response:
+def _form_page(ctx: Ctx, set_id: str, harvest_type: str, *, error: str | None = None, status: int = 200,
+               errors: dict[str, str] | None = None) -> Response:
+    """The new-collection form; refused, with what was typed and each field's refusal beside it (`errors`)."""
     info = forms.type_info(harvest_type)
     values: Any = ctx.form or {}
+    errors = dict(errors or {})
+    beside = {f"opt.{name}" for name in forms.option_names(harvest_type)} | {"seeds", "credentials"}
+    elsewhere = [errors.pop(k) for k in list(errors) if k not in beside]
+    if errors:
+        error = " ".join(["The settings marked below were refused.", *elsewhere])
     with ctx.store.session() as s:
         cs = web_repo.get_set(s, ctx.user, set_id)
         reusable = [c for c in web_repo.collections_of(s, cs.id) if c.credentials and c.deleted_at is None
                     and forms.type_info(c.harvest_type).credentials == info.credentials]
     return ctx.render("collection_new.html", status=status, cs=cs, info=info, error=error, values=values,
-                      fields=forms.option_fields(harvest_type, forms.typed_values(harvest_type, values)),
+                      errors=errors,
+                      fields=forms.option_fields(harvest_type, forms.typed_values(harvest_type, values), errors),
                       credentials=forms.credential_names(info), reusable=reusable)
 
 
@@ -49,14 +56,16 @@ def create_collection(ctx: Ctx) -> Response:
         with ctx.store.session() as s:
             cs = web_repo.get_set(s, ctx.user, set_id)
             reuse = _reused(ctx, s, cs.id, ctx.field("reuse"))
-        name = ctx.field("name")
-        if not name:
-            raise SwathError("a collection needs a name", code=codes.BAD_REQUEST)
+            name = fields.name(ctx.field("name"))
+            if repo.name_taken(s, name, collection_set_id=cs.id):  # names are the group's own, not global
+                raise SwathError(f"your group has a collection named {name!r} already (a deactivated one counts "
+                                 "too); choose another name", code=codes.BAD_REQUEST)
         seeds, options = forms.read_seeds(ctx.form or {}), forms.read_options(harvest_type, ctx.form or {})
         refs, values = forms.read_credentials(info, ctx.form or {})
         if reuse is not None:
             refs, values = reuse
-        collection_id = ctx.field("collection_id") or _folder_for(ctx, cs.id, name)
+        typed = ctx.field("collection_id")
+        collection_id = fields.folder(typed) if typed else _folder_for(ctx, cs.id, name)
         source_settings.check_source(harvest_type, options=options, seeds=seeds,
                                      credentials=[r.partition("=")[0] for r in refs] + list(values),
                                      collection_ids={"collection id": collection_id})
@@ -66,7 +75,8 @@ def create_collection(ctx: Ctx) -> Response:
     except SwathError as exc:
         if isinstance(exc, repo.NotFound):
             raise
-        return _form_page(ctx, set_id, harvest_type, error=exc.message, status=400)
+        errors = forms.field_errors(exc.problems) if isinstance(exc, SettingsRefused) else None
+        return _form_page(ctx, set_id, harvest_type, error=exc.message, status=400, errors=errors)
     with ctx.store.session() as s:
         web_repo.log_change(s, set_id=cs.id, source_id=src.id, user=ctx.user.name, action="created collection",
                             detail=f"{src.name}: {src.harvest_type}, {len(seeds)} seed(s), options {options}, "
@@ -76,12 +86,12 @@ def create_collection(ctx: Ctx) -> Response:
 
 def _folder_for(ctx: Ctx, set_id: str, name: str) -> str | None:
     """A folder name from the collection's name (its people see it under collections/<set>/), unique in the set."""
-    base = safe_id(re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"))[:60].strip("-")
+    base = fields.folder_from(name)
     if not base:
         return None  # the requester's generated id
     with ctx.store.session() as s:
         taken = {c.collection_id for c in web_repo.collections_of(s, set_id)}
-    return next(f for n in range(1, len(taken) + 2) if (f := base if n == 1 else f"{base}-{n}") not in taken)
+    return fields.free_folder(base, taken.__contains__)
 
 
 def _reused(ctx: Ctx, s: Any, set_id: str, source_id: str) -> tuple[list[str], dict[str, str]] | None:
@@ -114,12 +124,19 @@ def show_collection(ctx: Ctx) -> Response:
         exports = web_repo.export_requests(s, ctx.user, source_id=src.id, limit=20)
         stats = collection_view(s, src)
     info = forms.type_info(src.harvest_type)
+    pages = max(1, -(-len(src.seeds) // SEEDS_PER_PAGE))
+    wanted = ctx.request.query_params.get("seeds", "1")
+    page_no = min(max(int(wanted), 1), pages) if wanted.isdigit() else 1
+    shown = src.seeds[(page_no - 1) * SEEDS_PER_PAGE:page_no * SEEDS_PER_PAGE]
     return ctx.render("collection.html", src=src, cs=cs, jobs=jobs, active=active, history=history, info=info,
+                      shown_seeds=shown, seed_page=page_no, seed_pages=pages, seeds_per_page=SEEDS_PER_PAGE,
                       exports=exports, fields=forms.option_fields(src.harvest_type, src.options),
                       stats=stats,
                       export_types=export_types_for(src), formats=forms.EXPORT_FORMATS,
-                      previewable=previewable(src.harvest_type),
-                      notice=ctx.request.query_params.get("notice"))
+                      previewable=previewable(src.harvest_type))
+
+
+SEEDS_PER_PAGE = 100  # a 3,000-seed collection's page stays small; more seeds to pick by uid go in a text box
 
 
 def _collection(ctx: Ctx) -> Source:
@@ -129,12 +146,13 @@ def _collection(ctx: Ctx) -> Source:
     return src
 
 
-def _done(ctx: Ctx, src: Source, what: str, detail: str = "", then: str | None = None) -> Response:
+def _done(ctx: Ctx, src: Source, what: str, detail: str = "", then: str | None = None,
+          flash: str | None = None) -> Response:
     """Record a change that succeeded in the history, then show the collection (or `then`)."""
     with ctx.store.session() as s:
         web_repo.log_change(s, set_id=src.collection_set_id, source_id=src.id, user=ctx.user.name, action=what,
                             detail=detail)
-    return ctx.redirect(then or f"/collections/{src.id}")
+    return ctx.redirect(then or f"/collections/{src.id}", flash=flash)
 
 
 @action
@@ -196,20 +214,18 @@ def _job_action(what: str, act: Callable[[Requester, str], Job]) -> Callable[...
     def endpoint(ctx: Ctx) -> Response:
         src = _collection(ctx)
         job = act(ctx.web.requester, src.id)
-        return _done(ctx, src, what, then=f"/runs/{job.id}" + _waiting(ctx.web.requester, job))
+        return _done(ctx, src, what, then=f"/runs/{job.id}", flash=_waiting(ctx.web.requester, job))
 
     return action(endpoint)
 
 
-def _waiting(requester: Requester, job: Job) -> str:
+def _waiting(requester: Requester, job: Job) -> str | None:
     """A notice for the run page when a launched job waits in a queue no worker consumes (as `launch` warns)."""
-    from urllib.parse import quote
-
     state = requester.worker_queue(job) if job.status == "queued" else None
     if state is None or state.consumers:
-        return ""
-    return "?notice=" + quote(f"No worker consumes queue {state.queue}: the run waits there until a "
-                              f"{state.service} worker starts, or cancel it.")
+        return None
+    return (f"No worker consumes queue {state.queue}: the run waits there until a {state.service} worker starts, "
+            "or cancel it.")
 
 
 start = _job_action("started a harvest", lambda requester, ident: requester.launch(ident))
@@ -220,9 +236,28 @@ cancel = _job_action("cancelled the queued harvest", lambda requester, ident: re
 @action
 def deactivate(ctx: Ctx) -> Response:
     src = _collection(ctx)
+    ask = ctx.confirmed(title=f"Deactivate {src.name}?", button="Deactivate", back=f"/collections/{src.id}",
+                        consequence="It stops: no scheduled or manual harvest starts any more (a run going on now "
+                        "goes on), its settings are frozen. Its WARCs and exports are kept, and it can be "
+                        "reactivated from its page; only an administrator's purge removes it for good.")
+    if ask is not None:
+        return ask
     with ctx.store.session() as s:
         repo.soft_delete(s, repo.find_source(s, src.id))
-    return _done(ctx, src, "deactivated collection")
+    return _done(ctx, src, "deactivated collection", flash=f"{src.name} is deactivated; reactivate it below")
+
+
+@action
+def reactivate(ctx: Ctx) -> Response:
+    src = _collection(ctx)
+    with ctx.store.session() as s:
+        found = repo.find_source(s, src.id, deleted=True)
+        found.deleted_at = None
+        if found.schedule_kind and found.schedule_expr:  # its schedule resumes from now
+            interval = found.schedule_kind == "interval"
+            source_settings.schedule(s, src.id, every=found.schedule_expr if interval else None,
+                                     cron=None if interval else found.schedule_expr)
+    return _done(ctx, src, "reactivated collection", flash=f"{src.name} is active again")
 
 
 def runnable(src: Source) -> bool:
@@ -235,5 +270,6 @@ ROUTES = [
     Route("/collections/{source_id}", show_collection, methods=["GET"]),
     *(Route(f"/collections/{{source_id}}/{name}", fn, methods=["POST"]) for name, fn in (
         ("seeds", add_seeds), ("seeds/remove", remove_seed), ("options", edit_options), ("validate", validate),
-        ("schedule", schedule), ("start", start), ("stop", stop), ("cancel", cancel), ("deactivate", deactivate))),
+        ("schedule", schedule), ("start", start), ("stop", stop), ("cancel", cancel), ("deactivate", deactivate),
+        ("reactivate", reactivate))),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sqlalchemy import select
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
@@ -14,9 +15,11 @@ from swath.messages import codes
 from swath.store import repo, web_repo
 from swath.store.models import ACTIVE_STATES, Export, Source
 from swath.web import forms
+from swath.web.fields import date_time
 from swath.web.views import Ctx, action, page
 
-DATES = ("item_date_start", "item_date_end", "harvest_date_start", "harvest_date_end")
+DATES = {"item_date_start": "Items from", "item_date_end": "Items until", "harvest_date_start": "Harvested from",
+         "harvest_date_end": "Harvested until"}
 
 
 def export_types_for(src: Source) -> list[str]:
@@ -53,7 +56,7 @@ def request_export(ctx: Ctx) -> Response:
     export = ctx.web.requester.start_export(
         export_type=export_type, fmt=fmt, collection_id=None if seeds else src.collection_id, seeds=seeds, path=None,
         dedupe=ctx.field("dedupe") == "on", segment_size=int(segment) if segment else None,
-        dates={k: ctx.field(k) or None for k in DATES})
+        dates={k: date_time(ctx.field(k), end=k.endswith("_end"), label=label) for k, label in DATES.items()})
     with ctx.store.session() as s:
         web_repo.add_export_request(s, export_id=export.id, set_id=src.collection_set_id, source_id=src.id,
                                     user=ctx.user.name)
@@ -67,6 +70,12 @@ def chosen_seeds(ctx: Ctx, src: Source) -> list[dict[str, str]]:
     """The ticked seeds as an export message names them (`swath export start --seed-uid`): id and uid. An
     export of seeds selects items by uid, so a seed without one cannot be chosen."""
     ticked = [v for v in ctx.form.getlist("seed") if isinstance(v, str)] if ctx.form is not None else []
+    by_uid = {str(s["uid"]): s["id"] for s in src.seeds if s.get("uid")}
+    typed = [line.strip() for line in ctx.field("seed_uid").splitlines() if line.strip()]
+    missing = [uid for uid in typed if uid not in by_uid]
+    if missing:
+        raise SwathError(f"Seed uids: no seed of this collection has the uid {missing[0]!r}", code=codes.BAD_REQUEST)
+    ticked += [by_uid[uid] for uid in typed]  # a big collection's seeds are picked by uid in a text box
     seeds = {s["id"]: s for s in src.seeds}
     unknown = [t for t in ticked if t not in seeds or not seeds[t].get("uid")]
     if unknown:
@@ -78,7 +87,8 @@ def chosen_seeds(ctx: Ctx, src: Source) -> list[dict[str, str]]:
 def list_exports(ctx: Ctx) -> Response:
     with ctx.store.session() as s:
         rows = web_repo.export_requests(s, ctx.user)
-        names = {src.id: src.name for src in repo.list_sources(s, deleted=True)}
+        wanted = {r.source_id for _e, r in rows if r.source_id}
+        names = {src.id: src.name for src in s.scalars(select(Source).where(Source.id.in_(wanted)))}
     return ctx.render("exports.html", rows=rows, names=names)
 
 
@@ -108,7 +118,7 @@ def show_export(ctx: Ctx) -> Response:
         src = s.get(Source, request.source_id) if request.source_id else None
     template = "export_live.html" if ctx.request.url.path.endswith("/live") else "export.html"
     response = ctx.render(template, export=export, request=request, src=src, files=files_of(ctx, export),
-                          live=export.status in ACTIVE_STATES)
+                          live=export.status in ACTIVE_STATES, notice=None)
     response.headers["X-Swath-Final"] = "0" if export.status in ACTIVE_STATES else "1"
     return response
 

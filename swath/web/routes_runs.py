@@ -27,15 +27,14 @@ def _job(ctx: Ctx) -> tuple[Job, object, list]:
 @page
 def show_run(ctx: Ctx) -> Response:
     job, src, warcs = _job(ctx)
-    return ctx.render("run.html", job=job, src=src, warcs=warcs, live=job.status in ACTIVE_STATES,
-                      notice=ctx.request.query_params.get("notice"))
+    return ctx.render("run.html", job=job, src=src, warcs=warcs, live=job.status in ACTIVE_STATES)
 
 
 @page
 def live_run(ctx: Ctx) -> Response:
     """The part of the run page that changes, as HTML; `X-Swath-Final: 1` tells the page to stop polling."""
     job, src, warcs = _job(ctx)
-    response = ctx.render("run_live.html", job=job, src=src, warcs=warcs)
+    response = ctx.render("run_live.html", job=job, src=src, warcs=warcs, notice=None)  # the flash is the page's
     response.headers["X-Swath-Final"] = "0" if job.status in ACTIVE_STATES else "1"
     return response
 

@@ -18,8 +18,6 @@ from swath.store.stats import CollectionStats, SeedStats, collection_stats
 from swath.web.charts import MAX_BARS, bar_chart
 from swath.web.views import Ctx, page
 
-SEED_ROWS = 100  # seeds in the collection page's table; their pages and the JSON have all
-
 
 @dataclass
 class StatsView:
@@ -30,7 +28,6 @@ class StatsView:
     kinds: list[str]
     days: list[tuple[str, dict[str, int]]]
     earlier_days: int  # days with items older than the chart's
-    seed_rows: int = SEED_ROWS
 
 
 def view(stats: CollectionStats | SeedStats, *, ident: str, title: str) -> StatsView:

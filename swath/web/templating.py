@@ -8,6 +8,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from swath.commands.common import stats_total
 from swath.store.models import parse_utc, utcnow
+from swath.web.fields import FOLDER_MAX, FOLDER_PATTERN, NAME_MAX
 
 
 def human_time(value: dt.datetime | str | None) -> str:
@@ -47,4 +48,5 @@ def environment() -> Environment:
     env = Environment(loader=PackageLoader("swath.web", "templates"), autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(when=human_time, ago=ago, size=human_size, totals=stats_total)
+    env.globals.update(folder_pattern=FOLDER_PATTERN, folder_max=FOLDER_MAX, name_max=NAME_MAX)
     return env

@@ -24,6 +24,7 @@ from swath.messages import codes
 from swath.store import web_repo
 from swath.store.repo import NotFound
 from swath.store.web_models import User, WebSession
+from swath.web.advice import back_to, for_browser
 from swath.web.auth import COOKIE
 from swath.web.state import Web
 
@@ -48,10 +49,25 @@ class Ctx:
         return value.strip() if isinstance(value, str) else default
 
     def render(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+        if "notice" not in values and self.session.flash:  # the message of the change that led here
+            with self.store.session() as s:
+                values["notice"] = web_repo.take_flash(s, self.session)
         return render(self.web, template, status=status, user=self.user, csrf=self.session.csrf,
                       path=self.request.url.path, **values)
 
-    def redirect(self, url: str) -> RedirectResponse:
+    def confirmed(self, *, title: str, consequence: str, button: str, back: str) -> HTMLResponse | None:
+        """None when the form says it was confirmed; else the page that asks, naming the consequence, whose
+        button posts the same form again confirmed."""
+        if self.field("confirm") == "yes":
+            return None
+        return self.render("confirm.html", title=title, consequence=consequence, button=button, back=back,
+                           action=self.request.url.path)
+
+    def redirect(self, url: str, flash: str | None = None) -> RedirectResponse:
+        """To `url`, whose page says `flash` (kept in the session: a URL never carries a page's message)."""
+        if flash:
+            with self.store.session() as s:
+                web_repo.set_flash(s, self.session, flash)
         return RedirectResponse(url, status_code=303)
 
 
@@ -119,11 +135,12 @@ def _run(fn: Endpoint, request: Request, form: FormData | None, found: tuple[Web
         return error_page(web, 404, codes.WEB_NOT_FOUND, exc.message, user=user, csrf=session.csrf)
     except SwathError as exc:  # busy (every slot taken) is 429, as a throttled login is
         return error_page(web, 429 if exc.code == codes.WEB_BUSY else 400, exc.code, exc.message, user=user,
-                          csrf=session.csrf)
+                          csrf=session.csrf, back=back_to(request))
 
 
 def error_page(web: Web, status: int, code: str, message: str, **values: Any) -> HTMLResponse:
-    return render(web, "error.html", status=status, code=code, message=message, **values)
+    """An error as a page: the message without command-line advice, a way on in the browser (`back`)."""
+    return render(web, "error.html", status=status, code=code, message=for_browser(message), **values)
 
 
 def admin_only(ctx: Ctx) -> None:

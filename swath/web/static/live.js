@@ -1,5 +1,6 @@
 // Live parts of a page: an element with data-live="URL" is replaced by the HTML the URL returns, every
-// 2 seconds, until the server answers with the header X-Swath-Final: 1 (the run or export has ended).
+// 2 seconds (data-every: milliseconds), until the server answers with the header X-Swath-Final: 1 (the run or
+// export has ended).
 (function () {
   "use strict";
   function poll(el) {
@@ -10,9 +11,10 @@
       var final = response.headers.get("X-Swath-Final") === "1";
       return response.text().then(function (html) {
         el.innerHTML = html;
+        localTimes(el);
         el.setAttribute("data-updated", new Date().toISOString());
         if (final) { el.removeAttribute("data-live"); el.setAttribute("data-final", "1"); }
-        else { window.setTimeout(function () { poll(el); }, 2000); }
+        else { window.setTimeout(function () { poll(el); }, parseInt(el.getAttribute("data-every"), 10) || 2000); }
       });
     }).catch(function () { window.setTimeout(function () { poll(el); }, 5000); });
   }
