@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import requests
 from requests.models import ITER_CHUNK_SIZE
 
+from swath.core.platforms import CONTINUE_CURSOR_OPTION  # noqa: F401 (the option's schema; imported from here before)
 from swath.harvesters.capture import new_record_id, warc_date
 from swath.harvesters.errors import StreamLineTooLong
 
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
 
 STREAM_FLUSH_BYTES = 1 << 20  # complete lines are written as a segment once this much is buffered
 CONTINUE_CURSOR = "continue_cursor"  # the option: false starts a new harvest without the collection's cursor
-CONTINUE_CURSOR_OPTION = {"type": "boolean", "description": "streams with a cursor: a new harvest continues from "
-                          "the collection's last committed cursor (default); false starts from now"}
 
 
 class StreamSink(Protocol):
