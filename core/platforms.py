@@ -124,11 +124,11 @@ class Platform:
         return next((kind for kind in self.export_types if kind.name == name), None)
 
 
-# option schemas more than one platform declares, so each declaration imports them from here (the core), not
-# from the engine that reads them
-DRYRUN_OPTION = {"type": "boolean", "description": "list and map everything, write nothing"}  # backends.py
+# option schemas more than one platform declares, here (the core) so a declaration need not import the engine
+# that reads them: `dryrun` harvesters/backends.py, `continue_cursor` harvesters/streams.py
+DRYRUN_OPTION = {"type": "boolean", "description": "list and map everything, write nothing"}
 CONTINUE_CURSOR_OPTION = {"type": "boolean", "description": "streams with a cursor: a new harvest continues from "
-                          "the collection's last committed cursor (default); false starts from now"}  # streams.py
+                          "the collection's last committed cursor (default); false starts from now"}
 
 # keys SFM's UI puts in `harvest_options` (sfm-ui forms, 1.x to 2.x) that swath does not read
 SFM_UI_OPTIONS = ("media", "web_resources", "user_images", "tweets", "deactivate_not_found_seeds",

@@ -18,7 +18,6 @@ from urllib.parse import quote, urlsplit
 import orjson
 import requests
 
-from swath.core.platforms import DRYRUN_OPTION  # noqa: F401 (the option's schema; imported from here before)
 from swath.harvesters.base import Harvester
 from swath.harvesters.capture import safe_uri
 from swath.harvesters.errors import HarvestError, HarvestStopped

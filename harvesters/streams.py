@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 import requests
 from requests.models import ITER_CHUNK_SIZE
 
-from swath.core.platforms import CONTINUE_CURSOR_OPTION  # noqa: F401 (the option's schema; imported from here before)
 from swath.harvesters.capture import new_record_id, warc_date
 from swath.harvesters.errors import StreamLineTooLong
 
