@@ -44,7 +44,7 @@ elif case == "harvest_load":  # the control: running a harvest does load its pla
     lookup(sys.argv[3]).load()
     checked.append(sys.argv[3])
 clients = set(sys.argv[4:] if case == "harvest_load" else sys.argv[3:])
-loaded = sorted(m for m in sys.modules if m.partition(".")[0] in clients)
+loaded = sorted({m.partition(".")[0] for m in sys.modules} & clients)
 with open(out, "w") as f:
     json.dump({"checked": checked, "loaded": loaded}, f)
 """
