@@ -1,9 +1,10 @@
 """Find the platform declarations through the `swath.platforms` entry points, importing as few as it can.
 
 Built-in platforms are entry points too (pyproject.toml), so a third-party package adds one the same way.
-Loading a declaration imports its module (the platform's harvester or exporter), so lookups by type try
-the platforms whose name starts the type first (`tumblr_blog_posts` -> `tumblr`) and load the rest only
-if none of those declares it: running one platform never imports the others' libraries.
+Loading a declaration imports its module, which for the built-in platforms is data only (it imports the
+core, not the platform's harvester or client library). A third-party declaration may sit in a heavier
+module, so lookups by type still try the platforms whose name starts the type first (`tumblr_blog_posts` ->
+`tumblr`) and load the rest only if none of those declares it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""A platform's facts, declared once: `PLATFORM = Platform(...)` in its own module, named in pyproject.toml.
+"""A platform's facts, declared once: `PLATFORM = Platform(...)` in its declaration module, named in pyproject.toml.
+
+A declaration module holds data only and imports only the core (tests/test_layers.py): finding a type, checking
+a message or listing the types never imports a platform's harvester, exporter or client library; those are the
+"module:Class" strings below, imported when a harvest or export of the type runs.
 
 Everything that used to repeat them is derived from these declarations: the harvest and export registries,
 the worker services, the `SWATH_<PLATFORM>_API_URL` settings, docker-compose.yml and docs/platforms.md
@@ -120,6 +124,12 @@ class Platform:
     def export_kind(self, name: str) -> ExportKind | None:
         return next((kind for kind in self.export_types if kind.name == name), None)
 
+
+# option schemas more than one platform declares, here (the core) so a declaration need not import the engine
+# that reads them: `dryrun` harvesters/backends.py, `continue_cursor` harvesters/streams.py
+DRYRUN_OPTION = {"type": "boolean", "title": "Dry run", "description": "list and map everything, write nothing"}
+CONTINUE_CURSOR_OPTION = {"type": "boolean", "description": "streams with a cursor: a new harvest continues from "
+                          "the collection's last committed cursor (default); false starts from now"}
 
 # keys SFM's UI puts in `harvest_options` (sfm-ui forms, 1.x to 2.x) that swath does not read
 SFM_UI_OPTIONS = ("media", "web_resources", "user_images", "tweets", "deactivate_not_found_seeds",

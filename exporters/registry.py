@@ -1,9 +1,9 @@
 """Export type -> platform, item sources (the first one is the primary table) and service name.
 
-Each platform declares its export types once (`PLATFORM` in its module, swath.core.platforms); a lookup
-imports only that platform and its item sources. The worker runtime and the CLI look export types up here;
-the routing key is export.start.<platform>.<type>. Type names are SFM's harvest type names, so SFM
-requesters work unchanged.
+Each platform declares its export types once (`PLATFORM` in its data-only declaration module,
+swath.core.platforms); a lookup imports only declarations and that type's item sources, never a harvester.
+The worker runtime and the CLI look export types up here; the routing key is export.start.<platform>.<type>.
+Type names are SFM's harvest type names, so SFM requesters work unchanged.
 """
 
 from __future__ import annotations

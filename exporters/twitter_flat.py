@@ -12,7 +12,6 @@ import datetime as dt
 from typing import Any
 
 import orjson
-from twarc.expansions import flatten
 
 from swath.exporters.items import objs
 
@@ -40,12 +39,19 @@ def flattened(body: bytes, *, meta: dict[str, str]) -> list[Any]:
     count = len(data) if isinstance(data, list) else 1
     page["__twarc"] = meta
     try:
-        tweets = flatten(page)
+        tweets = _flatten(page)
         if len(tweets) == count:
             return tweets
     except _FLATTEN_ERRORS:
         pass
     return _one_by_one(orjson.loads(body), meta)
+
+
+def _flatten(page: dict[str, Any]) -> list[Any]:
+    # imported here: twarc is Twitter's client library, loaded when an export flattens, not when a type is looked up
+    from twarc.expansions import flatten
+
+    return flatten(page)
 
 
 def _one_by_one(page: dict[str, Any], meta: dict[str, str]) -> list[Any]:
@@ -63,7 +69,7 @@ def _one_by_one(page: dict[str, Any], meta: dict[str, str]) -> list[Any]:
             if "matching_rules" in page:
                 one["matching_rules"] = page["matching_rules"]
             try:
-                tweet = flatten(one)[0]
+                tweet = _flatten(one)[0]
             except _FLATTEN_ERRORS:
                 pass  # written as the API sent it
         out.append(tweet)

@@ -5,20 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from swath.core.platforms import ExportKind, Platform
 from swath.exporters.dates import twitter_date
 from swath.exporters.items import Doc, Item, Source, item_id, obj
 from swath.exporters.jsonspan import ANY
 from swath.exporters.table import Col, Table, json_list, no_newlines
 from swath.exporters.warc_reader import Response
-
-# export-only: legacy SFM collections hold Weibo responses; swath has no Weibo harvester
-PLATFORM = Platform(
-    name="weibo",
-    title="Weibo",
-    export_types=tuple(ExportKind(name=name, sources=("swath.exporters.weibo:Weibo",))
-                       for name in ("weibo_timeline", "weibo_search")),
-)
+from swath.exporters.weibo_declaration import PLATFORM  # noqa: F401 (imported from here before it had a module)
 
 
 def _id(post: dict[str, Any]) -> str | None:

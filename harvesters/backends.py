@@ -40,7 +40,6 @@ from swath.messages import codes
 
 # third-party backends without a platform declaration; a platform's own backend is in its declaration
 # the option every backend platform reads (BackendHarvester), for their declarations' option schemas
-DRYRUN_OPTION = {"type": "boolean", "title": "Dry run", "description": "list and map everything, write nothing"}
 MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is treated as a failure
 RETRY_AFTER_ATTEMPTS = 5
 # Only the waits a 503 asks for: the engine's recording session retries on its own before an answer gets

@@ -14,11 +14,10 @@ import datetime as dt
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
+from swath.harvesters.bluesky_declaration import PLATFORM
 from swath.harvesters.errors import BadResponse
 from swath.harvesters.pages import listing
-from swath.harvesters.streams import CONTINUE_CURSOR_OPTION
 from swath.harvesters.values import as_text
 from swath.messages import codes
 from swath.messages.model import Seed
@@ -26,41 +25,6 @@ from swath.messages.model import Seed
 if TYPE_CHECKING:
     from swath.harvesters.bluesky_xrpc import Xrpc
 
-_BSKY_DID = "did:plc:z72i7hdynmk6r22z27h6tvur"  # the bsky.app account
-_POSTS = ("swath.exporters.bluesky:BlueskyPosts",)
-_ISO = {"type": "string", "format": "date-time"}
-PLATFORM = Platform(
-    name="bluesky",
-    title="Bluesky",
-    harvester="swath.harvesters.bluesky:BlueskyHarvester",
-    harvest_types=(
-        HarvestKind(name="bluesky_author_feed", method="author_feed",
-                    seeds=Seeds(example=({"id": "bsky", "token": "bsky.app"},))),
-        HarvestKind(name="bluesky_search", method="search",
-                    seeds=Seeds(example=({"id": "libraries", "token": {"query": "libraries",
-                                                                       "since": "2026-01-01T00:00:00Z"}},))),
-        HarvestKind(name="bluesky_feed", method="feed", seeds=Seeds(example=(
-            {"id": "whats-hot", "token": f"at://{_BSKY_DID}/app.bsky.feed.generator/whats-hot"},))),
-        HarvestKind(name="bluesky_jetstream", method="jetstream", stream=True,
-                    seeds=Seeds(required=False, example=({"id": "bsky", "token": _BSKY_DID},))),
-    ),
-    export_types=tuple(ExportKind(name=name, sources=_POSTS) for name in
-                       ("bluesky_author_feed", "bluesky_search", "bluesky_feed", "bluesky_jetstream")),
-    api_url="https://bsky.social",
-    login_names=("identifier",),  # the handle or e-mail: public; `app_password` and the session JWTs are secrets
-    options=options(
-        incremental={"type": "boolean", "description": "continue after the newest post of the last run"},
-        since={**_ISO, "description": "bluesky_search: posts from this time (a seed's own `since` wins)"},
-        until={**_ISO, "description": "bluesky_search: posts before this time (a seed's own `until` wins)"},
-        collections={"type": "array", "items": {"type": "string", "pattern": r"^[a-zA-Z][\w.-]*(\.\*)?$"},
-                     "maxItems": 100, "description": "bluesky_jetstream: the record collections (NSIDs) wanted; "
-                                                     "default app.bsky.feed.post"},
-        jetstream_url={"type": "string", "pattern": r"^wss?://[^/?#@\s]+(/[^?#\s]*)?$",  # no user:password@
-                       "description": "bluesky_jetstream: the Jetstream instance (default "
-                                      "wss://jetstream2.us-east.bsky.network)"},
-        continue_cursor=CONTINUE_CURSOR_OPTION,
-    ),
-)
 PAGE_SIZE = 100  # the largest page the feed and search endpoints serve
 # XRPC error names that say the account is gone or held, not that the request was wrong
 _SUSPENDED = frozenset({"AccountTakedown", "AccountDeactivated", "AccountSuspended", "BlockedActor"})

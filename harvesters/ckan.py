@@ -9,8 +9,8 @@ from urllib.parse import quote
 
 import requests
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
-from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
+from swath.harvesters.backends import Backend, BackendHarvester, Item, Page
+from swath.harvesters.ckan_declaration import PLATFORM
 from swath.harvesters.mapping import temporal
 from swath.harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, guess_checksum_type, title_from
 from swath.harvesters.mapping.errors import MetadataError
@@ -22,21 +22,6 @@ PAGE_SIZE = 1000  # CKAN's default ckan.search.rows_max; a server may return few
 SORT = "metadata_modified asc,id asc"  # stable while we page: ties broken by id
 
 
-PLATFORM = Platform(
-    name="ckan",
-    title="CKAN",
-    harvester="swath.harvesters.ckan:CKANHarvester",
-    harvest_types=(HarvestKind(name="ckan", method="harvest_sources", seeds=Seeds(
-        token="url", example=({"id": "demo-ckan", "token": "https://demo.ckan.org"},))),),
-    export_types=(ExportKind(name="ckan", sources=("swath.exporters.datasets:CkanDatasets",), current_state=True),),
-    backend="swath.harvesters.ckan:CKANBackend",
-    options=options(
-        dryrun=DRYRUN_OPTION,
-        rows={"type": "integer", "minimum": 1, "description": "page size of package_search"},
-        fq={"type": "string", "description": "an extra Solr filter"},
-        incremental={"type": "boolean", "default": True, "description": "datasets modified since the last run"},
-    ),
-)
 
 
 class CKANBackend(Backend):

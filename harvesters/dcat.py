@@ -7,8 +7,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import rdflib
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
-from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
+from swath.harvesters.backends import Backend, BackendHarvester, Item, Page
+from swath.harvesters.dcat_declaration import PLATFORM
 from swath.harvesters.mapping import dcat, lang, rdf
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError
@@ -22,20 +22,6 @@ def _normalise(url: str) -> str:
     return urlunsplit((split.scheme.lower(), split.netloc.lower(), split.path or "/", split.query, ""))
 
 
-PLATFORM = Platform(
-    name="dcat",
-    title="DCAT",
-    harvester="swath.harvesters.dcat:DCATHarvester",
-    harvest_types=(HarvestKind(name="dcat", method="harvest_sources", seeds=Seeds(
-        token="url", example=({"id": "data-gouv", "token": "https://www.data.gouv.fr/catalog.jsonld"},))),),
-    export_types=(ExportKind(name="dcat", sources=("swath.exporters.datasets:DcatDatasets",), current_state=True),),
-    backend="swath.harvesters.dcat:DCATBackend",
-    options=options(
-        dryrun=DRYRUN_OPTION,
-        language={"type": "string", "default": "en",
-                  "description": "the language a multilingual title/description/keyword is taken in"},
-    ),
-)
 
 
 class DCATBackend(Backend):

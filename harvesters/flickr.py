@@ -10,31 +10,15 @@ from typing import Any
 import flickrapi
 import requests
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options, with_sfm_ui_keys
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, Unauthorized
+from swath.harvesters.flickr_declaration import PLATFORM
 from swath.harvesters.pages import PageGuard, listing
 from swath.harvesters.social import credential, mount_recording
 from swath.harvesters.values import NESTED, as_number, as_text, field, kind_of
 from swath.messages import codes
 from swath.messages.model import Seed
 
-PLATFORM = Platform(
-    name="flickr",
-    title="Flickr",
-    harvester="swath.harvesters.flickr:FlickrHarvester",
-    harvest_types=(HarvestKind(name="flickr_user", method="user",
-                               seeds=Seeds(example=({"id": "loc", "token": "library_of_congress"},))),),
-    export_types=(ExportKind(name="flickr_user", sources=("swath.exporters.flickr:Flickr",)),),
-    api_url="https://api.flickr.com",
-    options=with_sfm_ui_keys(options(
-        incremental={"type": "boolean", "description": "stop at the newest photo of the last run"},
-        sizes={"type": "array", "items": {"type": "string"},
-               "description": "image files to fetch as well, by size label "
-                              "(Square, Thumbnail, Small, Medium, Large, Original)"},
-    )),
-    credentials=(("key", "secret"),),
-)
 NOT_FOUND = {1}  # "User not found" / "Photo not found"
 AUTH_FAILED = {96, 97, 98, 99, 100}  # bad signature, missing signature, bad token, no permission, bad key
 PER_PAGE = 100

@@ -16,24 +16,12 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import requests
 
-from swath.core.platforms import HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, NotFound
+from swath.harvesters.generic_declaration import PLATFORM
 from swath.harvesters.pages import listing
 from swath.harvesters.values import json_body
 from swath.messages import codes
-
-PLATFORM = Platform(
-    name="generic",
-    title="Generic",
-    harvester="swath.harvesters.generic:GenericHarvester",
-    # the test and demo harness: seeds are not checked here (a run without them reports it)
-    harvest_types=(HarvestKind(name="generic_pages", method="pages", seeds=Seeds(
-                       required=False, example=({"id": "items", "token": "http://127.0.0.1:8000/items"},))),
-                   HarvestKind(name="generic_stream", method="stream", stream=True, seeds=Seeds(
-                       required=False, example=({"id": "events", "token": "http://127.0.0.1:8000/stream"},)))),
-    options=options(incremental={"type": "boolean", "description": "send the highest id seen as since_id"}),
-)
 
 
 def without_params(url: str, names: Iterable[str]) -> str:

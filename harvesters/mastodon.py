@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator
 from functools import cached_property, partial
 from typing import Any
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, DeadlineExceeded, HarvestError, RemoteError
 from swath.harvesters.mastodon_client import (
@@ -24,40 +23,12 @@ from swath.harvesters.mastodon_client import (
     newer,
     target,
 )
+from swath.harvesters.mastodon_declaration import PLATFORM, TYPES  # noqa: F401 (TYPES: imported from here before)
 from swath.harvesters.pages import listing
 from swath.harvesters.retry import MAX_RATE_WAIT
-from swath.harvesters.streams import CONTINUE_CURSOR_OPTION
 from swath.harvesters.values import as_text
 from swath.messages import codes
 
-TYPES = ("mastodon_hashtag", "mastodon_account", "mastodon_public", "mastodon_search", "mastodon_stream")
-PLATFORM = Platform(
-    name="mastodon",
-    title="Mastodon",
-    harvester="swath.harvesters.mastodon:MastodonHarvester",
-    harvest_types=(
-        HarvestKind(name="mastodon_hashtag", method="hashtag",
-                    seeds=Seeds(example=({"id": "libraries", "token": "libraries"},))),
-        HarvestKind(name="mastodon_account", method="account",
-                    seeds=Seeds(example=({"id": "gargron", "token": "@Gargron"},))),
-        HarvestKind(name="mastodon_public", method="public",
-                    seeds=Seeds(required=False)),  # no seed: the API root's instance
-        HarvestKind(name="mastodon_search", method="search",
-                    seeds=Seeds(example=({"id": "webarchiving", "token": "web archiving"},))),
-        HarvestKind(name="mastodon_stream", method="stream", stream=True,
-                    seeds=Seeds(example=({"id": "libraries", "token": "#libraries"},))),
-    ),
-    export_types=tuple(ExportKind(name=name, sources=("swath.exporters.mastodon:Mastodon",)) for name in TYPES),
-    api_url="https://mastodon.social",
-    options=options(
-        incremental={"type": "boolean", "description": "fetch only posts newer than the newest of the last run"},
-        local={"type": "boolean", "description": "only the instance's own posts (hashtag and public timelines, "
-                                                 "streams)"},
-        only_media={"type": "boolean", "description": "only posts with media attachments"},
-        limit={"type": "integer", "minimum": 1, "description": "at most this many posts per seed (not streams)"},
-        continue_cursor=CONTINUE_CURSOR_OPTION,
-    ),
-)
 PAGE = 40  # the most a Mastodon timeline page holds
 
 

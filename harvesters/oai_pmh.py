@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote_plus, urlencode
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
-from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
+from swath.harvesters.backends import Backend, BackendHarvester, Item, Page
 from swath.harvesters.mapping import oai
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import OAIError
+from swath.harvesters.oai_pmh_declaration import PLATFORM
 from swath.harvesters.pages import PageGuard
 from swath.messages import codes
 
@@ -25,23 +25,6 @@ def format_datestamp(value: str, granularity: str) -> str:
     return parsed.strftime("%Y-%m-%d") if granularity != SECONDS else parsed.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-PLATFORM = Platform(
-    name="oai_pmh",
-    title="OAI-PMH",
-    harvester="swath.harvesters.oai_pmh:OAIPMHHarvester",
-    harvest_types=(HarvestKind(name="oai_pmh", method="harvest_sources", seeds=Seeds(
-        token="url", example=({"id": "zenodo", "token": "https://zenodo.org/oai2d"},))),),
-    export_types=(ExportKind(name="oai_pmh", sources=("swath.exporters.datasets:OaiRecords",), current_state=True),),
-    backend="swath.harvesters.oai_pmh:OAIPMHBackend",
-    options=options(
-        dryrun=DRYRUN_OPTION,
-        metadataPrefix={"type": "string", "default": "oai_dc", "description": "the metadata format to ask for"},
-        set={"type": "string", "description": "harvest this set only"},
-        **{"from": {"type": "string", "format": "date-or-date-time",
-                    "description": "harvest from this date on (overrides the incremental date)"}},
-        incremental={"type": "boolean", "default": True, "description": "from the last run's date on"},
-    ),
-)
 
 
 class OAIPMHBackend(Backend):

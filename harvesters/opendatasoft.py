@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 from urllib.parse import quote
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
-from swath.harvesters.backends import DRYRUN_OPTION, Backend, BackendHarvester, Item, Page
+from swath.harvesters.backends import Backend, BackendHarvester, Item, Page
 from swath.harvesters.mapping.dataset import Dataset, Resource, add_tags
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.mapping.markdown import html_to_markdown
 from swath.harvesters.mapping.vocab import guess_frequency, guess_license
+from swath.harvesters.opendatasoft_declaration import PLATFORM
 
 API = "/api/explore/v2.1"
 PAGE_SIZE = 100  # the Explore API's maximum `limit`
@@ -20,20 +20,6 @@ EXPORTS = {"csv": "text/csv", "json": "application/json", "xlsx": None}
 GEO_EXPORTS = {"geojson": "application/geo+json", "shp": "application/zip"}
 
 
-PLATFORM = Platform(
-    name="opendatasoft",
-    title="OpenDataSoft",
-    harvester="swath.harvesters.opendatasoft:OpenDataSoftHarvester",
-    harvest_types=(HarvestKind(name="opendatasoft", method="harvest_sources", seeds=Seeds(
-        token="url", example=({"id": "ods-hub", "token": "https://data.opendatasoft.com"},))),),
-    export_types=(ExportKind(name="opendatasoft", sources=("swath.exporters.datasets:OdsDatasets",),
-                             current_state=True),),
-    backend="swath.harvesters.opendatasoft:OpenDataSoftBackend",
-    options=options(
-        dryrun=DRYRUN_OPTION,
-        where={"type": "string", "description": "an ODSQL filter on the catalog"},
-    ),
-)
 
 
 class OpenDataSoftBackend(Backend):

@@ -1,10 +1,11 @@
 """Harvest type name -> (platform, "module:Class", may stream?), from the platform declarations.
 
-Each platform declares its harvest types once (`PLATFORM` in its module, swath.core.platforms) and is
-found through the `swath.platforms` entry points (swath.core.discovery), which import only the platform
-asked for. A third-party metadata backend installed under the `swath.backends` entry point group needs
-no declaration: its name is its harvest type and platform (see harvesters/backends.py). The worker
-runtime and the CLI use `harvester_types()` to bind queues and `lookup(type)` to find the class.
+Each platform declares its harvest types once (`PLATFORM` in its data-only declaration module,
+swath.core.platforms) and is found through the `swath.platforms` entry points (swath.core.discovery); a
+harvester class, and its client library, is imported only by `HarvesterType.load()`, when a harvest runs.
+A third-party metadata backend installed under the `swath.backends` entry point group needs no
+declaration: its name is its harvest type and platform (see harvesters/backends.py). The worker runtime
+and the CLI use `harvester_types()` to bind queues and `lookup(type)` to find the class.
 """
 
 from __future__ import annotations

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
 STREAM_FLUSH_BYTES = 1 << 20  # complete lines are written as a segment once this much is buffered
 CONTINUE_CURSOR = "continue_cursor"  # the option: false starts a new harvest without the collection's cursor
-CONTINUE_CURSOR_OPTION = {"type": "boolean", "description": "streams with a cursor: a new harvest continues from "
-                          "the collection's last committed cursor (default); false starts from now"}
 
 
 class StreamSink(Protocol):

@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options, with_sfm_ui_keys
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse
 from swath.harvesters.pages import listing
 from swath.harvesters.social import credential
+from swath.harvesters.tumblr_declaration import PLATFORM
 from swath.harvesters.values import as_number, json_body
 from swath.messages import codes
 from swath.messages.model import Seed
 
-PLATFORM = Platform(
-    name="tumblr",
-    title="Tumblr",
-    harvester="swath.harvesters.tumblr:TumblrHarvester",
-    harvest_types=(HarvestKind(name="tumblr_blog_posts", method="blog_posts",
-                               seeds=Seeds(example=({"id": "gwu-libraries", "uid": "gwulibraries"},))),),
-    export_types=(ExportKind(name="tumblr_blog_posts", sources=("swath.exporters.tumblr:Tumblr",)),),
-    api_url="https://api.tumblr.com",
-    options=with_sfm_ui_keys(options(incremental={"type": "boolean",
-                                                  "description": "stop at the newest post of the last run"})),
-    credentials=(("api_key",),),
-)
 PAGE = 20  # the most /posts returns at once
 
 

@@ -14,9 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from swath.commands.kiel import command as kiel_command
+from swath.harvesters.kiel.declaration import PLATFORM
 from swath.harvesters.kiel.harvester import KielHarvester
 from swath.harvesters.kiel.objects import ObjectDir
-from swath.harvesters.kiel.redist import NestedRedist, RepecRedist, escape_name
+from swath.harvesters.kiel.redist import REDISTS, NestedRedist, RepecRedist, escape_name
 from swath.harvesters.kiel.termination import Termination
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
@@ -306,3 +307,8 @@ def test_refused_broken_and_unreachable_objects_keep_their_status(config, data_r
     assert kinds == {f"{site.url}/forbidden": ["403_none"], f"{site.url}/broken": ["503_none"], dead: ["000_none"]}
     assert [w["code"] for w in status["warnings"]].count(codes.KIEL_OBJECT_FAILED) == 3
     assert status["status"] == "completed success"  # an object's failure is data, not a failed harvest
+
+
+def test_the_declared_redist_names_are_the_harvesters():
+    # the declaration spells them out (it imports only the core); the harvester looks them up in REDISTS
+    assert PLATFORM.options["properties"]["redist"]["enum"] == list(REDISTS)

@@ -8,6 +8,7 @@ top (`swath/`: CLI, requester, store, web). A module may import its own layer an
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,3 +80,20 @@ def test_the_graph_sees_real_imports():
     graph = import_graph()
     assert "swath.core.config" in graph["swath.core.jobs"]
     assert "swath.messages.codes" in graph["swath.harvesters.errors"]
+
+
+def declaration_modules() -> list[str]:
+    """A platform's declaration: `<platform>_declaration.py` beside its modules, or `declaration.py` in its package."""
+    return [name for name in project_modules() if name.rpartition(".")[2].endswith("declaration")]
+
+
+def test_declarations_import_only_the_core():
+    # what finds, checks and lists types imports the declarations: one importing its harvester (or anything
+    # that does) would load the platform's client library for a lookup
+    modules = project_modules()
+    found = declaration_modules()
+    assert "swath.harvesters.twitter_declaration" in found
+    wider = sorted(f"{name} imports {target}" for name in found for target in imported_names(name, modules[name][0])
+                   if target.split(".")[0] not in {*sys.stdlib_module_names, "__future__"}
+                   and not (target + ".").startswith("swath.core."))
+    assert wider == [], "a declaration imports more than the core and the standard library:\n" + "\n".join(wider)

@@ -13,35 +13,18 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, read_inside, resolve_inside, write_atomic
-from swath.core.platforms import HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
 from swath.harvesters.kiel.amf import AmfRecord, BadAmf, split_records
 from swath.harvesters.kiel.archive import Archive
 from swath.harvesters.kiel.branches import BadBranches, Branches, load_branches
+from swath.harvesters.kiel.declaration import PLATFORM
 from swath.harvesters.kiel.redist import REDISTS
 from swath.harvesters.kiel.renewal import Renewal
 from swath.harvesters.kiel.termination import BadTermination, Termination
 from swath.harvesters.mapping.errors import MetadataError
 from swath.messages import codes
 from swath.messages.model import Seed
-
-PLATFORM = Platform(
-    name="kiel",
-    title="Kiel Archive",
-    harvester="swath.harvesters.kiel.harvester:KielHarvester",
-    # a seed token: the URL of an AMF file, or an AMF file or folder inside the data root
-    harvest_types=(HarvestKind(name="kiel_archive", method="archive",
-                               seeds=Seeds(example=({"id": "amf", "token": "incoming/amf"},))),),
-    options=options(
-        redist={"type": "string", "enum": list(REDISTS), "default": "nested",
-                "description": "how record ids become archive paths"},
-        branches={"type": "string", "description": "the branches file inside the data root "
-                                                    "(default <path>/etc/branches.xml)"},
-        termination={"type": "string", "description": "a termination file inside the data root "
-                                                       "(default <path>/etc/termination.ini when it exists)"},
-    ),
-)
 
 
 class KielError(HarvestError):

@@ -11,28 +11,16 @@ from urllib.parse import quote, urlsplit
 
 import requests
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
 from swath.harvesters.metashare.client import MetashareClient, sync
+from swath.harvesters.metashare.declaration import PLATFORM
 from swath.harvesters.metashare.errors import MetashareError
 from swath.harvesters.metashare.storage import LRStorage
 from swath.harvesters.redaction import Redactor
 from swath.messages import codes
 from swath.messages.model import Seed
 
-PLATFORM = Platform(
-    name="metashare",
-    title="META-SHARE",
-    harvester="swath.harvesters.metashare.harvester:MetashareHarvester",
-    harvest_types=(HarvestKind(name="metashare_sync", method="sync", seeds=Seeds(
-        token="url", example=({"id": "node", "token": "https://metashare.example.org"},))),),
-    export_types=(ExportKind(name="metashare_sync", sources=("swath.exporters.metashare:Metashare",),
-                             current_state=True),),
-    options=options(),
-    credentials=(("username", "password"),),
-    login_names=("username",),  # kept out of the recorded login request only (docs/security.md)
-)
 LR_STORAGE_DIR = "lr-storage"
 RESULTS = ("added", "updated", "deleted", "unchanged", "rejected")
 

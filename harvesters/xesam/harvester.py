@@ -17,36 +17,14 @@ from dataclasses import dataclass
 
 import orjson
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
 from swath.harvesters.xesam.bus import BusError, Endpoint
 from swath.harvesters.xesam.crawler import Crawler, Event
+from swath.harvesters.xesam.declaration import PLATFORM
 from swath.harvesters.xesam.payload import DEFAULT_TARGET_PATH, RECORD_CONTENT_TYPE, ms_to_iso
 from swath.messages import codes
 from swath.messages.model import HarvestStart, Seed, now_iso
-
-_STRINGS = {"type": "array", "items": {"type": "string"}}
-PLATFORM = Platform(
-    name="xesam",
-    title="Xesam-PMH",
-    harvester="swath.harvesters.xesam.harvester:XesamHarvester",
-    # may stream: only a live crawl waits for harvest.stop
-    harvest_types=(HarvestKind(name="xesam_pmh", method="crawl", stream=True, seeds=Seeds(
-        example=({"id": "target", "token": "org.swath.xesam.Target"},))),),
-    export_types=(ExportKind(name="xesam_pmh", sources=("swath.exporters.xesam:Xesam",), current_state=True),),
-    exporter_service="Xesam Exporter",
-    options=options(
-        live={"type": "boolean", "description": "keep crawling live changes until harvest.stop"},
-        fields={**_STRINGS, "description": "hint: the field names wanted (default all)"},
-        content_cats={**_STRINGS, "description": "inclusive content category filter (default all)"},
-        source_cats={**_STRINGS, "description": "inclusive source category filter (default all)"},
-        max_batch_size={"type": "integer", "minimum": 1, "maximum": 2**32 - 1, "default": 100,
-                        "description": "hint: payloads per UpdateRecords"},
-        idle_timeout={"type": "number", "exclusiveMinimum": 0, "default": 30.0,
-                      "description": "not live: seconds of silence after which the harvest ends (xesam_incomplete)"},
-    ),
-)
 
 
 class XesamError(HarvestError):

@@ -9,9 +9,7 @@ from pathlib import Path
 import click
 
 from swath.core.config import Config
-from swath.harvesters.xesam.bus import BusError, Endpoint
 from swath.harvesters.xesam.payload import DEFAULT_TARGET_PATH
-from swath.harvesters.xesam.target import Target
 
 
 @click.group(name="xesam")
@@ -33,6 +31,10 @@ def command() -> None:
 def serve(ctx: click.Context, directory: Path, bus_name: str, object_path: str, horizon: int,
           history: float | None, poll: float) -> None:
     """Serve the JSON records in DIRECTORY (one *.json file each) until SIGINT/SIGTERM."""
+    # imported here: jeepney (D-Bus) loads when a target is served, not with every `swath` command
+    from swath.harvesters.xesam.bus import BusError, Endpoint
+    from swath.harvesters.xesam.target import Target
+
     config = ctx.find_object(Config) or Config.from_env()
     if not config.dbus_session_bus_address:
         raise click.UsageError("DBUS_SESSION_BUS_ADDRESS is not set: start a session bus first")

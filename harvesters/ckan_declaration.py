@@ -1,0 +1,21 @@
+"""CKAN's declaration (data only; its backend is harvesters/ckan.py, its table exporters/datasets.py)."""
+
+from __future__ import annotations
+
+from swath.core.platforms import DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
+
+PLATFORM = Platform(
+    name="ckan",
+    title="CKAN",
+    harvester="swath.harvesters.ckan:CKANHarvester",
+    harvest_types=(HarvestKind(name="ckan", method="harvest_sources", seeds=Seeds(
+        token="url", example=({"id": "demo-ckan", "token": "https://demo.ckan.org"},))),),
+    export_types=(ExportKind(name="ckan", sources=("swath.exporters.datasets:CkanDatasets",), current_state=True),),
+    backend="swath.harvesters.ckan:CKANBackend",
+    options=options(
+        dryrun=DRYRUN_OPTION,
+        rows={"type": "integer", "minimum": 1, "description": "page size of package_search"},
+        fq={"type": "string", "description": "an extra Solr filter"},
+        incremental={"type": "boolean", "default": True, "description": "datasets modified since the last run"},
+    ),
+)

@@ -1,0 +1,20 @@
+"""DCAT's declaration (data only; its backend is harvesters/dcat.py, its table exporters/datasets.py)."""
+
+from __future__ import annotations
+
+from swath.core.platforms import DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
+
+PLATFORM = Platform(
+    name="dcat",
+    title="DCAT",
+    harvester="swath.harvesters.dcat:DCATHarvester",
+    harvest_types=(HarvestKind(name="dcat", method="harvest_sources", seeds=Seeds(
+        token="url", example=({"id": "data-gouv", "token": "https://www.data.gouv.fr/catalog.jsonld"},))),),
+    export_types=(ExportKind(name="dcat", sources=("swath.exporters.datasets:DcatDatasets",), current_state=True),),
+    backend="swath.harvesters.dcat:DCATBackend",
+    options=options(
+        dryrun=DRYRUN_OPTION,
+        language={"type": "string", "default": "en",
+                  "description": "the language a multilingual title/description/keyword is taken in"},
+    ),
+)

@@ -1,0 +1,22 @@
+"""Flickr's declaration (data only; its harvester is harvesters/flickr.py, its table exporters/flickr.py)."""
+
+from __future__ import annotations
+
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options, with_sfm_ui_keys
+
+PLATFORM = Platform(
+    name="flickr",
+    title="Flickr",
+    harvester="swath.harvesters.flickr:FlickrHarvester",
+    harvest_types=(HarvestKind(name="flickr_user", method="user",
+                               seeds=Seeds(example=({"id": "loc", "token": "library_of_congress"},))),),
+    export_types=(ExportKind(name="flickr_user", sources=("swath.exporters.flickr:Flickr",)),),
+    api_url="https://api.flickr.com",
+    options=with_sfm_ui_keys(options(
+        incremental={"type": "boolean", "description": "stop at the newest photo of the last run"},
+        sizes={"type": "array", "items": {"type": "string"},
+               "description": "image files to fetch as well, by size label "
+                              "(Square, Thumbnail, Small, Medium, Large, Original)"},
+    )),
+    credentials=(("key", "secret"),),
+)

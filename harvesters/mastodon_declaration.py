@@ -1,0 +1,35 @@
+"""Mastodon's declaration (data only; its harvester is harvesters/mastodon.py with mastodon_client.py and
+mastodon_stream.py, its table exporters/mastodon.py)."""
+
+from __future__ import annotations
+
+from swath.core.platforms import CONTINUE_CURSOR_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
+
+TYPES = ("mastodon_hashtag", "mastodon_account", "mastodon_public", "mastodon_search", "mastodon_stream")
+PLATFORM = Platform(
+    name="mastodon",
+    title="Mastodon",
+    harvester="swath.harvesters.mastodon:MastodonHarvester",
+    harvest_types=(
+        HarvestKind(name="mastodon_hashtag", method="hashtag",
+                    seeds=Seeds(example=({"id": "libraries", "token": "libraries"},))),
+        HarvestKind(name="mastodon_account", method="account",
+                    seeds=Seeds(example=({"id": "gargron", "token": "@Gargron"},))),
+        HarvestKind(name="mastodon_public", method="public",
+                    seeds=Seeds(required=False)),  # no seed: the API root's instance
+        HarvestKind(name="mastodon_search", method="search",
+                    seeds=Seeds(example=({"id": "webarchiving", "token": "web archiving"},))),
+        HarvestKind(name="mastodon_stream", method="stream", stream=True,
+                    seeds=Seeds(example=({"id": "libraries", "token": "#libraries"},))),
+    ),
+    export_types=tuple(ExportKind(name=name, sources=("swath.exporters.mastodon:Mastodon",)) for name in TYPES),
+    api_url="https://mastodon.social",
+    options=options(
+        incremental={"type": "boolean", "description": "fetch only posts newer than the newest of the last run"},
+        local={"type": "boolean", "description": "only the instance's own posts (hashtag and public timelines, "
+                                                 "streams)"},
+        only_media={"type": "boolean", "description": "only posts with media attachments"},
+        limit={"type": "integer", "minimum": 1, "description": "at most this many posts per seed (not streams)"},
+        continue_cursor=CONTINUE_CURSOR_OPTION,
+    ),
+)

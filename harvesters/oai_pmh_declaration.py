@@ -1,0 +1,23 @@
+"""OAI-PMH's declaration (data only; its backend is harvesters/oai_pmh.py, its table exporters/datasets.py)."""
+
+from __future__ import annotations
+
+from swath.core.platforms import DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
+
+PLATFORM = Platform(
+    name="oai_pmh",
+    title="OAI-PMH",
+    harvester="swath.harvesters.oai_pmh:OAIPMHHarvester",
+    harvest_types=(HarvestKind(name="oai_pmh", method="harvest_sources", seeds=Seeds(
+        token="url", example=({"id": "zenodo", "token": "https://zenodo.org/oai2d"},))),),
+    export_types=(ExportKind(name="oai_pmh", sources=("swath.exporters.datasets:OaiRecords",), current_state=True),),
+    backend="swath.harvesters.oai_pmh:OAIPMHBackend",
+    options=options(
+        dryrun=DRYRUN_OPTION,
+        metadataPrefix={"type": "string", "default": "oai_dc", "description": "the metadata format to ask for"},
+        set={"type": "string", "description": "harvest this set only"},
+        **{"from": {"type": "string", "format": "date-or-date-time",
+                    "description": "harvest from this date on (overrides the incremental date)"}},
+        incremental={"type": "boolean", "default": True, "description": "from the last run's date on"},
+    ),
+)

@@ -1,0 +1,38 @@
+"""Twitter's declaration (data only; its harvester is harvesters/twitter.py, its tables exporters/twitter_v1.py and
+exporters/twitter_v2.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options, with_sfm_ui_keys
+
+_V1 = ("swath.exporters.twitter_v1:TwitterV1", "swath.exporters.twitter_v2:TwitterV2")
+_V2 = tuple(reversed(_V1))  # the primary table is the type's own API version; a collection may hold both
+_SEARCH = Seeds(example=({"id": "libraries", "token": "#libraries lang:en"},), max_length=512)  # v2 recent search
+PLATFORM = Platform(
+    name="twitter",
+    title="Twitter",
+    harvester="swath.harvesters.twitter:TwitterHarvester",
+    harvest_types=(
+        HarvestKind(name="twitter_search_2", method="search_recent", seeds=_SEARCH),
+        HarvestKind(name="twitter_search", method="search_recent", seeds=_SEARCH),  # the SFM v1 name (spec example)
+        HarvestKind(name="twitter_academic_search", method="search_all",
+                    seeds=dataclasses.replace(_SEARCH, max_length=1024)),  # full-archive search allows longer
+        HarvestKind(name="twitter_user_timeline_2", method="user_timeline",
+                    seeds=Seeds(example=({"id": "gwu", "token": "gwu"},))),
+        HarvestKind(name="twitter_filter_stream", method="filter_stream", stream=True,
+                    seeds=Seeds(example=({"id": "libraries", "token": {"rule": "#libraries", "tag": "libraries"}},))),
+        HarvestKind(name="twitter_sample", method="sample", stream=True, seeds=Seeds(token="none", required=False)),
+    ),
+    export_types=(
+        *(ExportKind(name=name, sources=_V1) for name in
+          ("twitter_search", "twitter_filter", "twitter_sample", "twitter_user_timeline")),
+        *(ExportKind(name=name, sources=_V2) for name in
+          ("twitter_search_2", "twitter_academic_search", "twitter_user_timeline_2", "twitter_filter_stream")),
+    ),
+    api_url="https://api.twitter.com",
+    options=with_sfm_ui_keys(options(incremental={"type": "boolean",
+                                                  "description": "continue after the newest tweet of the last run"})),
+    credentials=(("bearer_token",), ("consumer_key", "consumer_secret")),
+)
