@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tests.fakes.httpserver import HANG_UP, FakeServer, Request, Response, Route
@@ -131,6 +132,27 @@ class FakePlatform:
     def __exit__(self, *exc: object) -> None:
         self.closed.set()
         self.server.__exit__(*exc)
+
+
+@contextmanager
+def publishing(publish: Callable[[], object] | None, *, every: float = 0.05) -> Iterator[list[object]]:
+    """Calls `publish` every `every` seconds on a thread of its own until the block ends: a platform that keeps
+    adding items whether or not anyone is listening, so a harvest paging meanwhile can show gaps. The list
+    yielded collects what each call returned."""
+    published: list[object] = []
+    done = threading.Event()
+
+    def run() -> None:
+        while publish is not None and not done.wait(every):
+            published.append(publish())
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield published
+    finally:
+        done.set()
+        thread.join(30)
 
 
 class _Tee:

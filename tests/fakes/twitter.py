@@ -137,6 +137,8 @@ class FakeTwitter(FakePlatform):
         self.stream_done = threading.Event()  # every live tweet was written to some stream
         self._next_rule = 1580000000000000000
         self._delivered = 0
+        self._history = list(reversed(self.world.tweets)) + self.world.live  # oldest first, as built
+        self._rng = random.Random(len(self._history))
         for path, fn in {
             "/2/tweets/search/recent": self.search,
             "/2/tweets/search/all": self.search,
@@ -324,6 +326,18 @@ class FakeTwitter(FakePlatform):
                 out.write_payload(b"\r\n")
 
         return Response(200, write, {"x-rate-limit-limit": "50", "x-rate-limit-remaining": "49"})
+
+    def publish(self) -> dict:
+        """A new tweet, newer than every other (the head of every listing), as the network adds them while a
+        harvest pages; the list is replaced, not changed in place, so a page being answered is not disturbed."""
+        with self._lock:
+            authors = [u for u in self.world.users if not self.world.users[u]["protected"]]
+            tweet = _make_tweet(len(self._history), authors[len(self._history) % len(authors)], self._rng,
+                                self._history)
+            self._history.append(tweet)
+            self.world.users[tweet["author_id"]]["public_metrics"]["tweet_count"] += 1
+            self.world.tweets = [tweet, *self.world.tweets]
+        return tweet
 
     def expected_stream_tweets(self, *, filtered: bool) -> list[dict]:
         """The live tweets a stream delivers (filtered: those matching a current rule)."""
