@@ -16,6 +16,8 @@ from tests.fakes.ods import ODSPortal
 from tests.fidelity import Case
 
 ALICE, ALICE_HANDLE = "did:plc:alice0000000000000000001", "alice.example.com"
+SCIENCE = "at://did:plc:bob000000000000000000002/app.bsky.feed.generator/science"
+GWU = "17455195"
 TUMBLR_HOST = "gwulibraries.tumblr.com"
 FLICKR_NSID = "131866249@N02"
 
@@ -35,7 +37,8 @@ def _field(req: Request, *path: str) -> list:
 
 
 def _twitter_ids(req: Request) -> list[str]:
-    return [t["id"] for t in _field(req, "data")] if req.path.startswith("/2/tweets/search/") else []
+    listing = req.path.startswith("/2/tweets/search/") or req.path.endswith("/tweets")
+    return [t["id"] for t in _field(req, "data")] if listing else []
 
 
 def _tumblr_ids(req: Request) -> list[str]:
@@ -49,8 +52,11 @@ def _flickr_ids(req: Request) -> list[str]:
 
 
 def _mastodon_ids(req: Request) -> list[str]:
+    if req.path == "/api/v2/search":
+        return [s["id"] for s in _field(req, "statuses")]
     doc = _json(req)
-    return [s["id"] for s in doc] if req.path.startswith("/api/v1/timelines/") and isinstance(doc, list) else []
+    listing = req.path.startswith("/api/v1/timelines/") or req.path.endswith("/statuses")
+    return [s["id"] for s in doc] if listing and isinstance(doc, list) else []
 
 
 def _entry_key(entry: dict) -> str:
@@ -99,6 +105,29 @@ MASTODON = Case(
     make=lambda _: mastodon.FakeMastodon(statuses_per_tag=130),
     seeds=lambda fake: [{"id": "s-lib", "token": "#libraries"}], item_ids=_mastodon_ids,
     listed=lambda fake: {s["id"] for s in fake.tagged("libraries")}, publish=lambda fake: fake.post("libraries"))
+TWITTER_TIMELINE = Case(
+    name="twitter_user_timeline_2", harvest_type="twitter_user_timeline_2", api="twitter",
+    make=lambda _: twitter.FakeTwitter(page_size=5), seeds=lambda fake: [{"id": "s-gwu", "token": "gwu"}],
+    credentials={"bearer_token": twitter.BEARER_TOKEN}, item_ids=_twitter_ids,
+    listed=lambda fake: {t["id"] for t in fake.world.tweets if t["author_id"] == GWU},
+    publish=lambda fake: fake.publish())
+MASTODON_ACCOUNT = Case(
+    name="mastodon_account", harvest_type="mastodon_account", api="mastodon",
+    make=lambda _: mastodon.FakeMastodon(statuses_per_tag=130),
+    seeds=lambda fake: [{"id": "s-alice", "token": "@alice"}], item_ids=_mastodon_ids,
+    listed=lambda fake: {s["id"] for s in list(fake.statuses) if s["account"]["username"] == "alice"},
+    publish=lambda fake: fake.post("archives", author="alice"))
+MASTODON_PUBLIC = Case(
+    name="mastodon_public", harvest_type="mastodon_public", api="mastodon",
+    make=lambda _: mastodon.FakeMastodon(statuses_per_tag=100), seeds=lambda fake: [], item_ids=_mastodon_ids,
+    listed=lambda fake: {s["id"] for s in list(fake.statuses) if s["reblog"] is None},
+    publish=lambda fake: fake.post("archives"), interrupt_after=3)
+MASTODON_SEARCH = Case(
+    name="mastodon_search", harvest_type="mastodon_search", api="mastodon",
+    make=lambda _: mastodon.FakeMastodon(statuses_per_tag=150), seeds=lambda fake: [{"id": "s-q", "token": "archive"}],
+    credentials={"access_token": mastodon.TOKEN}, item_ids=_mastodon_ids,
+    listed=lambda fake: {s["id"] for s in list(fake.statuses) if s["reblog"] is None and "archive" in s["content"]},
+    publish=lambda fake: fake.post("archives"))
 BLUESKY_AUTHOR = Case(
     name="bluesky_author_feed", harvest_type="bluesky_author_feed", api="bluesky",
     # alice logs in with her handle, which is in every answer: the archive must keep it (issue 29 item 1)
@@ -117,6 +146,12 @@ BLUESKY_SEARCH = Case(
     learnt=lambda fake: list(fake.issued), item_ids=_bluesky_ids, unrecorded=BLUESKY_AUTHOR.unrecorded,
     listed=lambda fake: {p["uri"] for p in fake.search_hits("archive")},
     publish=lambda fake: fake.add_posts(1, did=ALICE))
+BLUESKY_FEED = Case(
+    name="bluesky_feed", harvest_type="bluesky_feed", api="bluesky",
+    make=lambda _: bluesky.FakeBluesky(require_auth=True, page_size=10),
+    seeds=lambda fake: [{"id": "s-science", "token": SCIENCE}], logins={"identifier": bluesky.IDENTIFIER},
+    credentials={"app_password": bluesky.APP_PASSWORD}, learnt=lambda fake: list(fake.issued),
+    item_ids=_bluesky_ids, unrecorded=BLUESKY_AUTHOR.unrecorded, listed=lambda fake: set(fake.world.feeds[SCIENCE]))
 OAI = Case(
     name="oai_pmh", harvest_type="oai_pmh", make=lambda _: GeneratedRepository(count=240, per_page=20),
     seeds=lambda fake: [{"id": "seed-1", "token": fake.server.url + "/oai"}], item_ids=_oai_ids,
@@ -134,4 +169,5 @@ ODS = Case(
     item_ids=lambda req: [d["dataset_id"] for d in _field(req, "results")],
     listed=lambda fake: {d["dataset_id"] for d in fake.datasets})
 
-CASES = [TWITTER, TUMBLR, FLICKR, MASTODON, BLUESKY_AUTHOR, BLUESKY_SEARCH, OAI, CKAN, DCAT, ODS]
+CASES = [TWITTER, TWITTER_TIMELINE, TUMBLR, FLICKR, MASTODON, MASTODON_ACCOUNT, MASTODON_PUBLIC, MASTODON_SEARCH,
+         BLUESKY_AUTHOR, BLUESKY_SEARCH, BLUESKY_FEED, OAI, CKAN, DCAT, ODS]

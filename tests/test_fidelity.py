@@ -29,7 +29,7 @@ def test_every_body_is_kept_and_every_item_exported_once(case: Case, interrupted
             run = harvest(config, case, fake, interrupted=interrupted, pause=PAUSE)
         secrets = case.secrets(fake)
 
-    assert run.final["status"] == "completed success", run.final
+    assert run.final["status"] == "completed success", (run.final["errors"], run.final["warnings"])
     assert run.warcs >= 2, "the WARC was never rotated"
     bodies = check_bodies(run, secrets, complete=not interrupted)
     items = check_items(run, case, before)
