@@ -54,6 +54,7 @@ class Case:
     id_column: str = "id"
     interrupt_after: int = 2  # listing answers served before the shutdown of the interrupted run
     marks: tuple[Any, ...] = ()  # e.g. an xfail naming a known bug
+    incremental: bool = True  # the type has the `incremental` option
 
     def secrets(self, fake: Any) -> list[str]:
         return [*self.credentials.values(), *self.learnt(fake)]
@@ -66,6 +67,7 @@ class Run:
     served: list[Request]  # answers on recorded paths, in arrival order
     stored: list[bytes]  # response payloads of every WARC in the collection, as stored
     warcs: int
+    listed: set[str]  # the ids the fake listed when the last harvest began: none may be missing
     exported: list[str]  # the id column of every exported row
     final: dict[str, Any]
 
@@ -76,32 +78,44 @@ def start(case: Case, fake: Any) -> dict[str, Any]:
             "collection_set": {"id": "cs-fid"}, "collection": {"id": "c-fid"}}
 
 
-def harvest(config: Config, case: Case, fake: Any, *, interrupted: bool, pause: float) -> Run:
-    """One run of the start, or (`interrupted`) one shut down after `interrupt_after` listing answers, then the
-    same start again, as the broker redelivers it; then a deduplicated CSV export of the collection. Every
-    listing answer waits `pause` first (see `pace_listings`)."""
+MODES = ("rotated", "resumed", "incremental")
+
+
+def harvest(config: Config, case: Case, fake: Any, *, mode: str, pause: float) -> Run:
+    """Harvest, then a deduplicated CSV export of the collection. `rotated`: one run of the start. `resumed`: one
+    shut down after `interrupt_after` listing answers, then the same start again, as the broker redelivers it.
+    `incremental`: two incremental harvests one after the other (the second a new harvest id), while the fake
+    keeps publishing. Every listing answer waits `pause` first (see `pace_listings`)."""
     body = start(case, fake)
+    if mode == "incremental":
+        body["options"]["incremental"] = True
     routing_key = key("harvest_start", registry.lookup(case.harvest_type).platform, case.harvest_type)
     ctx, published = context(config)
     first, tripped = ctx, threading.Event()
 
     def after(listed: int) -> None:
-        if interrupted and listed == case.interrupt_after:  # as on SIGTERM, while that answer is on its way
+        if mode == "resumed" and listed == case.interrupt_after:  # as on SIGTERM, while that answer goes out
             first.shutdown.set()
             first.stop.set()
             tripped.set()
 
     pace_listings(fake.server, case, pause=pause, after=after)
-    if interrupted:
+    listed = case.listed(fake)
+    if mode == "resumed":
         with pytest.raises(JobInterrupted):
             run_harvest(body, routing_key=routing_key, ctx=ctx)
         assert tripped.is_set(), "the harvest ended before the fake asked for the shutdown"
         assert all(s["status"] == "running" for s in published.statuses)  # no final status yet
         ctx, published = context(config)
     run_harvest(body, routing_key=routing_key, ctx=ctx)
+    if mode == "incremental":
+        assert published.statuses[-1]["status"] == "completed success", published.statuses[-1]["errors"]
+        listed = case.listed(fake)  # what the second harvest must get to, with what the first left
+        ctx, published = context(config)
+        run_harvest({**body, "id": body["id"] + "-next"}, routing_key=routing_key, ctx=ctx)
     files = warc_files(config.data_root / "collections")
     served = [r for r in fake.server.served(status=None) if r.path not in case.unrecorded]
-    return Run(served=served, stored=stored_payloads(files), warcs=len(files),
+    return Run(served=served, stored=stored_payloads(files), warcs=len(files), listed=listed,
                exported=export_ids(config, case), final=published.statuses[-1])
 
 
@@ -177,7 +191,7 @@ def check_bodies(run: Run, secrets: list[str], *, complete: bool) -> int:
     return sum(stored.values())
 
 
-def check_items(run: Run, case: Case, before: set[str]) -> int:
+def check_items(run: Run, case: Case) -> int:
     """(b): each item served exported exactly once, nothing else exported, none listed at the start missing.
     Returns the number of items checked."""
     served = {i for r in run.served if r.status == 200 for i in case.item_ids(r)}
@@ -186,5 +200,6 @@ def check_items(run: Run, case: Case, before: set[str]) -> int:
     exported = set(run.exported)
     assert exported - served == set(), f"exported but never served: {sorted(exported - served)[:5]}"
     assert served - exported == set(), f"served but not exported: {sorted(served - exported)[:5]}"
-    assert before <= exported, f"listed before the harvest began, never exported: {sorted(before - exported)[:5]}"
+    missed = run.listed - exported
+    assert not missed, f"listed before the harvest began, never exported: {sorted(missed)[:5]}"
     return len(served)

@@ -148,12 +148,12 @@ BLUESKY_SEARCH = Case(
     publish=lambda fake: fake.add_posts(1, did=ALICE))
 BLUESKY_FEED = Case(
     name="bluesky_feed", harvest_type="bluesky_feed", api="bluesky",
-    make=lambda _: bluesky.FakeBluesky(require_auth=True, page_size=10),
+    make=lambda _: bluesky.FakeBluesky(require_auth=True, page_size=20),
     seeds=lambda fake: [{"id": "s-science", "token": SCIENCE}], logins={"identifier": bluesky.IDENTIFIER},
     credentials={"app_password": bluesky.APP_PASSWORD}, learnt=lambda fake: list(fake.issued),
     item_ids=_bluesky_ids, unrecorded=BLUESKY_AUTHOR.unrecorded, listed=lambda fake: set(fake.world.feeds[SCIENCE]))
 OAI = Case(
-    name="oai_pmh", harvest_type="oai_pmh", make=lambda _: GeneratedRepository(count=240, per_page=20),
+    name="oai_pmh", harvest_type="oai_pmh", make=lambda _: GeneratedRepository(count=120, per_page=15),
     seeds=lambda fake: [{"id": "seed-1", "token": fake.server.url + "/oai"}], item_ids=_oai_ids,
     listed=lambda fake: {fake.identifier(n) for n in range(1, fake.count + 1)}, interrupt_after=4)
 CKAN = Case(
@@ -163,11 +163,11 @@ CKAN = Case(
 DCAT = Case(
     name="dcat", harvest_type="dcat", make=lambda _: DCATPortal(syntax="jsonld", count=60, per_page=8),
     seeds=_url, item_ids=_dcat_ids, listed=lambda fake: {d.identifier for d in fake.spec.datasets},
-    interrupt_after=3)
+    interrupt_after=3, incremental=False)
 ODS = Case(
     name="opendatasoft", harvest_type="opendatasoft", make=lambda _: ODSPortal(count=450), seeds=_url,
     item_ids=lambda req: [d["dataset_id"] for d in _field(req, "results")],
-    listed=lambda fake: {d["dataset_id"] for d in fake.datasets})
+    listed=lambda fake: {d["dataset_id"] for d in fake.datasets}, incremental=False)
 
 CASES = [TWITTER, TWITTER_TIMELINE, TUMBLR, FLICKR, MASTODON, MASTODON_ACCOUNT, MASTODON_PUBLIC, MASTODON_SEARCH,
          BLUESKY_AUTHOR, BLUESKY_SEARCH, BLUESKY_FEED, OAI, CKAN, DCAT, ODS]
