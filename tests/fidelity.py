@@ -6,8 +6,10 @@
     across WARC rotations and a shutdown mid-harvest followed by the redelivered start (the resume).
 
 A `Case` says per platform how to make its fake, what to harvest and how to read item ids out of one served
-answer; tests/test_fidelity.py runs every case. A stream plugs in the same way: its `item_ids` reads the events
-of a connection's de-chunked body (`Request.sent`), and its run ends by harvest.stop instead of returning."""
+answer; tests/test_fidelity.py runs every case. A stream plugs in the same way: the fake's log already holds each
+connection's de-chunked body (`Request.sent`) for its `item_ids`; what it adds is a harvest.stop (`ctx.stop`)
+once the fake published enough, in `harvest`, and joining the WARC's segments of one connection before
+`check_bodies` compares them."""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ from tests.test_engine_support import context, warc_files
 class Case:
     name: str
     harvest_type: str
-    make: Callable[[Path], Any]  # the shared fixtures folder -> the fake (its `server` is a FakeServer)
+    make: Callable[[Path, Path], Any]  # the shared fixtures and a scratch folder -> the fake (see `server_of`)
     seeds: Callable[[Any], list[dict]]  # the fake -> the start's seeds (a backend's name the fake's URL)
     item_ids: Callable[[Request], list[str]]  # the ids of the items in one served answer (none: not a listing)
     listed: Callable[[Any], set[str]]  # the ids the fake lists right now
@@ -72,6 +74,11 @@ class Run:
     final: dict[str, Any]
 
 
+def server_of(fake: Any) -> FakeServer:
+    """The FakeServer of a fake: itself, or its `server` (the platform fakes and the portals)."""
+    return fake if isinstance(fake, FakeServer) else fake.server
+
+
 def start(case: Case, fake: Any) -> dict[str, Any]:
     return {"id": f"fidelity:{uuid.uuid4().hex[:8]}", "type": case.harvest_type, "path": "collections/cs-fid/c-fid",
             "seeds": case.seeds(fake), "options": dict(case.options), "credentials": case.logins | case.credentials,
@@ -99,7 +106,7 @@ def harvest(config: Config, case: Case, fake: Any, *, mode: str, pause: float) -
             first.stop.set()
             tripped.set()
 
-    pace_listings(fake.server, case, pause=pause, after=after)
+    pace_listings(server_of(fake), case, pause=pause, after=after)
     listed = case.listed(fake)
     if mode == "resumed":
         with pytest.raises(JobInterrupted):
@@ -114,7 +121,7 @@ def harvest(config: Config, case: Case, fake: Any, *, mode: str, pause: float) -
         ctx, published = context(config)
         run_harvest({**body, "id": body["id"] + "-next"}, routing_key=routing_key, ctx=ctx)
     files = warc_files(config.data_root / "collections")
-    served = [r for r in fake.server.served(status=None) if r.path not in case.unrecorded]
+    served = [r for r in server_of(fake).served(status=None) if r.path not in case.unrecorded]
     return Run(served=served, stored=stored_payloads(files), warcs=len(files), listed=listed,
                exported=export_ids(config, case), final=published.statuses[-1])
 
