@@ -37,6 +37,8 @@ from swath.messages.routing import key
 from tests.fakes.httpserver import FakeServer, Request, Response
 from tests.test_engine_support import context, warc_files
 
+MODES = ("rotated", "resumed", "incremental")
+
 
 @dataclass(frozen=True)
 class Case:
@@ -56,7 +58,7 @@ class Case:
     id_column: str = "id"
     interrupt_after: int = 2  # listing answers served before the shutdown of the interrupted run
     marks: tuple[Any, ...] = ()  # e.g. an xfail naming a known bug
-    incremental: bool = True  # the type has the `incremental` option
+    modes: tuple[str, ...] = MODES  # incremental: the type has the option
 
     def secrets(self, fake: Any) -> list[str]:
         return [*self.credentials.values(), *self.learnt(fake)]
@@ -83,9 +85,6 @@ def start(case: Case, fake: Any) -> dict[str, Any]:
     return {"id": f"fidelity:{uuid.uuid4().hex[:8]}", "type": case.harvest_type, "path": "collections/cs-fid/c-fid",
             "seeds": case.seeds(fake), "options": dict(case.options), "credentials": case.logins | case.credentials,
             "collection_set": {"id": "cs-fid"}, "collection": {"id": "c-fid"}}
-
-
-MODES = ("rotated", "resumed", "incremental")
 
 
 def harvest(config: Config, case: Case, fake: Any, *, mode: str, pause: float) -> Run:

@@ -3,6 +3,7 @@ Fakes of "newest first" listings keep publishing while the harvest pages (`publi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -14,7 +15,7 @@ from tests.fakes.dcat import DCATPortal
 from tests.fakes.httpserver import FakeServer, Request
 from tests.fakes.oai import GeneratedRepository
 from tests.fakes.ods import ODSPortal
-from tests.fidelity import Case
+from tests.fidelity import MODES, Case
 from tests.test_metashare_support import USERS, fixture_xml, lr_zip, node_storage, scripted_node
 
 ALICE, ALICE_HANDLE = "did:plc:alice0000000000000000001", "alice.example.com"
@@ -107,6 +108,10 @@ MASTODON = Case(
     make=lambda *_: mastodon.FakeMastodon(statuses_per_tag=130),
     seeds=lambda fake: [{"id": "s-lib", "token": "#libraries"}], item_ids=_mastodon_ids,
     listed=lambda fake: {s["id"] for s in fake.tagged("libraries")}, publish=lambda fake: fake.post("libraries"))
+# twarc waits a second between full-archive pages (its rate limit): one resumed run over three pages, no publishing
+TWITTER_ARCHIVE = dataclasses.replace(TWITTER, name="twitter_academic_search", harvest_type="twitter_academic_search",
+                                      make=lambda *_: twitter.FakeTwitter(page_size=20), publish=None,
+                                      modes=("resumed",))
 TWITTER_TIMELINE = Case(
     name="twitter_user_timeline_2", harvest_type="twitter_user_timeline_2", api="twitter",
     make=lambda *_: twitter.FakeTwitter(page_size=5), seeds=lambda fake: [{"id": "s-gwu", "token": "gwu"}],
@@ -165,11 +170,11 @@ CKAN = Case(
 DCAT = Case(
     name="dcat", harvest_type="dcat", make=lambda *_: DCATPortal(syntax="jsonld", count=60, per_page=8),
     seeds=_url, item_ids=_dcat_ids, listed=lambda fake: {d.identifier for d in fake.spec.datasets},
-    interrupt_after=3, incremental=False)
+    interrupt_after=3, modes=MODES[:2])
 ODS = Case(
     name="opendatasoft", harvest_type="opendatasoft", make=lambda *_: ODSPortal(count=450), seeds=_url,
     item_ids=lambda req: [d["dataset_id"] for d in _field(req, "results")],
-    listed=lambda fake: {d["dataset_id"] for d in fake.datasets}, incremental=False)
+    listed=lambda fake: {d["dataset_id"] for d in fake.datasets}, modes=MODES[:2])
 
 def _metashare_node(fixtures_dir: Path, tmp_path: Path) -> FakeServer:
     storage = node_storage(tmp_path / "node", fixture_xml(fixtures_dir))
@@ -183,7 +188,7 @@ METASHARE = Case(
     credentials={"password": USERS["harvester"]}, unrecorded=("/login/",),
     item_ids=lambda req: [req.path.split("/")[2]] if req.path.endswith("/metadata/") and req.sent else [],
     listed=lambda node: {path.split("/")[2] for path in node.routes if str(path).endswith("/metadata/")},
-    incremental=False)
+    modes=MODES[:2])
 
-CASES = [TWITTER, TWITTER_TIMELINE, TUMBLR, FLICKR, MASTODON, MASTODON_ACCOUNT, MASTODON_PUBLIC, MASTODON_SEARCH,
-         BLUESKY_AUTHOR, BLUESKY_SEARCH, BLUESKY_FEED, OAI, CKAN, DCAT, ODS, METASHARE]
+CASES = [TWITTER, TWITTER_ARCHIVE, TWITTER_TIMELINE, TUMBLR, FLICKR, MASTODON, MASTODON_ACCOUNT, MASTODON_PUBLIC,
+         MASTODON_SEARCH, BLUESKY_AUTHOR, BLUESKY_SEARCH, BLUESKY_FEED, OAI, CKAN, DCAT, ODS, METASHARE]

@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from tests.fakes.social import publishing
-from tests.fidelity import MODES, Case, check_bodies, check_items, harvest, server_of
+from tests.fidelity import Case, check_bodies, check_items, harvest, server_of
 from tests.fidelity_cases import CASES
 
 ROTATE_AT = 4 * 1024  # bytes (compressed): several WARCs for every case
@@ -18,7 +18,7 @@ PAUSE = 0.12  # seconds before each listing answer: longer than the engine's con
 
 
 @pytest.mark.parametrize(("case", "mode"), [pytest.param(c, mode, id=f"{c.name}-{mode}", marks=c.marks)
-                                            for c in CASES for mode in MODES if mode != "incremental" or c.incremental])
+                                            for c in CASES for mode in c.modes])
 def test_every_body_is_kept_and_every_item_exported_once(case: Case, mode: str, config, fixtures_dir, tmp_path):
     config = dataclasses.replace(config, warc_max_bytes=ROTATE_AT)
     fake = case.make(fixtures_dir, tmp_path)

@@ -185,17 +185,19 @@ class FakeTwitter(FakePlatform):
             if (not since_id or int(t["id"]) > int(since_id)) and (not until_id or int(t["id"]) < int(until_id))
             and (not start or t["created_at"] >= _norm(start)) and (not end or t["created_at"] < _norm(end))
         ]
-        offset = _decode_token(req.arg(token_param))
-        if offset is None:
+        below = _decode_token(req.arg(token_param))
+        if below is None:
             return self._json({"title": "Invalid Request", "type": "https://api.twitter.com/2/problems/invalid-request",
                                "detail": "One or more parameters to your request was invalid."}, 400)
+        if below:  # the page after one ending at that tweet: tweets published since do not shift it
+            selected = [t for t in selected if int(t["id"]) < below]
         size = min(int(req.arg("max_results") or 10), self.page_size)
-        page = selected[offset:offset + size]
+        page = selected[:size]
         if not page:
             return self._json({"meta": {"result_count": 0}})
         meta = {"newest_id": page[0]["id"], "oldest_id": page[-1]["id"], "result_count": len(page)}
-        if offset + size < len(selected):
-            meta["next_token"] = _encode_token(offset + size)
+        if size < len(selected):
+            meta["next_token"] = _encode_token(int(page[-1]["id"]))
         return self._json({"data": page, "includes": self.includes(page), "meta": meta})
 
     def includes(self, tweets: list[dict]) -> dict:
@@ -352,15 +354,17 @@ def _norm(ts: str) -> str:
     return parsed.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-def _encode_token(offset: int) -> str:
-    return base64.b32encode(f"page:{offset}".encode()).decode().rstrip("=").lower()
+def _encode_token(oldest_id: int) -> str:
+    """An opaque next_token naming the last tweet of a page, as Twitter's are stable while tweets arrive."""
+    return base64.b32encode(f"below:{oldest_id}".encode()).decode().rstrip("=").lower()
 
 
 def _decode_token(token: str | None) -> int | None:
+    """0 for no token (the first page), the tweet id a token names, or None for one this fake never gave."""
     if not token:
         return 0
     try:
         text = base64.b32decode(token.upper() + "=" * (-len(token) % 8)).decode()
-        return int(text.removeprefix("page:")) if text.startswith("page:") else None
+        return int(text.removeprefix("below:")) if text.startswith("below:") else None
     except ValueError:
         return None
