@@ -2,8 +2,9 @@
 
 (a) every response body in the WARCs is byte for byte what the fake sent for it, bar the bytes of the secrets
     the harvest was given or learnt (those become as many `*`);
-(b) every item the fake served is exported exactly once, and none it listed before the harvest began is missing,
-    across WARC rotations and a shutdown mid-harvest followed by the redelivered start (the resume).
+(b) every item the fake served is exported exactly once, and none it listed before the (last) harvest began is
+    missing, across WARC rotations, a shutdown mid-harvest followed by the redelivered start (the resume), and two
+    incremental harvests in a row while the fake keeps publishing.
 
 A `Case` says per platform how to make its fake, what to harvest and how to read item ids out of one served
 answer; tests/test_fidelity.py runs every case. A stream plugs in the same way: the fake's log already holds each
