@@ -44,7 +44,9 @@ TABLE = Table(
 
 class Flickr(Source):
     table = TABLE
-    url_markers = ("method=flickr.photos.getInfo",)
+    # SFM's WARCs name the method in the URL; flickrapi POSTs it in the form body, so swath's own harvests record
+    # every call as /services/rest/: doc_items keeps only answers holding a `photo` (photos.getInfo)
+    url_markers = ("method=flickr.photos.getInfo", "/services/rest")
 
     def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
         value = doc.value

@@ -129,6 +129,8 @@ class MastodonHarvester(Harvester, declaration=PLATFORM):
                 found = call(client.search_v2, t.value, result_type="statuses", offset=offset or None,
                              min_id=since, limit=PAGE, what=what)
                 ids = self.status_ids(found.get("statuses") if isinstance(found, dict) else None, t)
+                if len(ids) < PAGE and guard.all_seen(ids):
+                    ids = []  # the end: posts published since the last page pushed ones served already onto it
                 fresh = self.take(ids, limit, counted)
                 guard.items(ids)
                 counted += fresh

@@ -58,6 +58,11 @@ class PageGuard:
         self._cursors.add(value)
         self.pages += 1
 
+    def all_seen(self, ids: Iterable[Hashable]) -> bool:
+        """Whether every id was served already in this listing (True for none): what a page of an offset listing
+        holds at its tail when items published meanwhile pushed the ones served already onto it."""
+        return all(item_id in self._items for item_id in ids)
+
     def items(self, ids: Iterable[Hashable]) -> int:
         """Call with the ids of each page served: how many are new. A page that is not empty but brings
         nothing new (offset paging that serves the same items again) raises PaginationLoop."""

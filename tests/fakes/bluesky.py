@@ -285,16 +285,19 @@ class FakeBluesky(FakePlatform):
 
     def add_posts(self, n: int, *, did: str, words: str = "archive news") -> list[dict]:
         """New posts, newer than any other (the head of every listing)."""
-        newest = dt.datetime.fromisoformat(self.world.posts[0]["indexedAt"].replace("Z", "+00:00"))
-        added = []
-        for i in range(n):
-            when = newest + dt.timedelta(minutes=i + 1)
-            uri = f"at://{did}/{POST}/3n{len(self.world.posts):011d}"
-            added.append({"uri": uri, "cid": f"bafyreinew{len(self.world.posts):037d}",
-                          "author": self.world.profiles[did], "indexedAt": _iso(when), "labels": [],
-                          "record": {"$type": POST, "text": f"{words} {i}", "createdAt": _iso(when)},
-                          "replyCount": 0, "repostCount": 0, "likeCount": 0, "quoteCount": 0})
-            self.world.posts.insert(0, added[-1])
+        with self._lock:  # a publishing thread may call this while pages are answered: replace, never mutate
+            posts = list(self.world.posts)
+            newest = dt.datetime.fromisoformat(posts[0]["indexedAt"].replace("Z", "+00:00"))
+            added = []
+            for i in range(n):
+                when = newest + dt.timedelta(minutes=i + 1)
+                uri = f"at://{did}/{POST}/3n{len(posts):011d}"
+                added.append({"uri": uri, "cid": f"bafyreinew{len(posts):037d}",
+                              "author": self.world.profiles[did], "indexedAt": _iso(when), "labels": [],
+                              "record": {"$type": POST, "text": f"{words} {i}", "createdAt": _iso(when)},
+                              "replyCount": 0, "repostCount": 0, "likeCount": 0, "quoteCount": 0})
+                posts.insert(0, added[-1])
+            self.world.posts = posts
         return added
 
 

@@ -62,8 +62,27 @@ class FakeFlickr(FakePlatform):
         self.add_route("/services/rest/", self.rest)
         for person in self.people.values():
             for photo in person.photos:
-                for _, suffix, _ in SIZES:
-                    self.add_route(self.image_path(photo, suffix), self.image)
+                self._add_images(photo)
+
+    def _add_images(self, photo: dict) -> None:
+        for _, suffix, _ in SIZES:
+            self.add_route(self.image_path(photo, suffix), self.image)
+
+    def publish(self, nsid: str) -> dict:
+        """A new public photo of that person, newer than every other (the head of getPublicPhotos), as people
+        upload while a harvest pages; the list is replaced, not changed in place."""
+        person = self.people[nsid]
+        with self._lock:
+            rng = random.Random(len(person.photos))
+            newest = max((int(p["id"]) for q in self.people.values() for p in q.photos), default=26000000000)
+            posted = max((p["posted"] for p in person.photos), default=int(EPOCH.timestamp())) + 3600
+            photo = {"id": str(newest + rng.randrange(1, 5000)), "owner": nsid, "secret": f"{rng.getrandbits(40):010x}",
+                     "server": str(7000 + len(person.photos) % 50), "farm": 8,
+                     "title": f"Photo {len(person.photos)} by {person.username}", "posted": posted,
+                     "originalsecret": f"{rng.getrandbits(40):010x}"}
+            self._add_images(photo)
+            person.photos = [photo, *person.photos]
+        return photo
 
     # --- what the tests count ---------------------------------------------------------------------------
     def person(self, username: str) -> Person:

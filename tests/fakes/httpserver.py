@@ -1,4 +1,5 @@
-"""A real HTTP server on 127.0.0.1 for tests: routes are plain functions, every request is logged."""
+"""A real HTTP server on 127.0.0.1 for tests: routes are plain functions, every request is logged with the
+status and the exact body bytes that went out for it (fidelity tests compare those with the WARC)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ class Request:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: bytes
+    status: int | None = None  # of the answer, once it was sent (None: none yet, or the connection was dropped)
+    sent: bytes | None = None  # the answer's body as it went out (a chunked one de-chunked), once it ended
 
     def arg(self, name: str, default: str | None = None) -> str | None:
         values = self.query.get(name)
@@ -31,6 +34,7 @@ class Response:
 
 
 Route = Callable[[Request], Response]
+TAP_LIMIT = 32 << 20  # a streamed answer longer than this is not kept in the log
 HANG_UP = 0  # a Response with this status closes the connection without an answer: a connection error
 
 
@@ -68,24 +72,36 @@ class FakeServer:
                 if resp.status == HANG_UP:
                     self.close_connection = True
                     return
-                self.send_response(resp.status)
-                self.send_header("Content-Type", resp.content_type)
-                for name, value in resp.headers.items():
-                    self.send_header(name, value)
                 if callable(resp.body):
-                    self.send_header("Transfer-Encoding", "chunked")
-                    self.send_header("Connection", "close")
-                    self.end_headers()
-                    self.close_connection = True
-                    try:
-                        resp.body(self.wfile)
-                    except (BrokenPipeError, ConnectionResetError):
-                        pass
+                    self._stream(req, resp)
                     return
+                # logged before it goes out, so a client that has read it always finds it in the log
+                req.status, req.sent = resp.status, b"" if self.command == "HEAD" else resp.body
+                self._send_head(resp)
                 self.send_header("Content-Length", str(len(resp.body)))
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(resp.body)
+
+            def _send_head(self, resp: Response) -> None:
+                self.send_response(resp.status)
+                self.send_header("Content-Type", resp.content_type)
+                for name, value in resp.headers.items():
+                    self.send_header(name, value)
+
+            def _stream(self, req: Request, resp: Response) -> None:
+                self._send_head(resp)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                tap = _Tap(self.wfile)
+                try:
+                    resp.body(tap)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                finally:
+                    req.status, req.sent = resp.status, tap.sent()
 
             do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle
 
@@ -111,6 +127,13 @@ class FakeServer:
         with self._lock:
             return [r for r in self.requests if r.path == path]
 
+    def served(self, path_prefix: str = "", status: int | None = 200) -> list[Request]:
+        """The requests answered on paths starting with `path_prefix` (with that status), in arrival order;
+        each one's `sent` is the body that went out."""
+        with self._lock:
+            return [r for r in self.requests if r.sent is not None and r.path.startswith(path_prefix)
+                    and (status is None or r.status == status)]
+
     def __enter__(self) -> FakeServer:
         self.thread.start()
         return self
@@ -118,6 +141,41 @@ class FakeServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class _Tap:
+    """The socket file of a streamed answer, keeping a copy of what was written (chunk framing included) up to
+    TAP_LIMIT bytes: a test streaming hundreds of megabytes at a client must not hold them all."""
+
+    def __init__(self, wfile) -> None:
+        self._wfile = wfile
+        self.written: list[bytes] = []
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        if self.size <= TAP_LIMIT:
+            self.written.append(bytes(data))
+        return self._wfile.write(data)
+
+    def sent(self) -> bytes | None:
+        """The payload written, or None past the limit (then only its size is known)."""
+        return dechunk(b"".join(self.written)) if self.size <= TAP_LIMIT else None
+
+    def flush(self) -> None:
+        self._wfile.flush()
+
+
+def dechunk(raw: bytes) -> bytes:
+    """The payload of chunked transfer coding (up to where it stops: a dropped stream ends mid-way)."""
+    out, at = bytearray(), 0
+    while (eol := raw.find(b"\r\n", at)) >= 0:
+        size = int(raw[at:eol].split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        out += raw[eol + 2:eol + 2 + size]
+        at = eol + 2 + size + 2
+    return bytes(out)
 
 
 def write_chunk(wfile, data: bytes) -> None:

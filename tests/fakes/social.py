@@ -1,11 +1,13 @@
-"""Shared pieces of the fake social platforms (Twitter, Flickr, Tumblr): failure switches and a log of
-every body sent, so tests can compare the WARC's responses with the exact bytes that went out."""
+"""Shared pieces of the fake social platforms (Twitter, Flickr, Tumblr, Mastodon, Bluesky): failure switches,
+`bodies()` from the server's log of every body sent (so tests compare the WARC's responses with the exact bytes
+that went out), and `publishing`, a clock of their own for the fakes that keep adding items."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tests.fakes.httpserver import HANG_UP, FakeServer, Request, Response, Route
@@ -47,17 +49,8 @@ class Faults:
             return status
 
 
-@dataclass(frozen=True)
-class Sent:
-    """One response body as it went out on the wire (streams: everything written, keep-alives included)."""
-
-    path: str
-    status: int
-    body: bytes
-
-
 class FakePlatform:
-    """A FakeServer whose routes pass through the fault switches and log what they sent."""
+    """A FakeServer whose routes pass through the fault switches; its log holds what each answer sent."""
 
     def __init__(self) -> None:
         self.server = FakeServer()
@@ -66,9 +59,8 @@ class FakePlatform:
         # a short poll so closing the server at the end of each test costs 50 ms, not 500
         self.server.thread = threading.Thread(target=self.server.httpd.serve_forever, args=(0.05,), daemon=True)
         self.faults = Faults()
-        self.sent: list[Sent] = []
         self.closed = threading.Event()  # set on exit so endless stream bodies end
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the fakes' data, changed by their publishing threads
 
     @property
     def url(self) -> str:
@@ -86,34 +78,15 @@ class FakePlatform:
             else:
                 resp = Response(HANG_UP) if status == HANG_UP else self.fault_response(status, req)
             if callable(resp.body):
-                resp.body = self._logged_stream(req.path, resp.status, resp.body)
-            else:
-                self.log_sent(Sent(req.path, resp.status, resp.body))
+                resp.body = _chunked(resp.body)
             return resp
 
         self.server.routes[(method, path) if method else path] = routed
 
-    def log_sent(self, sent: Sent) -> None:
-        with self._lock:
-            self.sent.append(sent)
-
-    def _logged_stream(self, path: str, status: int, write: Callable) -> Callable:
-        def logged(wfile: object) -> None:
-            chunks: list[bytes] = []
-            try:
-                write(_Tee(wfile, chunks))
-            finally:
-                self.log_sent(Sent(path, status, b"".join(chunks)))
-
-        return logged
-
     def bodies(self, path_prefix: str = "", status: int | None = 200) -> list[bytes]:
-        with self._lock:
-            return [
-                s.body
-                for s in self.sent
-                if s.path.startswith(path_prefix) and (status is None or s.status == status)
-            ]
+        """Every body sent on paths starting with `path_prefix` (a stream's: everything written, keep-alives
+        included, once its connection ended), from the server's log."""
+        return [req.sent or b"" for req in self.server.served(path_prefix, status)]
 
     def wait_bodies(self, path_prefix: str, n: int, timeout: float = 120.0) -> list[bytes]:
         """The bodies sent on that path once there are `n` (a stream's is logged when its connection ends)."""
@@ -133,17 +106,41 @@ class FakePlatform:
         self.server.__exit__(*exc)
 
 
-class _Tee:
-    """Records the payload of every chunk written through `write_chunk` (not the chunk framing)."""
+@contextmanager
+def publishing(publish: Callable[[], object] | None, *, every: float = 0.05) -> Iterator[list[object]]:
+    """Calls `publish` every `every` seconds on a thread of its own until the block ends: a platform that keeps
+    adding items whether or not anyone is listening, so a harvest paging meanwhile can show gaps. The list
+    yielded collects what each call returned."""
+    published: list[object] = []
+    done = threading.Event()
 
-    def __init__(self, wfile, chunks: list[bytes]) -> None:
+    def run() -> None:
+        while publish is not None and not done.wait(every):
+            published.append(publish())
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield published
+    finally:
+        done.set()
+        thread.join(30)
+
+
+def _chunked(write: Callable) -> Callable:
+    """A stream body written through `_Chunks` (write_payload/end) instead of the raw socket file."""
+    return lambda wfile: write(_Chunks(wfile))
+
+
+class _Chunks:
+    """Writes each payload as one chunk of the chunked response, and flushes it."""
+
+    def __init__(self, wfile) -> None:
         self._wfile = wfile
-        self._chunks = chunks
 
     def write_payload(self, data: bytes) -> None:
         self._wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self._wfile.flush()
-        self._chunks.append(data)
 
     def end(self) -> None:
         self._wfile.write(b"0\r\n\r\n")

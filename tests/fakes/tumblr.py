@@ -106,5 +106,19 @@ class FakeTumblr(FakePlatform):
                                            "href": f"/v2/blog/{host}/posts?offset={offset + limit}&limit={limit}"}}
         return self._envelope(200, "OK", response, None)
 
+    def publish(self, host: str) -> dict:
+        """A new post on that blog, newer than every other (the head of its listing), as bloggers post while a
+        harvest pages; the list is replaced, not changed in place, so a page being answered is not disturbed."""
+        blog = self.blogs[host]
+        with self._lock:
+            rng = random.Random(len(blog.posts))
+            newest = blog.posts[0] if blog.posts else None
+            pid = (newest["id"] if newest else 735000000000000000) + rng.randrange(10**6, 10**9)
+            when = dt.datetime.fromtimestamp(newest["timestamp"], dt.UTC) + dt.timedelta(minutes=5) if newest \
+                else EPOCH
+            post = _post(blog, pid, when, rng)
+            blog.posts = [post, *blog.posts]
+        return post
+
     def expected_posts(self, host: str) -> list[dict]:
         return list(self.blogs[host].posts)

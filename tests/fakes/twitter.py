@@ -137,6 +137,8 @@ class FakeTwitter(FakePlatform):
         self.stream_done = threading.Event()  # every live tweet was written to some stream
         self._next_rule = 1580000000000000000
         self._delivered = 0
+        self._history = list(reversed(self.world.tweets)) + self.world.live  # oldest first, as built
+        self._rng = random.Random(len(self._history))
         for path, fn in {
             "/2/tweets/search/recent": self.search,
             "/2/tweets/search/all": self.search,
@@ -183,17 +185,19 @@ class FakeTwitter(FakePlatform):
             if (not since_id or int(t["id"]) > int(since_id)) and (not until_id or int(t["id"]) < int(until_id))
             and (not start or t["created_at"] >= _norm(start)) and (not end or t["created_at"] < _norm(end))
         ]
-        offset = _decode_token(req.arg(token_param))
-        if offset is None:
+        below = _decode_token(req.arg(token_param))
+        if below is None:
             return self._json({"title": "Invalid Request", "type": "https://api.twitter.com/2/problems/invalid-request",
                                "detail": "One or more parameters to your request was invalid."}, 400)
+        if below:  # the page after one ending at that tweet: tweets published since do not shift it
+            selected = [t for t in selected if int(t["id"]) < below]
         size = min(int(req.arg("max_results") or 10), self.page_size)
-        page = selected[offset:offset + size]
+        page = selected[:size]
         if not page:
             return self._json({"meta": {"result_count": 0}})
         meta = {"newest_id": page[0]["id"], "oldest_id": page[-1]["id"], "result_count": len(page)}
-        if offset + size < len(selected):
-            meta["next_token"] = _encode_token(offset + size)
+        if size < len(selected):
+            meta["next_token"] = _encode_token(int(page[-1]["id"]))
         return self._json({"data": page, "includes": self.includes(page), "meta": meta})
 
     def includes(self, tweets: list[dict]) -> dict:
@@ -325,6 +329,18 @@ class FakeTwitter(FakePlatform):
 
         return Response(200, write, {"x-rate-limit-limit": "50", "x-rate-limit-remaining": "49"})
 
+    def publish(self) -> dict:
+        """A new tweet, newer than every other (the head of every listing), as the network adds them while a
+        harvest pages; the list is replaced, not changed in place, so a page being answered is not disturbed."""
+        with self._lock:
+            authors = [u for u in self.world.users if not self.world.users[u]["protected"]]
+            tweet = _make_tweet(len(self._history), authors[len(self._history) % len(authors)], self._rng,
+                                self._history)
+            self._history.append(tweet)
+            self.world.users[tweet["author_id"]]["public_metrics"]["tweet_count"] += 1
+            self.world.tweets = [tweet, *self.world.tweets]
+        return tweet
+
     def expected_stream_tweets(self, *, filtered: bool) -> list[dict]:
         """The live tweets a stream delivers (filtered: those matching a current rule)."""
         if not filtered:
@@ -338,15 +354,17 @@ def _norm(ts: str) -> str:
     return parsed.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-def _encode_token(offset: int) -> str:
-    return base64.b32encode(f"page:{offset}".encode()).decode().rstrip("=").lower()
+def _encode_token(oldest_id: int) -> str:
+    """An opaque next_token naming the last tweet of a page, as Twitter's are stable while tweets arrive."""
+    return base64.b32encode(f"below:{oldest_id}".encode()).decode().rstrip("=").lower()
 
 
 def _decode_token(token: str | None) -> int | None:
+    """0 for no token (the first page), the tweet id a token names, or None for one this fake never gave."""
     if not token:
         return 0
     try:
         text = base64.b32decode(token.upper() + "=" * (-len(token) % 8)).decode()
-        return int(text.removeprefix("page:")) if text.startswith("page:") else None
+        return int(text.removeprefix("below:")) if text.startswith("below:") else None
     except ValueError:
         return None
