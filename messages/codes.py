@@ -162,3 +162,7 @@ BROKER_URL_INVALID = "broker_url_invalid"  # SWATH_AMQP_URL is not an amqp:// or
 DATABASE_DRIVER_MISSING = "database_driver_missing"  # SWATH_DB_URL names a database driver that is not installed
 # a credential of a harvest.start is still the YOUR_<NAME> placeholder of `swath harvest example`; nothing sent
 CREDENTIAL_PLACEHOLDER = "credential_placeholder"
+
+# --- swath dashboard ---
+# the dashboard would listen beyond this machine with no SWATH_DASHBOARD_TOKEN: every group's work open to all
+DASHBOARD_TOKEN_MISSING = "dashboard_token_missing"

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import io
 import json
 import logging
+import urllib.error
 import urllib.request
 
 import orjson
@@ -15,6 +18,7 @@ from swath.core.config import Config
 from swath.core.masking import MASK, mask_text, mask_url, masked
 from swath.dashboard.server import Dashboard
 from swath.harvesters.redaction import LOG_FILTER
+from swath.messages import codes
 from swath.messages.worker import wait_for
 from swath.store import Store
 from tests.brokerprobe import running_worker
@@ -104,3 +108,35 @@ def test_log_lines_show_urls_masked() -> None:
     finally:
         logger.removeHandler(handler)
     assert out.getvalue() == f"retrying https://host/x?token={MASK}&db_password={MASK}\n"
+
+
+def test_dashboard_with_a_token_opens_to_bearer_or_basic_only(config: Config, broker) -> None:
+    """Issue 30 item 8: /api/status needs the dashboard's token once one is set; /healthz stays open."""
+    token = "dash-" + PASSWORD
+    store = Store(url=config.db_url)
+    dashboard = Dashboard(config=dataclasses.replace(config, dashboard_token=token), store=store, port=0).start()
+
+    def status(path: str, authorization: str | None) -> int:
+        request = urllib.request.Request(dashboard.url + path, headers={"Authorization": authorization} if
+                                         authorization else {})
+        try:
+            return urllib.request.urlopen(request, timeout=60).status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    basic = base64.b64encode(f"anyone:{token}".encode()).decode()
+    try:
+        assert status("api/status", None) == 401 and status("", None) == 401
+        assert status("api/status", "Bearer wrong") == 401 and status("api/status", f"Basic {basic}x") == 401
+        assert status("api/status", f"Bearer {token}") == 200 and status("", f"Basic {basic}") == 200
+        assert status("healthz", None) == 200
+    finally:
+        dashboard.close()
+        store.close()
+    assert token not in json.dumps(swath(config, "config", "--json"))  # shown as set, never the value
+
+
+def test_dashboard_beyond_this_machine_needs_a_token(config: Config) -> None:
+    """Listening on every address with no token would show every group's work to whoever reaches it."""
+    refused = swath(config, "dashboard", "--host", "0.0.0.0", "--port", "0", expect=1)
+    assert f"[{codes.DASHBOARD_TOKEN_MISSING}]" in refused.output and "SWATH_DASHBOARD_TOKEN" in refused.output

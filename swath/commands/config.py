@@ -17,7 +17,7 @@ from swath.site_check import problems
 
 __all__ = ["MASK", "command", "effective", "mask_url"]  # mask_url: its old home (the one is core/masking.py)
 
-_SECRETS = {"secret_key"}  # shown as set or not, never the value
+_SECRETS = {"secret_key", "dashboard_token"}  # shown as set or not, never the value
 
 
 def effective(config: Config) -> dict[str, Any]:

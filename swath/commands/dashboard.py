@@ -11,6 +11,8 @@ from swath.commands.common import (
     handles_errors,
     open_store,
 )
+from swath.core.errors import SwathError
+from swath.messages import codes
 
 
 @click.command(name="dashboard")
@@ -20,15 +22,18 @@ from swath.commands.common import (
 @click.option("--management-url", envvar="SWATH_RABBITMQ_MANAGEMENT_URL", default=None,
               help="RabbitMQ management API, e.g. http://user:pass@rabbitmq:15672 (SWATH_RABBITMQ_MANAGEMENT_URL); "
                    "without it queue depths come from passive declares.")
+@click.option("--open", "open_to_all", is_flag=True,
+              help="Serve beyond this machine without SWATH_DASHBOARD_TOKEN (only behind a proxy that authenticates, "
+                   "or a port published on 127.0.0.1 as docker-compose.yml does).")
 @click.option("--once", is_flag=True, help="Print the snapshot (sources, jobs, queues) and exit instead of serving.")
 @JSON_OPTION
 @click.pass_context
 @handles_errors
-def command(ctx: click.Context, host: str, port: int, refresh: int, management_url: str | None, once: bool,
-            as_json: bool) -> None:
+def command(ctx: click.Context, host: str, port: int, refresh: int, management_url: str | None, open_to_all: bool,
+            once: bool, as_json: bool) -> None:
     """Serve a self-refreshing page: sources, running and recent jobs with stats and messages, WARC volume
     per collection, queue depths and consumers, dead-lettered messages. /api/status gives the same as JSON."""
-    from swath.dashboard.server import Dashboard
+    from swath.dashboard.server import Dashboard, is_loopback
     from swath.dashboard.snapshot import gather
 
     config, store = config_of(ctx), open_store(ctx)
@@ -42,6 +47,10 @@ def command(ctx: click.Context, host: str, port: int, refresh: int, management_u
         lines += [f"broker: {snap.broker_error}"] if snap.broker_error else []
         emit(snap.to_dict(), as_json, "\n".join(lines))
         return
+    if not (once or config.dashboard_token or open_to_all or is_loopback(host)):
+        raise SwathError(f"--host {host} would show every group's work to whoever reaches it: set "
+                         "SWATH_DASHBOARD_TOKEN (or pass --open behind an authenticating proxy)",
+                         code=codes.DASHBOARD_TOKEN_MISSING)
     dashboard = Dashboard(config=config, store=store, host=host, port=port, refresh=refresh,
                           management_url=management_url)
     click.echo(f"dashboard at {dashboard.url}", err=True)

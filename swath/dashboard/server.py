@@ -3,6 +3,10 @@ application's stylesheet at /static/app.css (the page's only other file)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hmac
+import ipaddress
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -38,6 +42,9 @@ class Dashboard:
                     return self._send(200, STYLESHEET.read_bytes(), "text/css; charset=utf-8")
                 if path not in ("/", "/api/status"):
                     return self._send(404, b"not found\n", "text/plain")
+                if not authorised(self.headers.get("Authorization", ""), dashboard.config.dashboard_token):
+                    return self._send(401, b"this dashboard needs its token (SWATH_DASHBOARD_TOKEN)\n", "text/plain",
+                                      extra={"WWW-Authenticate": 'Basic realm="swath dashboard"'})
                 try:
                     snap = gather(config=dashboard.config, store=dashboard.store,
                                   management_url=dashboard.management_url)
@@ -49,9 +56,11 @@ class Dashboard:
                 page = render(snap, refresh=dashboard.refresh, generated=utcnow().isoformat(timespec="seconds") + "Z")
                 self._send(200, page.encode(), "text/html; charset=utf-8")
 
-            def _send(self, status: int, body: bytes, content_type: str) -> None:
+            def _send(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
+                for name, value in (extra or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("Cache-Control", "no-store")
                 self.end_headers()
@@ -78,3 +87,29 @@ class Dashboard:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def authorised(header: str, token: str) -> bool:
+    """No token set: open (the listener is on this machine only, see `is_loopback`). Else `Bearer TOKEN` (scripts)
+    or Basic with TOKEN as the password (a browser's prompt; any user name)."""
+    if not token:
+        return True
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            value = base64.b64decode(value.strip(), validate=True).decode("utf-8", "replace").partition(":")[2]
+        except (binascii.Error, ValueError):
+            return False
+    elif scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(value.strip().encode(), token.encode())
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable only from this machine (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
