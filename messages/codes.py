@@ -159,3 +159,7 @@ BROKER_URL_INVALID = "broker_url_invalid"  # SWATH_AMQP_URL is not an amqp:// or
 DATABASE_DRIVER_MISSING = "database_driver_missing"  # SWATH_DB_URL names a database driver that is not installed
 # a credential of a harvest.start is still the YOUR_<NAME> placeholder of `swath harvest example`; nothing sent
 CREDENTIAL_PLACEHOLDER = "credential_placeholder"
+
+# --- notifications and operations (issue 32; swath/notify.py, docs/web.md "Notifications") ---
+MAIL_FAILED = "mail_failed"  # a notification e-mail could not be sent (SMTP refused, unreachable, login); logged only
+EMAIL_INVALID = "email_invalid"  # the notification settings' e-mail address is not one address (name@host)

@@ -1,11 +1,11 @@
 """Operations (admins): queues and consumers, dead letters (shown masked, requeued), status messages the
-monitor refused, workers seen, disk use per collection; /status is the old dashboard's page."""
+monitor refused, workers and exporters by their last status, free space, disk use per collection; /status is
+the old dashboard's page."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -14,7 +14,7 @@ from starlette.routing import Route
 from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import repo, web_repo
-from swath.store.models import Job
+from swath.web.ops_services import services_and_disk
 from swath.web.views import SECURITY_HEADERS, Ctx, action, admin_only, page
 
 
@@ -25,14 +25,10 @@ def operations(ctx: Ctx) -> Response:
 
     snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url)
     with ctx.store.session() as s:
-        workers = list(s.execute(select(Job.service, Job.host, Job.instance, func.max(Job.updated_at), func.count())
-                                 .where(Job.service.is_not(None))
-                                 .group_by(Job.service, Job.host, Job.instance)
-                                 .order_by(func.max(Job.updated_at).desc())))
         sets = {cs.id: cs.name for cs in web_repo.list_sets(s, ctx.user)}
         collections = {(src.collection_set_id, src.collection_id): src for src in repo.list_sources(s, deleted=True)}
     letters, letters_error = dead_letters(ctx)
-    return ctx.render("ops.html", snap=snap, workers=workers, sets=sets, collections=collections,
+    return ctx.render("ops.html", snap=snap, sets=sets, collections=collections, **services_and_disk(ctx),
                       letters=letters, letters_error=letters_error, notice=ctx.request.query_params.get("notice"))
 
 
