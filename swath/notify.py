@@ -10,6 +10,7 @@ is one log line with the code `mail_failed` and the monitor goes on recording.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 import smtplib
@@ -151,6 +152,14 @@ def _footer() -> list[str]:
             "(/account/notifications), where you can turn it off."]
 
 
+def _loopback(host: str) -> bool:
+    """A server on this machine, where a password sent without TLS crosses no network."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()[:120]  # a header never carries a line break
 
@@ -192,9 +201,14 @@ class Mailer:
                 else smtplib.SMTP(host, port, timeout=SMTP_TIMEOUT))
         try:
             smtp.ehlo()
+            encrypted = secure
             if not secure and smtp.has_extn("starttls"):
                 smtp.starttls(context=context)
                 smtp.ehlo()
+                encrypted = True
+            if parts.username and not encrypted and not _loopback(host):
+                raise smtplib.SMTPException(f"{host} offers no STARTTLS: the SMTP password is not sent unencrypted "
+                                            "over the network; use smtps:// or a server that offers STARTTLS")
             if parts.username:
                 smtp.login(unquote(parts.username), unquote(parts.password or ""))
         except BaseException:

@@ -35,14 +35,14 @@ class Inbox:
         return "250 OK"
 
 
-def free_port() -> int:
+def free_port(hostname: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((hostname, 0))
         return int(sock.getsockname()[1])
 
 
 @contextmanager
-def smtp_server(*, user: str, password: str) -> Iterator[tuple[Inbox, int]]:
+def smtp_server(*, user: str, password: str, hostname: str = "127.0.0.1") -> Iterator[tuple[Inbox, int]]:
     """An SMTP server offering AUTH over plain SMTP (a test, no TLS) that accepts `user`/`password`; the test
     checks the login it saw."""
     inbox = Inbox()
@@ -53,8 +53,8 @@ def smtp_server(*, user: str, password: str) -> Iterator[tuple[Inbox, int]]:
             return AuthResult(success=inbox.login == (user, password))
         return AuthResult(success=False)
 
-    port = free_port()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port, authenticator=authenticate,
+    port = free_port(hostname)
+    controller = Controller(inbox, hostname=hostname, port=port, authenticator=authenticate,
                             auth_require_tls=False)
     controller.start()
     try:

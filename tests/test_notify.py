@@ -175,3 +175,32 @@ def test_smtp_settings_are_checked_and_shown_masked() -> None:
     with pytest.raises(SystemExit, match="SWATH_SMTP_URL must be smtp://") as caught:
         Config.from_env({"SWATH_SMTP_URL": f"http://{SMTP_USER}:{SMTP_PASSWORD}@mail.example.org"})
     assert SMTP_PASSWORD not in str(caught.value)
+
+
+def outward_address() -> str | None:
+    """This machine's address on its network (no packet is sent), or None when it has only loopback."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.connect(("192.0.2.1", 9))
+        except OSError:
+            return None
+        found = sock.getsockname()[0]
+    return None if found.startswith("127.") else str(found)
+
+
+def test_the_smtp_password_never_crosses_the_network_unencrypted(caplog) -> None:
+    from swath.notify import Mail, Mailer
+
+    host = outward_address()
+    if host is None:
+        pytest.skip("this machine has no non-loopback address to serve SMTP on")
+    with smtp_server(user=SMTP_USER, password=SMTP_PASSWORD, hostname=host) as (inbox, port):
+        url = f"smtp://{SMTP_USER}:{SMTP_PASSWORD}@{host}:{port}"  # no STARTTLS offered, not on loopback
+        with caplog.at_level(logging.WARNING, logger="swath.notify"):
+            sent = Mailer(dataclasses.replace(Config(), smtp_url=url)).send([Mail(to="a@example.org", subject="s",
+                                                                                  body="b")])
+        assert sent == 0 and inbox.login is None and inbox.mails == []
+    [line] = [r.getMessage() for r in caplog.records if r.name == "swath.notify"]
+    assert line.startswith(f"[{codes.MAIL_FAILED}]") and "offers no STARTTLS" in line and SMTP_PASSWORD not in line
