@@ -1,8 +1,8 @@
 """Notification e-mail on the real broker, monitor and a real SMTP server on 127.0.0.1 (aiosmtpd): members who
 chose an event on the settings page get one mail per event of their group's collections and exports; an opted-out
-member, a member who chose another kind and a member of another group get none; a redelivered final status mails
-nobody again; a mail names the collection and the run and carries no credential; a failed send is one coded log
-line and the monitor goes on recording."""
+member, a member who chose another kind, a disabled member, an admin and a member of another group get none; a
+redelivered final status mails nobody again; a mail names the collection and the run and carries no credential;
+a failed send is one coded log line and the monitor goes on recording."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import dataclasses
 import logging
 
 import pytest
+from sqlalchemy import update
 from starlette.testclient import TestClient
 
 from swath.commands.config import effective
@@ -18,8 +19,9 @@ from swath.messages import codes
 from swath.messages.worker import wait_for
 from swath.monitor import monitor_worker
 from swath.store import Store, repo, web_repo
-from swath.store.models import FAILURE, RUNNING, SUCCESS, Source
+from swath.store.models import FAILURE, RUNNING, SUCCESS, Source, utcnow
 from swath.store.notify_models import EVENT_KINDS, EXPORT_READY
+from swath.store.web_models import User
 from tests.smtpkit import free_port, smtp_server
 from tests.test_requester_kit import running
 from tests.test_store import status_body
@@ -29,10 +31,10 @@ PAGES_KEY, STREAM_KEY = "harvest.status.generic.generic_pages", "harvest.status.
 EXPORT_KEY = "export.status.tumblr.tumblr_blog_posts"
 LEAK = "https://archivist:hunter2-secret@api.example.org/feed?access_token=tok-98765"
 SMTP_USER, SMTP_PASSWORD = "mailer", "smtp-pass-4321"
-# who chose what on the settings page: ada everything, bob an address but no event, carl exports only (all in
-# the group `lib`); eve everything, in the group `other`
+# who chose what on the settings page: ada everything, bob an address but no event, carl exports only, dan
+# everything but an admin disabled him afterwards (all in the group `lib`); eve everything, in the group `other`
 CHOICES = {"ada": ("lib", EVENT_KINDS), "bob": ("lib", ()), "carl": ("lib", (EXPORT_READY,)),
-           "eve": ("other", EVENT_KINDS)}
+           "dan": ("lib", EVENT_KINDS), "eve": ("other", EVENT_KINDS)}
 
 
 def address(name: str) -> str:
@@ -86,6 +88,8 @@ def site(config: Config) -> tuple[Config, Store, dict[str, Source]]:
                                     source_id=sources["pages"].id, user="carl")
     for name, (_group, kinds) in CHOICES.items():
         choose(client(config, store), name, kinds)
+    with store.session() as s:
+        s.execute(update(User).where(User.name == "dan").values(disabled_at=utcnow()))
     yield config, store, sources
     store.close()
 
@@ -121,6 +125,7 @@ def test_members_who_chose_an_event_are_mailed_once_and_no_one_else(site, broker
                 f"swath: export of {lib.name} is ready"],
         "bob": [],  # chose no event
         "carl": [f"swath: export of {lib.name} is ready"],  # chose exports only
+        "dan": [],  # disabled
         "eve": [f"swath: harvest of {other.name} failed"],  # her group's failure only, never lib's
         "root": [],
     }
