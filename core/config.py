@@ -96,6 +96,10 @@ class Config:
     min_free_bytes: int = 256 * 1024 * 1024
     host: str = field(default_factory=socket.gethostname)
     db_url: str = ""
+    # notification e-mail (swath/notify.py): smtp:// (STARTTLS when offered) or smtps://, user:password@ optional;
+    # empty: no mail is sent. repr=False: a Config printed in a traceback shows no SMTP password
+    smtp_url: str = field(default="", repr=False)
+    mail_from: str = ""
     # platform -> API root, from SWATH_<PLATFORM>_API_URL (compatible services, tests); a platform not named
     # here talks to the root its declaration gives (swath.core.platforms.Platform.api_root)
     api_urls: Mapping[str, str] = field(default_factory=dict)
@@ -166,6 +170,8 @@ class Config:
             min_free_bytes=max(0, _int(env, "SWATH_MIN_FREE_BYTES", 256 * 1024 * 1024)),
             host=env.get("SWATH_HOST") or socket.gethostname(),
             db_url=env.get("SWATH_DB_URL") or f"sqlite:///{data_root / 'swath.sqlite'}",
+            smtp_url=_smtp_url(env),
+            mail_from=env.get("SWATH_MAIL_FROM") or "",
             api_urls=_api_urls(env),
             dbus_session_bus_address=env.get("DBUS_SESSION_BUS_ADDRESS") or "",
             secret_key=env.get("SWATH_SECRET_KEY") or "",
@@ -192,6 +198,15 @@ def _api_urls(env: Mapping[str, str]) -> dict[str, str]:
         if match and env[name]:
             found[match.group(1).lower()] = _url(env, name, "")
     return found
+
+
+def _smtp_url(env: Mapping[str, str]) -> str:
+    """SWATH_SMTP_URL, refused at start-up unless smtp:// or smtps:// (the message names the scheme, not the URL)."""
+    raw = (env.get("SWATH_SMTP_URL") or "").strip()
+    if raw and not raw.lower().startswith(("smtp://", "smtps://")):
+        raise SystemExit(f"SWATH_SMTP_URL must be smtp://[user:password@]host[:port] or smtps://..., got a "
+                         f"{raw.partition(':')[0]!r} URL")
+    return raw
 
 
 # --- an SFM site as it is (issue 33) ---

@@ -166,3 +166,7 @@ CREDENTIAL_PLACEHOLDER = "credential_placeholder"
 # --- swath dashboard ---
 # the dashboard would listen beyond this machine with no SWATH_DASHBOARD_TOKEN: every group's work open to all
 DASHBOARD_TOKEN_MISSING = "dashboard_token_missing"
+
+# --- notifications and operations (issue 32; swath/notify.py, docs/web.md "Notifications") ---
+MAIL_FAILED = "mail_failed"  # a notification e-mail could not be sent (SMTP refused, unreachable, login); logged only
+EMAIL_INVALID = "email_invalid"  # the notification settings' e-mail address is not one address (name@host)

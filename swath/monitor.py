@@ -19,6 +19,7 @@ import orjson
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from swath import notify
 from swath.core.config import Config
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.messages import codes, routing
@@ -26,28 +27,30 @@ from swath.messages.broker import STATUS_BINDINGS
 from swath.messages.model import WarcCreated
 from swath.messages.validation import InvalidMessage, validate
 from swath.messages.worker import ServiceSpec, Worker
-from swath.store import Store, repo, warc_index
+from swath.notify import Mail, Mailer
+from swath.store import Store, notify_repo, repo, warc_index
+from swath.store.models import Export, Job
 
 log = logging.getLogger(__name__)
 SERVICE = "swath Monitor"
 DB_RETRY_SECONDS = 2.0
 
 
-def record(store: Store, routing_key: str, body: Any, *, data_root: Path | None = None) -> str:
+def record(store: Store, routing_key: str, body: Any, *, data_root: Path | None = None,
+           mailer: Mailer | None = None) -> str:
     """Record one message; returns its kind. Raises InvalidMessage for anything that is not one of ours.
-    `data_root`: where the WARCs' paths are kept from, so the WARC index survives moving the root."""
+    `data_root`: where the WARCs' paths are kept from, so the WARC index survives moving the root.
+    `mailer`: sends the notification e-mails a final status calls for (swath/notify.py)."""
     try:
         kind = routing.parse(routing_key).kind
     except routing.BadRoutingKey as exc:
         raise InvalidMessage(str(exc), code=codes.UNKNOWN_ROUTING_KEY) from None
-    if kind == "harvest_status":
-        validate("harvest_status", body)
+    if kind in ("harvest_status", "export_status"):
+        validate(kind, body)
         with store.session() as s:
-            repo.record_harvest_status(s, body, routing_key=routing_key)
-    elif kind == "export_status":
-        validate("export_status", body)
-        with store.session() as s:
-            repo.record_export_status(s, body, routing_key=routing_key)
+            mails = record_status(s, kind, body, routing_key=routing_key)
+        if mailer is not None:
+            mailer.send(mails)  # after the commit: a status that fails to record mails nobody
     elif kind == routing.WARC_CREATED:
         warc = WarcCreated.from_dict(body)
         with store.session() as s:
@@ -55,6 +58,17 @@ def record(store: Store, routing_key: str, body: Any, *, data_root: Path | None 
     else:
         raise InvalidMessage(f"the monitor does not record {routing_key} messages", code=codes.UNKNOWN_ROUTING_KEY)
     return kind
+
+
+def record_status(s: Session, kind: str, body: dict[str, Any], *, routing_key: str) -> list[Mail]:
+    """A harvest or export status: its row, its process's heartbeat, and the mails its transition calls for."""
+    before = notify.status_before(s, kind, body["id"])
+    if kind == "harvest_status":
+        row: Job | Export = repo.record_harvest_status(s, body, routing_key=routing_key)
+    else:
+        row = repo.record_export_status(s, body, routing_key=routing_key)
+    notify_repo.report_seen(s, role="harvester" if kind == "harvest_status" else "exporter", body=body)
+    return notify.mails_for(s, kind, row, before)
 
 
 def record_warc_created(s: Session, warc: WarcCreated, *, data_root: Path | None) -> None:
@@ -72,10 +86,11 @@ class RecordJob:
 
     store: Store
     data_root: Path | None = None
+    mailer: Mailer | None = None
 
     def __call__(self, body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> None:
         try:
-            record(self.store, routing_key, body, data_root=self.data_root)
+            record(self.store, routing_key, body, data_root=self.data_root, mailer=self.mailer)
         except InvalidMessage as exc:
             digest = hashlib.sha1(routing_key.encode() + b"\0" + orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
             with self.store.session() as s:
@@ -94,8 +109,8 @@ def monitor_spec(*, config: Config, store: Store) -> ServiceSpec:
     if not config.status_queue:
         raise ValueError("SWATH_STATUS_QUEUE is empty: the monitor needs the status queue to consume")
     return ServiceSpec(name=config.status_queue, service=SERVICE, bindings=list(STATUS_BINDINGS),
-                       job=RecordJob(store=store, data_root=config.harvest_base), accepts=lambda body: None,
-                       concurrency=1)
+                       job=RecordJob(store=store, data_root=config.harvest_base, mailer=Mailer(config)),
+                       accepts=lambda body: None, concurrency=1)
 
 
 def monitor_worker(*, config: Config, store: Store) -> Worker:

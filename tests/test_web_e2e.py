@@ -54,6 +54,18 @@ def serving(app: object) -> Iterator[str]:
         thread.join(30)
 
 
+def chromium_page(stack: contextlib.ExitStack, *, width: int = 1280, height: int = 800, **options: object):
+    """A page of a headless Debian chromium that closes with `stack`, waiting at most 60 s for anything."""
+    from playwright.sync_api import sync_playwright
+
+    browser = stack.enter_context(sync_playwright()).chromium.launch(executable_path=CHROMIUM, headless=True,
+                                                                     args=["--no-sandbox"])
+    stack.callback(browser.close)
+    page = browser.new_page(viewport={"width": width, "height": height}, **options)
+    page.set_default_timeout(60_000)
+    return page
+
+
 def shot(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)

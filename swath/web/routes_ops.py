@@ -1,19 +1,18 @@
 """Operations (admins): queues and consumers, dead letters (shown masked, requeued), status messages the
-monitor refused, workers seen, disk use per collection; /status is the old dashboard's page (logged in; a member
-sees their groups' rows only)."""
+monitor refused, workers and exporters by their last status, free space, disk use per collection; /status is
+the old dashboard's page (logged in; a member sees their groups' rows only)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import repo, web_repo
-from swath.store.models import Export, Job
+from swath.web.ops_services import services_and_disk
 from swath.web.views import SECURITY_HEADERS, Ctx, action, admin_only, page
 
 
@@ -24,27 +23,11 @@ def operations(ctx: Ctx) -> Response:
 
     snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url)
     with ctx.store.session() as s:
-        workers = seen_workers(s)
         sets = {cs.id: cs.name for cs in web_repo.list_sets(s, ctx.user)}
         collections = {(src.collection_set_id, src.collection_id): src for src in repo.list_sources(s, deleted=True)}
     letters, letters_error = dead_letters(ctx)
-    return ctx.render("ops.html", snap=snap, workers=workers, sets=sets, collections=collections,
+    return ctx.render("ops.html", snap=snap, sets=sets, collections=collections, **services_and_disk(ctx),
                       letters=letters, letters_error=letters_error)
-
-
-def seen_workers(s: Any) -> list[tuple[Any, ...]]:
-    """(service, host, instance, last report, runs) of harvesters and exporters, newest first; of one service on
-    one host only the newest instance (a restarted worker replaces the one before it). Exporters' statuses
-    name no host or instance."""
-    harvesters = s.execute(select(Job.service, Job.host, Job.instance, func.max(Job.updated_at), func.count())
-                           .where(Job.service.is_not(None)).group_by(Job.service, Job.host, Job.instance))
-    exporters = s.execute(select(Export.service, func.max(Export.updated_at), func.count())
-                          .where(Export.service.is_not(None)).group_by(Export.service))
-    rows = [*harvesters, *((service, None, None, last, n) for service, last, n in exporters)]
-    newest: dict[tuple[Any, Any], tuple[Any, ...]] = {}
-    for row in sorted(rows, key=lambda r: r[3], reverse=True):
-        newest.setdefault((row[0], row[1]), tuple(row))
-    return list(newest.values())
 
 
 def dead_letters(ctx: Ctx) -> tuple[list[dict[str, Any]], str | None]:

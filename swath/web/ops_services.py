@@ -1,0 +1,21 @@
+"""The Operations page's processes and disk: workers and exporters by their last status (their heartbeat) with
+its age, a replaced process (same service and host, newer instance) only for a while, the data root's free space."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from swath.core.storage import free_bytes
+from swath.store import notify_repo
+from swath.web.views import Ctx
+
+
+def services_and_disk(ctx: Ctx) -> dict[str, Any]:
+    config = ctx.web.config
+    with ctx.store.session() as s:
+        seen = notify_repo.services_seen(s)
+        s.expunge_all()  # the rows are read after the session closes
+    free = free_bytes(config.data_root)
+    return {"services": seen, "replaced_after": notify_repo.REPLACED_AFTER, "data_root": config.data_root,
+            "free": free, "min_free": config.min_free_bytes,
+            "free_low": free is not None and config.min_free_bytes > 0 and free < config.min_free_bytes}
