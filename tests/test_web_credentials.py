@@ -1,0 +1,112 @@
+"""Credentials as objects of a group (Chromium): added once, used by two collections, rotated in one place so
+both collections' next harvest.start carries the new value; no page ever shows a value; another group's member
+can neither see nor use it (404)."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import select
+
+from swath.core.config import Config
+from swath.requester import Requester
+from swath.store import Store, repo
+from swath.store.group_credentials import GroupCredential, GroupCredentialValue
+from swath.store.models import Source
+from tests.browserkit import chromium, logged_in, site  # noqa: F401
+from tests.test_web import make_set
+from tests.webkit import csrf_of, member, web_config
+
+TYPE = "tumblr_blog_posts"  # needs one value, api_key
+
+
+def new_collection(page, base: str, set_id: str, name: str, credential: str) -> str:
+    page.goto(f"{base}/sets/{set_id}/new?type={TYPE}")
+    page.get_by_label("Name", exact=True).fill(name)
+    page.get_by_label("Seeds (accounts, blogs, queries), one per line").fill(f"blog-{name}")
+    page.get_by_label("Use a credential of your group").select_option(label=credential)
+    page.get_by_role("button", name="Create collection").click()
+    page.wait_for_url(re.compile(r".*/collections/[0-9a-f]+$"))
+    return page.url.rsplit("/", 1)[1]
+
+
+def test_a_group_credential_is_used_by_two_collections_rotated_once_and_never_shown(config: Config,
+                                                                                   chromium) -> None:  # noqa: F811
+    config = web_config(config)
+    store = Store(url=config.db_url)
+    ada = member(config, store, "ada", "lib")
+    bob = member(config, store, "bob", "museum")
+    set_id = make_set(ada, "Blogs")
+    bob_set = make_set(bob, "Theirs")
+    old, new = "tumblr-old-key-never-shown", "tumblr-new-key-never-shown"
+    seen: list[str] = []
+    with site(config, store) as base, logged_in(chromium, base, "ada") as page:
+        page.goto(base + "/credentials")
+        page.get_by_label("For harvest type").select_option(TYPE)
+        page.get_by_role("button", name="Next: its values").click()
+        page.get_by_label("Name", exact=True).fill("Library tumblr")
+        page.get_by_label("api_key").fill(old)
+        page.get_by_role("button", name="Save credential").click()
+        page.wait_for_url(re.compile(r".*/credentials/[0-9a-f]+$"))
+        credential_id = page.url.rsplit("/", 1)[1]
+        assert "never shown again" in page.locator(".notice").inner_text()
+        seen.append(page.content())
+
+        first = new_collection(page, base, set_id, "one", "Library tumblr")
+        seen.append(page.content())
+        second = new_collection(page, base, set_id, "two", "Library tumblr")
+        seen.append(page.content())
+        assert "group credential Library tumblr" in page.content()
+
+        page.goto(f"{base}/sets/{set_id}/new?type={TYPE}")  # a third with its own value, then switched over
+        page.get_by_label("Name", exact=True).fill("three")
+        page.get_by_label("Seeds (accounts, blogs, queries), one per line").fill("blog-three")
+        page.get_by_label("api_key").fill("its-own-key")
+        page.get_by_role("button", name="Create collection").click()
+        page.wait_for_url(re.compile(r".*/collections/[0-9a-f]+$"))
+        third = page.url.rsplit("/", 1)[1]
+        page.get_by_label("Use a credential of the group instead").select_option(label="Library tumblr")
+        page.get_by_role("button", name="Use this credential").click()
+        page.wait_for_url(f"{base}/collections/{third}")
+        assert "uses credential Library tumblr now" in page.locator(".notice").inner_text()
+
+        page.goto(f"{base}/credentials/{credential_id}")
+        assert page.locator("#used-by li").all_inner_texts() == ["one", "three", "two"]
+        page.get_by_label("New api_key").fill(new)
+        page.get_by_role("button", name="Rotate credential").click()
+        page.wait_for_url(f"{base}/credentials/{credential_id}")
+        assert "its 3 collection(s) uses the new values" in page.locator(".notice").inner_text()
+        seen.append(page.content())
+        for url in ("/credentials", f"/collections/{first}", f"/collections/{second}", f"/sets/{set_id}"):
+            page.goto(base + url)
+            seen.append(page.content())
+        assert "rotated credential" in page.content()  # the set's history
+
+    requester = Requester(config=config, store=store)
+    with store.session() as s:  # what each collection's next harvest.start carries, as the harvester receives it
+        for source_id in (first, second, third):
+            body = requester.harvest_start(s.get(Source, source_id), "check")
+            assert body["credentials"] == {"api_key": new}
+        assert all(old not in row.value and new not in row.value for row in s.scalars(select(GroupCredentialValue)))
+        assert s.get(GroupCredential, credential_id).rotated_at is not None
+    assert all(old not in html and new not in html for html in seen)
+
+    # another group: not listed, not shown, not usable, not rotatable (a 404, as for one that does not exist)
+    assert "Library tumblr" not in bob.get("/credentials").text
+    assert bob.get(f"/credentials/{credential_id}").status_code == 404
+    token = csrf_of(bob.get(f"/sets/{bob_set}/new?type={TYPE}").text)
+    assert "Library tumblr" not in bob.get(f"/sets/{bob_set}/new?type={TYPE}").text
+    made = bob.post(f"/sets/{bob_set}/new", data={"csrf": token, "type": TYPE, "name": "stolen", "seeds": "x",
+                                                 "credential": credential_id})
+    assert made.status_code == 404
+    assert bob.post(f"/credentials/{credential_id}/rotate", data={"csrf": token, "cred.api_key": "bob"}
+                    ).status_code == 404
+    mine = bob.post(f"/sets/{bob_set}/new", data={"csrf": token, "type": TYPE, "name": "own", "seeds": "x",
+                                                 "cred.api_key": "bobs-own"})
+    assert mine.status_code == 303
+    theirs = mine.headers["location"]
+    assert bob.post(f"{theirs}/credential", data={"csrf": token, "credential": credential_id}).status_code == 404
+    with store.session() as s:
+        assert repo.find_source(s, theirs.rsplit("/", 1)[1]).credentials == {"api_key": "stored"}
+        assert [src.name for src in s.scalars(select(Source).where(Source.name == "stolen"))] == []
+    store.close()
