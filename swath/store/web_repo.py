@@ -207,6 +207,12 @@ def sees(s: Session, user: User, group_id: str) -> bool:
     return groups is None or group_id in groups
 
 
+def set_name_taken(s: Session, group_id: str, name: str) -> bool:
+    """Whether a collection set of the group has `name` (set names are unique per group, deactivated ones too)."""
+    return s.scalar(select(CollectionSet.id).where(CollectionSet.group_id == group_id, CollectionSet.name == name)
+                    .limit(1)) is not None
+
+
 def set_folder_taken(s: Session, set_id: str) -> bool:
     """Whether collections/<set_id> belongs to a set already: the web's, or one the CLI's sources name."""
     return s.get(CollectionSet, set_id) is not None or s.scalar(
