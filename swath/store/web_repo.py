@@ -228,6 +228,24 @@ def add_set(s: Session, *, set_id: str, name: str, description: str | None, grou
     return row
 
 
+def claim_set(s: Session, set_id: str, group_name: str) -> bool:
+    """Collection set `set_id` owned by group `group_name` for the command line's `--group`: the web's set, which
+    must be that group's, or a new one (True) when no source uses the folder yet (those made without --group would
+    be handed to the group unasked)."""
+    group = group_named(s, group_name)
+    row = s.get(CollectionSet, set_id)
+    if row is not None:
+        if row.group_id != group.id:
+            raise Conflict(f"collection set {set_id!r} belongs to another group than {group_name!r}; "
+                           "give another --collection-set")
+        return False
+    if s.scalar(select(Source.id).where(Source.collection_set_id == set_id).limit(1)) is not None:
+        raise Conflict(f"collection set {set_id!r} holds sources made without --group; give another "
+                       "--collection-set for the group's")
+    add_set(s, set_id=set_id, name=set_id, description=None, group=group)
+    return True
+
+
 def collections_of(s: Session, set_id: str) -> list[Source]:
     return list(s.scalars(select(Source).where(Source.collection_set_id == set_id)
                           .order_by(Source.deleted_at.is_not(None), Source.name)))
