@@ -1,6 +1,6 @@
-"""Credentials as objects of a group (Chromium): added once, used by two collections, rotated in one place so
-both collections' next harvest.start carries the new value; no page ever shows a value; another group's member
-can neither see nor use it (404)."""
+"""Credentials as objects of a group (Chromium): added once, used by three collections, rotated in one place so
+every collection's next real harvest sends the new value to the (fake) Tumblr API, as the one before rotation sent
+the old; no page ever shows a value; another group's member can neither see nor use it (404)."""
 
 from __future__ import annotations
 
@@ -8,22 +8,26 @@ import re
 
 from sqlalchemy import select
 
+from swath import source_settings
 from swath.core.config import Config
 from swath.requester import Requester
 from swath.store import Store, repo
 from swath.store.group_credentials import GroupCredential, GroupCredentialValue
 from swath.store.models import Source
 from tests.browserkit import chromium, logged_in, site  # noqa: F401
+from tests.fakes.tumblr import API_KEY, FakeTumblr
 from tests.test_web import make_set
 from tests.webkit import csrf_of, member, web_config
 
 TYPE = "tumblr_blog_posts"  # needs one value, api_key
+BLOG = "gwulibraries"  # a blog of the fake
+POSTS = f"/v2/blog/{BLOG}.tumblr.com/posts"
 
 
 def new_collection(page, base: str, set_id: str, name: str, credential: str) -> str:
     page.goto(f"{base}/sets/{set_id}/new?type={TYPE}")
     page.get_by_label("Name", exact=True).fill(name)
-    page.get_by_label("Seeds (accounts, blogs, queries), one per line").fill(f"blog-{name}")
+    page.get_by_label("Seeds (accounts, blogs, queries), one per line").fill(BLOG)
     page.get_by_label("Use a credential of your group").select_option(label=credential)
     page.get_by_role("button", name="Create collection").click()
     page.wait_for_url(re.compile(r".*/collections/[0-9a-f]+$"))
@@ -38,7 +42,7 @@ def test_a_group_credential_is_used_by_two_collections_rotated_once_and_never_sh
     bob = member(config, store, "bob", "museum")
     set_id = make_set(ada, "Blogs")
     bob_set = make_set(bob, "Theirs")
-    old, new = "tumblr-old-key-never-shown", "tumblr-new-key-never-shown"
+    old, new = "tumblr-old-key-never-shown", API_KEY  # the fake answers the new one only
     seen: list[str] = []
     with site(config, store) as base, logged_in(chromium, base, "ada") as page:
         page.goto(base + "/credentials")
@@ -60,7 +64,7 @@ def test_a_group_credential_is_used_by_two_collections_rotated_once_and_never_sh
 
         page.goto(f"{base}/sets/{set_id}/new?type={TYPE}")  # a third with its own value, then switched over
         page.get_by_label("Name", exact=True).fill("three")
-        page.get_by_label("Seeds (accounts, blogs, queries), one per line").fill("blog-three")
+        page.get_by_label("Seeds (accounts, blogs, queries), one per line").fill(BLOG)
         page.get_by_label("api_key").fill("its-own-key")
         page.get_by_role("button", name="Create collection").click()
         page.wait_for_url(re.compile(r".*/collections/[0-9a-f]+$"))
@@ -69,6 +73,14 @@ def test_a_group_credential_is_used_by_two_collections_rotated_once_and_never_sh
         page.get_by_role("button", name="Use this credential").click()
         page.wait_for_url(f"{base}/collections/{third}")
         assert "uses credential Library tumblr now" in page.locator(".notice").inner_text()
+
+        with store.session() as s:
+            for source_id in (first, second, third):
+                source_settings.validate(s, source_id, refuse=False, comment=None)
+        with FakeTumblr() as fake:  # before rotation: the old value is what the API receives (and refuses)
+            before = Requester(config=config.with_api_url("tumblr", fake.url), store=store).run_here(first)
+            assert before.status == "completed failure"
+            assert [r.arg("api_key") for r in fake.server.requests_to(POSTS)] == [old]
 
         page.goto(f"{base}/credentials/{credential_id}")
         assert page.locator("#used-by li").all_inner_texts() == ["one", "three", "two"]
@@ -82,11 +94,14 @@ def test_a_group_credential_is_used_by_two_collections_rotated_once_and_never_sh
             seen.append(page.content())
         assert "rotated credential" in page.content()  # the set's history
 
-    requester = Requester(config=config, store=store)
-    with store.session() as s:  # what each collection's next harvest.start carries, as the harvester receives it
-        for source_id in (first, second, third):
-            body = requester.harvest_start(s.get(Source, source_id), "check")
-            assert body["credentials"] == {"api_key": new}
+    with FakeTumblr() as fake:  # each collection's next harvest sends the new value, and only it
+        requester = Requester(config=config.with_api_url("tumblr", fake.url), store=store)
+        runs = [requester.run_here(source_id) for source_id in (first, second, third)]
+        assert [job.status for job in runs] == ["completed success"] * 3, [job.errors for job in runs]
+        sent = fake.server.requests_to(POSTS)
+        assert {r.arg("api_key") for r in sent} == {new}
+        assert [r.arg("offset") for r in sent].count("0") == 3  # three harvests
+    with store.session() as s:
         assert all(old not in row.value and new not in row.value for row in s.scalars(select(GroupCredentialValue)))
         assert s.get(GroupCredential, credential_id).rotated_at is not None
     assert all(old not in html and new not in html for html in seen)
