@@ -4,6 +4,7 @@ the old; no page ever shows a value; another group's member can neither see nor 
 
 from __future__ import annotations
 
+import html
 import re
 
 from sqlalchemy import select
@@ -14,6 +15,7 @@ from swath.requester import Requester
 from swath.store import Store, repo
 from swath.store.group_credentials import GroupCredential, GroupCredentialValue
 from swath.store.models import Source
+from swath.store.secrets import SecretBox
 from tests.browserkit import chromium, logged_in, site  # noqa: F401
 from tests.fakes.tumblr import API_KEY, FakeTumblr
 from tests.test_web import make_set
@@ -104,7 +106,7 @@ def test_a_group_credential_is_used_by_two_collections_rotated_once_and_never_sh
     with store.session() as s:
         assert all(old not in row.value and new not in row.value for row in s.scalars(select(GroupCredentialValue)))
         assert s.get(GroupCredential, credential_id).rotated_at is not None
-    assert all(old not in html and new not in html for html in seen)
+    assert all(old not in page_html and new not in page_html for page_html in seen)
 
     # another group: not listed, not shown, not usable, not rotatable (a 404, as for one that does not exist)
     assert "Library tumblr" not in bob.get("/credentials").text
@@ -124,4 +126,35 @@ def test_a_group_credential_is_used_by_two_collections_rotated_once_and_never_sh
     with store.session() as s:
         assert repo.find_source(s, theirs.rsplit("/", 1)[1]).credentials == {"api_key": "stored"}
         assert [src.name for src in s.scalars(select(Source).where(Source.name == "stolen"))] == []
+    store.close()
+
+
+def test_bad_credential_input_is_refused_with_what_to_do_and_keeps_the_old_value(config: Config) -> None:
+    config = web_config(config)
+    store = Store(url=config.db_url)
+    ada = member(config, store, "ada", "lib")
+    form = ada.get(f"/credentials/new?type={TYPE}").text
+    token, group = csrf_of(form), re.search(r'<option value="([^"]+)"', form).group(1)
+
+    def add(**fields: str):
+        return ada.post("/credentials", data={"csrf": token, "type": TYPE, "group": group, **fields})
+
+    assert add(name="k", **{"cred.api_key": "first-value"}).status_code == 303
+    again = add(name="k", **{"cred.api_key": "second-value"})
+    assert again.status_code == 400 and "has a credential named 'k' already" in html.unescape(again.text)
+    empty = add(name="empty")
+    assert empty.status_code == 400 and "give api_key" in empty.text
+    ref = add(name="ref", **{"cred.api_key": "env:TUMBLR_KEY"})
+    assert ref.status_code == 400 and "not references" in ref.text
+    foreign = add(name="theirs", group="not-my-group", **{"cred.api_key": "x"})
+    assert foreign.status_code == 400 and "choose one of your groups" in foreign.text
+    assert "second-value" not in again.text  # a refused form keeps no value either
+    with store.session() as s:
+        (only,) = s.scalars(select(GroupCredential)).all()
+        assert only.name == "k"
+    blank = ada.post(f"/credentials/{only.id}/rotate", data={"csrf": token})
+    assert blank.status_code == 400 and "give every value" in blank.text
+    with store.session() as s:
+        row = s.get(GroupCredentialValue, (only.id, "api_key"))
+        assert SecretBox.from_config(config).open(row.scheme, row.value, what="test") == "first-value"
     store.close()
