@@ -15,9 +15,10 @@ from swath.requester import Requester
 from swath.store import Store, repo
 from swath.store.group_credentials import GroupCredential, GroupCredentialValue
 from swath.store.models import Source
-from swath.store.secrets import SecretBox
+from swath.store.secrets import SecretBox, generate_key
 from tests.browserkit import chromium, logged_in, site  # noqa: F401
 from tests.fakes.tumblr import API_KEY, FakeTumblr
+from tests.test_requester_kit import swath
 from tests.test_web import make_set
 from tests.webkit import csrf_of, member, web_config
 
@@ -157,4 +158,21 @@ def test_bad_credential_input_is_refused_with_what_to_do_and_keeps_the_old_value
     with store.session() as s:
         row = s.get(GroupCredentialValue, (only.id, "api_key"))
         assert SecretBox.from_config(config).open(row.scheme, row.value, what="test") == "first-value"
+    store.close()
+
+
+def test_secrets_migrate_reseals_group_credentials_under_the_newest_key(config: Config) -> None:
+    config = web_config(config)
+    store = Store(url=config.db_url)
+    ada = member(config, store, "ada", "lib")
+    form = ada.get(f"/credentials/new?type={TYPE}").text
+    group = re.search(r'<option value="([^"]+)"', form).group(1)
+    assert ada.post("/credentials", data={"csrf": csrf_of(form), "type": TYPE, "group": group, "name": "k",
+                                          "cred.api_key": "the-value"}).status_code == 303
+    new_key = generate_key()
+    rotate = {"SWATH_SECRET_KEY": f"{new_key},{config.secret_key}"}
+    assert swath(config, "secrets", "migrate", "--json", env=rotate) == {"encrypted": 0, "rekeyed": 1, "unchanged": 0}
+    with store.session() as s:
+        (row,) = s.scalars(select(GroupCredentialValue)).all()
+        assert SecretBox(keys=(new_key,)).open(row.scheme, row.value, what="test") == "the-value"  # the new key alone
     store.close()

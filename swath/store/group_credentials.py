@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from sqlalchemy import DateTime, ForeignKey, String, Text, UniqueConstraint, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from swath.store import repo
 from swath.store.models import Base, Source, utcnow
 from swath.store.repo import Conflict, NotFound, new_id
 from swath.store.secrets import SecretBox
@@ -122,6 +123,13 @@ def users_of(s: Session, credential: GroupCredential) -> list[Source]:
     sets = select(CollectionSet.id).where(CollectionSet.group_id == credential.group_id)
     candidates = s.scalars(select(Source).where(Source.collection_set_id.in_(sets)).order_by(Source.name))
     return [src for src in candidates if credential.id in referenced(src)]
+
+
+def reseal(s: Session, box: SecretBox, counts: dict[str, int]) -> None:
+    """`swath secrets migrate` for group credentials: each value under the newest key, added to `counts`."""
+    for row, name in s.execute(select(GroupCredentialValue, GroupCredential.name).join(
+            GroupCredential, GroupCredential.id == GroupCredentialValue.credential_id)):
+        repo.reseal_row(row, box, counts, what=f"credential {name!r} ({row.name})")
 
 
 def values_for(s: Session, source: Source, box: SecretBox) -> dict[str, str]:
