@@ -22,7 +22,7 @@ from swath.messages.broker import Publisher, PublishError, Unroutable
 from swath.messages.broker_errors import BrokerError
 from swath.messages.model import ExportStart, HarvestStart
 from swath.messages.validation import InvalidMessage
-from swath.store import Store, repo
+from swath.store import Store, group_credentials, repo
 from swath.store.models import ACCEPTED, ACTIVE_STATES, FAILURE, QUEUED, RUNNING, Export, Job, Source, utcnow
 from swath.store.secrets import CredentialKeyError, SecretBox
 
@@ -69,7 +69,7 @@ def parse_credentials(pairs: Iterable[str]) -> tuple[dict[str, str], dict[str, s
         if not sep:
             raise RequestError("a credential is NAME=env:VARIABLE or NAME=VALUE", code=codes.BAD_REQUEST)
         check_credential_name(name)
-        if value.startswith(ENV_PREFIX):
+        if value.startswith((ENV_PREFIX, group_credentials.PREFIX)):  # references, no value
             refs[name] = value
         else:
             refs[name], stored[name] = STORED, value
@@ -142,17 +142,21 @@ class Requester:
     def harvest_start(self, source: Source, job_id: str) -> dict[str, Any]:
         """The harvest.start body with credentials resolved (never log or print it)."""
         stored: dict[str, str] = {}
-        if STORED in source.credentials.values():
+        shared = group_credentials.referenced(source)
+        if STORED in source.credentials.values() or shared:
             try:
                 with self.store.session() as s:
                     stored = repo.secrets_of(s, source, self.secret_box())
+                    stored |= group_credentials.values_for(s, source, self.secret_box()) if shared else {}
             except CredentialKeyError as exc:  # a RequestError, so a scheduled launch fails its job with the code
                 raise RequestError(exc.message, code=exc.code) from None
         resolved: dict[str, Any] = {}
         for name, ref in source.credentials.items():
-            value = stored.get(name) if ref == STORED else self.env.get(ref[len(ENV_PREFIX):])
+            env = ref.startswith(ENV_PREFIX)
+            value = self.env.get(ref[len(ENV_PREFIX):]) if env else stored.get(name)
             if not value:
-                where = "the store" if ref == STORED else f"environment variable {ref[len(ENV_PREFIX):]}"
+                where = f"environment variable {ref[len(ENV_PREFIX):]}" if env else (
+                    "the store" if ref == STORED else "its group's credential (deleted, or of another group)")
                 raise RequestError(f"credential {name!r} of source {source.name!r} has no value in {where}",
                                    code=codes.CREDENTIAL_MISSING)
             resolved[name] = value

@@ -14,6 +14,7 @@ from swath.commands.common import (
     open_requester,
     open_store,
 )
+from swath.commands.grouping import GROUP_OPTION, export_owner, record_export
 from swath.store import repo
 from swath.store.models import Export, as_utc
 
@@ -77,15 +78,17 @@ def export_dict(export: Export) -> dict[str, Any]:
 @click.option("--harvest-date-end", default=None)
 @click.option("--skip-unreadable", is_flag=True,
               help="Export the rest when a body or line cannot be read (a warning with counts) instead of failing.")
+@GROUP_OPTION
 @JSON_OPTION
 @click.pass_context
 @handles_errors
 def export_start(ctx: click.Context, export_type: str, collection: str | None, source: str | None,
                  seed_uids: tuple[str, ...], fmt: str, path: str | None, dedupe: bool, segment_size: int | None,
                  item_date_start: str | None, item_date_end: str | None, harvest_date_start: str | None,
-                 harvest_date_end: str | None, skip_unreadable: bool, as_json: bool) -> None:
+                 harvest_date_end: str | None, skip_unreadable: bool, group: str | None, as_json: bool) -> None:
     """Publish export.start for EXPORT_TYPE; `swath export status ID` follows it (the monitor records it)."""
     requester = open_requester(ctx)
+    owner = export_owner(requester.store, group, source, collection) if group else None  # before anything is sent
     if source:
         with requester.store.session() as s:
             collection = repo.find_source(s, source, deleted=True).collection_id
@@ -98,6 +101,8 @@ def export_start(ctx: click.Context, export_type: str, collection: str | None, s
         dates={"item_date_start": item_date_start, "item_date_end": item_date_end,
                "harvest_date_start": harvest_date_start, "harvest_date_end": harvest_date_end},
         options={"skip_unreadable": True} if skip_unreadable else None)
+    if owner:
+        record_export(requester.store, export, owner)
     emit(export_dict(export), as_json, f"export {export.id} requested; files go to {export.path}")
 
 

@@ -10,7 +10,7 @@ import click
 from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors, open_store
 from swath.messages import codes
 from swath.requester import RequestError
-from swath.store import repo
+from swath.store import group_credentials, repo
 from swath.store.secrets import SecretBox, generate_key
 
 
@@ -61,6 +61,7 @@ def migrate(ctx: click.Context, as_json: bool) -> None:
     store = open_store(ctx)
     with store.session() as s:
         counts = repo.reseal_secrets(s, box)
+        group_credentials.reseal(s, box, counts)  # the web's group credentials too
     store.scrub()
     emit(counts, as_json, f"{counts['encrypted']} encrypted, {counts['rekeyed']} re-encrypted with the newest key, "
                           f"{counts['unchanged']} already current")

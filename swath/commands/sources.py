@@ -15,6 +15,7 @@ import click
 from swath import source_settings
 from swath.commands.common import JSON_OPTION, emit, handles_errors, job_dict, open_requester, open_store
 from swath.commands.credentials import credential_options, read_credentials
+from swath.commands.grouping import GROUP_OPTION, create_in_group
 from swath.messages import codes
 from swath.requester import RequestError
 from swath.source_settings import check_source, credential_names, parse_options, seeds_from
@@ -62,12 +63,13 @@ def extend(cli: click.Group) -> None:
 @credential_options
 @click.option("--collection-set", default="default", show_default=True, help="Collection set id.")
 @click.option("--collection", default=None, help="Collection id (default: the source id).")
+@GROUP_OPTION
 @JSON_OPTION
 @click.pass_context
 @handles_errors
 def create(ctx: click.Context, name: str, harvest_type: str, seed_tokens: tuple[str, ...], seed_uids: tuple[str, ...],
            options: tuple[str, ...], credentials: tuple[str, ...], credential_files: tuple[str, ...],
-           collection_set: str, collection: str | None, as_json: bool) -> None:
+           collection_set: str, collection: str | None, group: str | None, as_json: bool) -> None:
     """Create the harvest source NAME (pending validation).
 
     Credential values are best given by prompt (--credential NAME), file (NAME=@FILE) or environment
@@ -82,9 +84,13 @@ def create(ctx: click.Context, name: str, harvest_type: str, seed_tokens: tuple[
     requester = open_requester(ctx)
     refs, values = read_credentials(credentials, credential_files, before_reading=lambda _name: (
         requester.secret_box().require("the credential values given")))
-    src = requester.create_source(name=name, harvest_type=harvest_type, seeds=seeds, options=opts,
-                                  credentials=refs, secrets=values, collection_set_id=collection_set,
-                                  collection_id=collection)
+
+    def make() -> Source:
+        return requester.create_source(name=name, harvest_type=harvest_type, seeds=seeds, options=opts,
+                                       credentials=refs, secrets=values, collection_set_id=collection_set,
+                                       collection_id=collection)
+
+    src = create_in_group(requester.store, group, collection_set, make) if group else make()
     emit(source_dict(src), as_json,
          f"created source {src.name} ({src.id}): {src.harvest_type}, {len(seeds)} seed(s), pending validation; "
          f"next: swath harvest validate {src.name}")

@@ -1,6 +1,10 @@
 """The requester's store: sources, jobs, WARCs and exports in SQLAlchemy, migrated with Alembic."""
 
-from swath.store import notify_models, web_models  # noqa: F401  (their tables join Base.metadata wherever used)
+from swath.store import (  # noqa: F401  (their tables join Base.metadata wherever the store is used)
+    group_credentials,
+    notify_models,
+    web_models,
+)
 from swath.store.db import Store, StoreError
 
 __all__ = ["Store", "StoreError"]

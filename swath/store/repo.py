@@ -123,13 +123,18 @@ def reseal_secrets(s: Session, box: SecretBox) -> dict[str, int]:
     """Seal every legacy plain value and re-seal values under older keys with the newest; counts by outcome."""
     counts = {"encrypted": 0, "rekeyed": 0, "unchanged": 0}
     for row, source_name in s.execute(select(Secret, Source.name).join(Source, Source.id == Secret.source_id)):
-        sealed = box.reseal(row.scheme, row.value, what=f"credential {row.name!r} of source {source_name!r}")
-        if sealed is None:
-            counts["unchanged"] += 1
-            continue
-        counts["encrypted" if row.scheme != sealed[0] else "rekeyed"] += 1
-        row.scheme, row.value = sealed
+        reseal_row(row, box, counts, what=f"credential {row.name!r} of source {source_name!r}")
     return counts
+
+
+def reseal_row(row: Any, box: SecretBox, counts: dict[str, int], *, what: str) -> None:
+    """Re-seal one stored value (a row with `scheme` and `value`) under the newest key, counted by outcome."""
+    sealed = box.reseal(row.scheme, row.value, what=what)
+    if sealed is None:
+        counts["unchanged"] += 1
+        return
+    counts["encrypted" if row.scheme != sealed[0] else "rekeyed"] += 1
+    row.scheme, row.value = sealed
 
 
 def set_validation(s: Session, source: Source, state: str, comment: str | None) -> None:

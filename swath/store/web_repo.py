@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
+from typing import Any
 
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import Select, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from swath.store.models import Export, Job, Source, utcnow
@@ -181,21 +182,35 @@ def visible_group_ids(s: Session, user: User) -> set[str] | None:
     return set(s.scalars(select(Membership.group_id).where(Membership.user_id == user.id)))
 
 
+def only_visible(s: Session, user: User, query: Select[Any], group_id: Any) -> Select[Any]:
+    """`query` narrowed to rows whose `group_id` column is one of the groups `user` sees (an admin: all)."""
+    groups = visible_group_ids(s, user)
+    return query if groups is None else query.where(group_id.in_(groups))
+
+
 def list_sets(s: Session, user: User) -> list[CollectionSet]:
     query = select(CollectionSet).order_by(CollectionSet.deactivated_at.is_not(None), CollectionSet.name)
-    groups = visible_group_ids(s, user)
-    if groups is not None:
-        query = query.where(CollectionSet.group_id.in_(groups))
-    return list(s.scalars(query))
+    return list(s.scalars(only_visible(s, user, query, CollectionSet.group_id)))
 
 
 def get_set(s: Session, user: User, set_id: str) -> CollectionSet:
     """The set if `user` may see it; NotFound otherwise, the same as for a set that does not exist."""
     row = s.get(CollectionSet, set_id)
-    groups = visible_group_ids(s, user)
-    if row is None or (groups is not None and row.group_id not in groups):
+    if row is None or not sees(s, user, row.group_id):
         raise NotFound(f"no collection set {set_id!r}")
     return row
+
+
+def sees(s: Session, user: User, group_id: str) -> bool:
+    """Whether `user` sees what group `group_id` owns (a member, or an admin)."""
+    groups = visible_group_ids(s, user)
+    return groups is None or group_id in groups
+
+
+def set_name_taken(s: Session, group_id: str, name: str) -> bool:
+    """Whether a collection set of the group has `name` (set names are unique per group, deactivated ones too)."""
+    return s.scalar(select(CollectionSet.id).where(CollectionSet.group_id == group_id, CollectionSet.name == name)
+                    .limit(1)) is not None
 
 
 def set_folder_taken(s: Session, set_id: str) -> bool:
@@ -211,6 +226,24 @@ def add_set(s: Session, *, set_id: str, name: str, description: str | None, grou
     s.add(row)
     s.flush()
     return row
+
+
+def claim_set(s: Session, set_id: str, group_name: str) -> bool:
+    """Collection set `set_id` owned by group `group_name` for the command line's `--group`: the web's set, which
+    must be that group's, or a new one (True) when no source uses the folder yet (those made without --group would
+    be handed to the group unasked)."""
+    group = group_named(s, group_name)
+    row = s.get(CollectionSet, set_id)
+    if row is not None:
+        if row.group_id != group.id:
+            raise Conflict(f"collection set {set_id!r} belongs to another group than {group_name!r}; "
+                           "give another --collection-set")
+        return False
+    if s.scalar(select(Source.id).where(Source.collection_set_id == set_id).limit(1)) is not None:
+        raise Conflict(f"collection set {set_id!r} holds sources made without --group; give another "
+                       "--collection-set for the group's")
+    add_set(s, set_id=set_id, name=set_id, description=None, group=group)
+    return True
 
 
 def collections_of(s: Session, set_id: str) -> list[Source]:

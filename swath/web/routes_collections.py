@@ -18,7 +18,7 @@ from swath.requester import Requester
 from swath.source_settings import SettingsRefused
 from swath.store import repo, web_repo
 from swath.store.models import ACCEPTED, Job, Source
-from swath.web import fields, forms
+from swath.web import fields, forms, routes_credentials
 from swath.web.views import Ctx, action, admin_only, page
 
 
@@ -36,10 +36,11 @@ def _form_page(ctx: Ctx, set_id: str, harvest_type: str, *, error: str | None = 
         cs = web_repo.get_set(s, ctx.user, set_id)
         reusable = [c for c in web_repo.collections_of(s, cs.id) if c.credentials and c.deleted_at is None
                     and forms.type_info(c.harvest_type).credentials == info.credentials]
+        shared = routes_credentials.usable(s, harvest_type, cs.group_id) if info.credentials else []
     return ctx.render("collection_new.html", status=status, cs=cs, info=info, error=error, values=values,
                       errors=errors,
                       fields=forms.option_fields(harvest_type, forms.typed_values(harvest_type, values), errors),
-                      credentials=forms.credential_names(info), reusable=reusable)
+                      credentials=forms.credential_names(info), reusable=reusable, shared_usable=shared)
 
 
 @page
@@ -56,6 +57,9 @@ def create_collection(ctx: Ctx) -> Response:
         with ctx.store.session() as s:
             cs = web_repo.get_set(s, ctx.user, set_id)
             reuse = _reused(ctx, s, cs.id, ctx.field("reuse"))
+            if ctx.field("credential"):  # a credential of the group, by reference (another group's: a 404)
+                reuse = [f"{k}={v}" for k, v in routes_credentials.references(s, ctx.field("credential"),
+                                                                            cs.id).items()], {}
             name = fields.name(ctx.field("name"))
             if repo.name_taken(s, name, collection_set_id=cs.id):  # names are the group's own, not global
                 raise SwathError(f"your group has a collection named {name!r} already (a deactivated one counts "
@@ -123,6 +127,7 @@ def show_collection(ctx: Ctx) -> Response:
         history = web_repo.changes(s, set_id=src.collection_set_id, source_id=src.id)
         exports = web_repo.export_requests(s, ctx.user, source_id=src.id, limit=20)
         stats = collection_view(s, src)
+        shared = routes_credentials.usable(s, src.harvest_type, cs.group_id) if cs else []
     info = forms.type_info(src.harvest_type)
     pages = max(1, -(-len(src.seeds) // SEEDS_PER_PAGE))
     wanted = ctx.request.query_params.get("seeds", "1")
@@ -133,7 +138,8 @@ def show_collection(ctx: Ctx) -> Response:
                       exports=exports, fields=forms.option_fields(src.harvest_type, src.options),
                       stats=stats,
                       export_types=export_types_for(src), formats=forms.EXPORT_FORMATS,
-                      previewable=previewable(src.harvest_type))
+                      previewable=previewable(src.harvest_type), shared_usable=shared,
+                      shared_names={c.id: c.name for c in shared})
 
 
 SEEDS_PER_PAGE = 100  # a 3,000-seed collection's page stays small; more seeds to pick by uid go in a text box

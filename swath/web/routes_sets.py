@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 
-from sqlalchemy import select
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -12,7 +11,7 @@ from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import repo, web_repo
 from swath.store.models import utcnow
-from swath.store.web_models import CollectionSet, Group
+from swath.store.web_models import Group
 from swath.web import fields
 from swath.web.views import Ctx, action, page
 
@@ -62,7 +61,7 @@ def _new_set(ctx: Ctx) -> tuple[str, str]:
         group = allowed.get(ctx.field("group"))
         if group is None:
             raise SwathError("Group: choose one of your groups to own the collection set", code=codes.BAD_REQUEST)
-        if any(cs.name == name for cs in s.scalars(select(CollectionSet).where(CollectionSet.group_id == group.id))):
+        if web_repo.set_name_taken(s, group.id, name):
             raise SwathError(f"Name: group {group.name} has a collection set named {name!r} already",
                              code=codes.BAD_REQUEST)
         taken = functools.partial(web_repo.set_folder_taken, s)
