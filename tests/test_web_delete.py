@@ -16,7 +16,7 @@ from sqlalchemy import select
 from swath.core.config import Config
 from swath.store import Store
 from swath.store.models import Export, Source, Warc
-from swath.store.web_models import Change, ExportRequest
+from swath.store.web_models import Change, CollectionSet, ExportRequest
 from tests.browserkit import chromium, logged_in, site  # noqa: F401
 from tests.purgekit import export_on_disk, planted_link, warcs_on_disk
 from tests.test_web import make_oai, make_set
@@ -99,4 +99,43 @@ def test_members_delete_admins_purge_and_other_groups_get_404(config: Config, ch
         actions = set(s.scalars(select(Change.action).where(Change.collection_set_id == set_id)))
         assert {"deleted export", "deleted collection Theses", "deleted collection Letters",
                 "purged collection Letters"} <= actions
+    store.close()
+
+
+def test_a_deleted_set_leaves_with_its_collections_and_an_admin_purge_removes_all(config: Config,
+                                                                                  tmp_path: Path) -> None:
+    config = web_config(dataclasses.replace(config, purge_after_days=DAYS))
+    store = Store(url=config.db_url)
+    ada = member(config, store)
+    set_id = make_set(ada, "Letters 1900")
+    collections = [make_oai(ada, set_id, name=f"Box {n}", seeds=f"https://oai.example.org/{n}").rsplit("/", 1)[1]
+                   for n in (1, 2)]
+    warcs = [p for n, ident in enumerate(collections) for p in warcs_on_disk(config, store, ident, [b"w" * (n + 10)])]
+    asked = post(ada, f"/sets/{set_id}/delete", {}, page=f"/sets/{set_id}")
+    assert asked.status_code == 200 and "2 collection(s)" in asked.text and f"kept for {DAYS} day(s)" in asked.text
+    done = post(ada, f"/sets/{set_id}/delete", {"confirm": "yes"}, page=f"/sets/{set_id}")
+    assert done.status_code == 303 and done.headers["location"] == "/"
+    assert f"/sets/{set_id}" not in ada.get("/").text and ada.get(f"/sets/{set_id}").status_code == 404
+    assert all(ada.get(f"/collections/{c}").status_code == 404 for c in collections)
+    assert post(ada, f"/sets/{set_id}/delete", {"confirm": "yes", "purge": "now"}).status_code == 404
+    assert all(p.exists() for p in warcs)  # retained
+    with store.session() as s:
+        assert all(s.get(Source, c).purge_after is not None for c in collections)
+
+    user(store, "root", admin=True)
+    root = client(config, store)
+    login(root, "root")
+    set_two = make_set(root, "Scratch")
+    extra = make_oai(root, set_two, name="Scratch box").rsplit("/", 1)[1]
+    scratch = warcs_on_disk(config, store, extra, [b"s" * 77, b"t" * 5])
+    freed = sum(p.stat().st_size for p in scratch)
+    asked = post(root, f"/sets/{set_two}/delete", {}, page=f"/sets/{set_two}")
+    assert "Delete and purge now" in asked.text
+    done = post(root, f"/sets/{set_two}/delete", {"confirm": "yes", "purge": "now"}, page=f"/sets/{set_two}")
+    assert done.status_code == 303
+    assert f"{freed:,} bytes freed" in root.get("/").text
+    assert not any(p.exists() for p in scratch)
+    with store.session() as s:
+        assert s.get(CollectionSet, set_two) is None and s.get(Source, extra) is None
+        assert s.scalars(select(Warc).where(Warc.collection_set_id == set_two)).all() == []
     store.close()
