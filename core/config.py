@@ -116,6 +116,9 @@ class Config:
     web_hash_wait: float = 10.0  # seconds a login waits for a hashing slot before 429 web_busy
     web_preview_seconds: float = 60.0  # a preview's page answers within this; its run is cut by then
     web_preview_slots: int = 2  # previews at once in one web process; more get 429 web_busy
+    # days a deleted collection's WARCs and exports are kept before `swath harvest purge --expired` (or the
+    # scheduler) removes them; 0: at the next such run
+    purge_after_days: int = 30
     # SWATH_DASHBOARD_TOKEN: what `swath dashboard`'s page and /api/status ask for (Bearer, or Basic's password)
     dashboard_token: str = field(default="", repr=False)
     # --- an SFM site as it is (issue 33): its two volumes, SFM as the requester, some platforms only ---
@@ -182,6 +185,7 @@ class Config:
             web_hash_wait=max(0.0, _float(env, "SWATH_WEB_HASH_WAIT", 10.0)),
             web_preview_seconds=max(1.0, _float(env, "SWATH_WEB_PREVIEW_SECONDS", 60.0)),
             web_preview_slots=max(1, _int(env, "SWATH_WEB_PREVIEW_SLOTS", 2)),
+            purge_after_days=max(0, _int(env, "SWATH_PURGE_AFTER_DAYS", 30)),
             dashboard_token=env.get("SWATH_DASHBOARD_TOKEN") or "",
         )
 

@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from swath.core.errors import SwathError
 from swath.messages import codes
+from swath.purge import purge_expired
 from swath.requester import Requester
 from swath.store import repo
 from swath.store.models import Source, utcnow
@@ -147,6 +148,20 @@ class Scheduler:
     clock: Callable[[], dt.datetime] = utcnow  # naive UTC, as the store keeps it; tests may swap it
     stop: threading.Event = field(default_factory=threading.Event)
     launched: list[str] = field(default_factory=list)
+    purge_every: float = 3600.0  # seconds between retention expiries (swath/purge.py)
+    purged: list[str] = field(default_factory=list)  # the sources its expiries removed
+    _next_purge: dt.datetime | None = None
+
+    def expire(self, now: dt.datetime) -> None:
+        """Purge the deleted collections whose retention ended (at most every `purge_every` seconds)."""
+        if self._next_purge is not None and now < self._next_purge:
+            return
+        self._next_purge = now + dt.timedelta(seconds=self.purge_every)
+        with self.requester.store.session() as s:
+            done = purge_expired(s, self.requester.config, now)
+        if done.names:
+            self.purged.extend(done.names)
+            log.info("retention expiry: %s", done.text())
 
     def tick(self) -> list[str]:
         """Claim due sources, then publish the outbox. Returns the harvest ids published."""
@@ -162,6 +177,7 @@ class Scheduler:
             log.info("claim skipped this tick: %s", type(exc).__name__)
         published = [r.job_id for r in self.requester.publish_pending() if r.published]
         self.launched.extend(published)
+        self.expire(now)
         return published
 
     def run(self) -> None:

@@ -13,10 +13,19 @@ from typing import Any
 import click
 
 from swath import source_settings
-from swath.commands.common import JSON_OPTION, emit, handles_errors, job_dict, open_requester, open_store
+from swath.commands.common import (
+    JSON_OPTION,
+    config_of,
+    emit,
+    handles_errors,
+    job_dict,
+    open_requester,
+    open_store,
+)
 from swath.commands.credentials import credential_options, read_credentials
 from swath.commands.grouping import GROUP_OPTION, create_in_group
 from swath.messages import codes
+from swath.purge import purge_expired, purge_sources
 from swath.requester import RequestError
 from swath.source_settings import check_source, credential_names, parse_options, seeds_from
 from swath.store import repo
@@ -260,11 +269,15 @@ def delete(ctx: click.Context, source: str, as_json: bool) -> None:
 
 
 @click.command()
+@click.option("--expired", is_flag=True,
+              help="Only sources deleted in the web whose retention (SWATH_PURGE_AFTER_DAYS) has ended.")
 @JSON_OPTION
 @click.pass_context
 @handles_errors
-def purge(ctx: click.Context, as_json: bool) -> None:
-    """Permanently remove soft-deleted sources and their stored credentials (job history stays)."""
+def purge(ctx: click.Context, expired: bool, as_json: bool) -> None:
+    """Permanently remove deleted sources with their WARCs (files and index rows), exports and stored
+    credentials (job history stays); says how many bytes it freed."""
+    config = config_of(ctx)
     with open_store(ctx).session() as s:
-        names = repo.purge(s)
-    emit({"purged": names}, as_json, f"purged {len(names)} source(s)" + (f": {', '.join(names)}" if names else ""))
+        done = purge_expired(s, config) if expired else purge_sources(s, config)
+    emit(done.to_dict(), as_json, done.text())

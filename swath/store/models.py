@@ -84,6 +84,8 @@ class Source(Base):
     next_due: Mapped[dt.datetime | None] = mapped_column(DateTime, index=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     deleted_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    # deleted (not only deactivated): swath/purge.py removes it, its WARCs and exports after this time
+    purge_after: Mapped[dt.datetime | None] = mapped_column(DateTime)
 
 
 class Secret(Base):

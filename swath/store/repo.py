@@ -151,9 +151,13 @@ def soft_delete(s: Session, source: Source) -> None:
     source.next_due = None  # a deleted source is never scheduled again
 
 
-def purge(s: Session) -> list[str]:
-    """Permanently remove soft-deleted sources (secrets and attachments go; job history stays)."""
-    gone = list(s.scalars(select(Source).where(Source.deleted_at.is_not(None))))
+def purge(s: Session, ids: Iterable[str] | None = None) -> list[str]:
+    """Permanently remove soft-deleted sources (secrets and attachments go; job history stays); of `ids` only
+    when given. Their WARCs and exports: swath/purge.py, which calls this."""
+    query = select(Source).where(Source.deleted_at.is_not(None))
+    if ids is not None:
+        query = query.where(Source.id.in_(list(ids)))
+    gone = list(s.scalars(query))
     ids = [src.id for src in gone]
     if ids:
         # explicit deletes: SQLite only cascades with its foreign_keys pragma, which we set but do not rely on

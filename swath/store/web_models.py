@@ -52,6 +52,7 @@ class CollectionSet(Base):
     group_id: Mapped[str] = mapped_column(ForeignKey("web_groups.id"), index=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     deactivated_at: Mapped[dt.datetime | None] = mapped_column(DateTime)
+    purge_after: Mapped[dt.datetime | None] = mapped_column(DateTime)  # deleted: gone once its collections are
 
 
 class WebSession(Base):

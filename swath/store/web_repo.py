@@ -189,14 +189,15 @@ def only_visible(s: Session, user: User, query: Select[Any], group_id: Any) -> S
 
 
 def list_sets(s: Session, user: User) -> list[CollectionSet]:
-    query = select(CollectionSet).order_by(CollectionSet.deactivated_at.is_not(None), CollectionSet.name)
+    query = select(CollectionSet).where(CollectionSet.purge_after.is_(None)).order_by(  # deleted: gone
+        CollectionSet.deactivated_at.is_not(None), CollectionSet.name)
     return list(s.scalars(only_visible(s, user, query, CollectionSet.group_id)))
 
 
 def get_set(s: Session, user: User, set_id: str) -> CollectionSet:
     """The set if `user` may see it; NotFound otherwise, the same as for a set that does not exist."""
     row = s.get(CollectionSet, set_id)
-    if row is None or not sees(s, user, row.group_id):
+    if row is None or row.purge_after is not None or not sees(s, user, row.group_id):
         raise NotFound(f"no collection set {set_id!r}")
     return row
 
@@ -275,7 +276,7 @@ def command_line_sources(s: Session) -> list[Source]:
 def get_collection(s: Session, user: User, source_id: str) -> tuple[Source, CollectionSet | None]:
     """A collection (source) `user` may see, with its set; admins also see sources the CLI made outside any set."""
     source = s.get(Source, source_id)
-    if source is None:
+    if source is None or source.purge_after is not None:  # deleted (swath/purge.py): gone from the web
         raise NotFound(f"no collection {source_id!r}")
     row = s.get(CollectionSet, source.collection_set_id)
     if row is None and user.is_admin:

@@ -26,6 +26,7 @@ from swath.web import (
     routes_auth,
     routes_collections,
     routes_credentials,
+    routes_delete,
     routes_exports,
     routes_notify,
     routes_ops,
@@ -53,6 +54,7 @@ def create_app(*, config: Config, store: Store, requester: Requester | None = No
         *routes_auth.ROUTES, *routes_sets.ROUTES, *routes_collections.ROUTES, *routes_runs.ROUTES,
         *routes_exports.ROUTES, *routes_ops.ROUTES, *routes_admin.ROUTES, *routes_preview.ROUTES,
         *routes_stats.ROUTES, *routes_notify.ROUTES, *routes_credentials.ROUTES, *routes_rename.ROUTES,
+        *routes_delete.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
     @contextlib.asynccontextmanager

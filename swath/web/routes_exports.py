@@ -10,8 +10,8 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from swath.core.errors import SwathError
-from swath.core.paths import PathOutsideDataRoot, export_path
 from swath.messages import codes
+from swath.purge import export_folder
 from swath.store import repo, web_repo
 from swath.store.models import ACTIVE_STATES, Export, Source
 from swath.web import forms
@@ -102,13 +102,7 @@ def files_of(ctx: Ctx, export: Export) -> list[tuple[str, int]]:
 
 
 def _folder(ctx: Ctx, export: Export) -> Path | None:
-    root = ctx.web.config.export_base
-    try:
-        folder = export_path(ctx.web.config, export.path or "")
-    except PathOutsideDataRoot:
-        return None
-    exports = (root / "exports").resolve()
-    return folder if folder.is_relative_to(exports) and folder != exports else None
+    return export_folder(ctx.web.config, export.path)
 
 
 @page

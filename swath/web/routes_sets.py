@@ -80,7 +80,7 @@ def show_set(ctx: Ctx) -> Response:
     set_id = ctx.request.path_params["set_id"]
     with ctx.store.session() as s:
         cs = web_repo.get_set(s, ctx.user, set_id)
-        collections = web_repo.collections_of(s, cs.id)
+        collections = [c for c in web_repo.collections_of(s, cs.id) if c.purge_after is None]  # deleted: gone
         active = {c.id: repo.active_job(s, c.id) for c in collections}
         history = web_repo.changes(s, set_id=cs.id)
         group = s.get(Group, cs.group_id)
