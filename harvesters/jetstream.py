@@ -8,17 +8,19 @@ One connection is recorded as (docs/bluesky.md "Jetstream in the WARC"):
   one JSON event per line, `WARC-Concurrent-To` the request and `WARC-Swath-Stream-Segment: n`.
 Segments are cut like an HTTP stream's (harvesters/streams.py: by size, on rotation, stop and close).
 
-Every event's `time_us` is checkpointed with its counts. A dropped connection reconnects with
-`cursor=<last time_us>`; frames at or before it (a replay) are dropped before they are recorded, so the
-WARCs hold each event once whether the server's cursor is inclusive or not; what moves the cursor, and what
-is dropped or flagged, is harvesters/jetstream_frames.py's rule. A run resuming an interrupted harvest
-(kill -9) starts from the last event in its WARCs, recovered ones included; a new harvest of the collection
-from the collection's last committed cursor (`continue_cursor`). A refused upgrade's answer is recorded too.
+The newest event's `time_us` is checkpointed with the counts at each segment written and once a second,
+never per event, and only for events whose lines the tap holds (a complete WARC's journal names none after
+it). A dropped connection reconnects with `cursor=<last time_us>`; frames at or before it (a replay) are
+dropped before they are recorded, so the WARCs hold each event once whether the server's cursor is inclusive
+or not; what moves the cursor, and what is dropped or flagged, is harvesters/jetstream_frames.py's rule. A run
+resuming an interrupted harvest (kill -9) starts from the last event in its WARCs, recovered ones included; a
+new harvest of the collection from the collection's last committed cursor (`continue_cursor`). A refused
+upgrade's answer is recorded too.
 """
 
 from __future__ import annotations
 
-import io
+import threading
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
@@ -35,8 +37,10 @@ from swath.harvesters.http import RecordingAdapter
 from swath.harvesters.jetstream_frames import (
     FLAGGED_NAMED,
     FUTURE_BOUND_US,
+    READ_BYTES,
     Cursor,
     Frames,
+    Taken,
     event_of,
     plausible,
 )
@@ -61,20 +65,58 @@ def subscribe_url(base: str, *, collections: list[str], dids: list[str], cursor:
 
 class WebSocketRecording(StreamRecording):
     """The stream tap of one WebSocket connection: the handshake as a request/response pair, written at
-    once, then each segment of frames as a resource record (see the module docstring)."""
+    once, then each segment of frames as a resource record (see the module docstring). It checkpoints the
+    events it took at each segment it writes and when the recorder settles its streams (once a second), never
+    per event: only events whose lines it holds, so a WARC's journal names no event after the WARC's last."""
 
-    def __init__(self, *, adapter: RecordingAdapter, frames: Frames, uri: str) -> None:
+    def __init__(self, *, harvest: Harvest, adapter: RecordingAdapter, frames: Frames, uri: str) -> None:
         super().__init__(sink=adapter.sink, factory=adapter.factory, upstream=frames, pair={},
                          max_line_bytes=adapter.limits.max_line_bytes)
+        self.harvest = harvest
+        self.frames = frames
         self.uri, self.ws_uri = record_uris(adapter, uri)
         request, response = frames.ws.request, frames.ws.response
         assert request is not None and response is not None  # connect() returns after the handshake
         record_handshake(adapter, uri, request, response, request_id=self.request_id)
+        self._taken = frames.taken  # the events of the lines in this tap's buffer or written by it
+        self._settled = frames.taken  # the events checkpointed
+        self._settle_lock = threading.Lock()
 
     def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list]:
         headers = {**extra, "WARC-Concurrent-To": self.request_id, WS_HEADER: self.ws_uri}
         return lambda: [self.factory.plain(uri=self.uri, record_type="resource", payload=body,
                                            content_type=NDJSON, headers=headers)]
+
+    def readinto(self, target: Any) -> int:
+        n = super().readinto(target)
+        with self._lock:  # after the buffer took the lines: a segment cut after this holds them
+            self._taken = self.frames.taken
+        return n
+
+    def flush_segment(self, *, final: bool = False, truncated: bool = False) -> None:
+        with self._lock:
+            taken = self._taken  # before the cut, so the segment holds every line it counts
+        super().flush_segment(final=final, truncated=truncated)
+        self._checkpoint(taken)
+
+    def settle(self) -> None:
+        with self._lock:
+            taken = self._taken
+        self._checkpoint(taken)
+
+    def _checkpoint(self, taken: Taken) -> None:
+        """The events taken since the last checkpoint counted, the cursor moved to the newest (in order: a
+        stale reading from another thread is passed over)."""
+        with self._settle_lock:
+            settled = self._settled
+            if taken.events <= settled.events:
+                return
+            posts = taken.posts - settled.posts
+            self.harvest.checkpoint(CURSOR, taken.at, events=taken.events - settled.events,
+                                    **({"posts": posts} if posts else {}))
+            if taken.at is not None:
+                self.harvest.state.set(COLLECTION_CURSOR, taken.at)  # committed with the WARC holding the event
+            self._settled = taken
 
 
 def record_uris(adapter: RecordingAdapter, uri: str) -> tuple[str, str]:
@@ -181,31 +223,23 @@ def _open(url: str, adapter: RecordingAdapter, cursor: Cursor) -> Frames | None:
 
 
 def _read(harvest: Harvest, adapter: RecordingAdapter, frames: Frames) -> int:
-    """Record and read one connection to its end, counting and checkpointing each event; the frames
-    handed on."""
-    tap = WebSocketRecording(adapter=adapter, frames=frames, uri=frames.url)
-    adapter.sink.add_stream(tap)  # the recorder's: harvest.stop and rotation reach the tap
+    """Record one connection to its end, its events counted and checkpointed by the tap; the frames handed on."""
+    tap = WebSocketRecording(harvest=harvest, adapter=adapter, frames=frames, uri=frames.url)
+    adapter.sink.add_stream(tap)  # the recorder's: harvest.stop, rotation and settling reach the tap
     if harvest.stopping:
         tap.stop()  # the stop came between the loop's check and the registration
-    bad, at = 0, frames.start
     with frames.ws:  # websockets wants its connections used as context managers
         try:
-            for line in io.BufferedReader(tap, buffer_size=1 << 16):
-                moved = frames.moves.popleft() if frames.moves else None  # one per line handed on
-                at = at if moved is None else moved
-                event = event_of(line)
-                if event is None:
-                    bad += 1
-                    continue
-                harvest.checkpoint(CURSOR, at, events=1, **({"posts": 1} if event.is_post else {}))
-                if at is not None:
-                    harvest.state.set(COLLECTION_CURSOR, at)  # committed with the WARC holding the event
+            buffer = bytearray(READ_BYTES)
+            while tap.readinto(buffer):
+                pass  # the frames are parsed, judged and counted once, in Frames
         except HarvestStopped:
             pass
         finally:
             tap.close()
-    if bad:
-        harvest.warning(codes.BAD_RESPONSE, f"{bad} Jetstream frame(s) were not events with a time_us; "
+            tap.settle()
+    if frames.bad:
+        harvest.warning(codes.BAD_RESPONSE, f"{frames.bad} Jetstream frame(s) were not events with a time_us; "
                                             "recorded as received")
     if frames.binary:
         harvest.warning(codes.BAD_RESPONSE, f"{frames.binary} binary Jetstream frame(s) were not recorded")

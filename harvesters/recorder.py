@@ -260,6 +260,11 @@ class Recorder:
         due = time.monotonic() - self._period_start >= self.config.warc_max_seconds
         return self.is_stream and due and bool(series.written or buffered)
 
+    def settle_streams(self) -> None:
+        """Let the streams that count their own events checkpoint what they hold (once a second, not per event)."""
+        for stream in self._current_streams():
+            stream.settle()
+
     def rotate(self) -> None:
         """Close the current WARC (stream segments flushed into it first); the state staged so far and
         the journal are committed once it is complete on disk, as its data is queued ahead of the close."""

@@ -224,6 +224,8 @@ class _Run:
                     pass  # the writer failed meanwhile and ended the harvest; finish() says why
             self.drain()
             now = time.monotonic()
+            if now >= next_status or now >= next_progress:
+                recorder.settle_streams()  # the counts a status or progress line shows
             if now >= next_space:
                 self._check_free_space()
                 next_space = now + 1.0

@@ -311,3 +311,50 @@ def test_a_new_harvest_of_the_collection_continues_from_its_cursor_unless_told_n
     assert [c.get("cursor", [None])[0] for c in connections] == [None, str(first[-1]["time_us"]), None]
     day2 = [w for w in warc_files(data_root) if "day2" in w.name]
     assert day2 and recorded_events(day2) == meanwhile  # neither re-read nor skipped
+
+
+def test_checkpoints_follow_segments_and_seconds_not_events_and_name_only_events_in_complete_warcs(
+        config, data_root, monkeypatch):
+    """Issue 35: a checkpoint (json.dumps of the cursor, a clock reading per count) was taken per event."""
+    from swath.harvesters.jetstream import COLLECTION_CURSOR, CURSOR
+    from swath.harvesters.ledger import Ledger
+    from swath.harvesters.recorder import Recorder
+    from swath.harvesters.state import StateStore
+
+    checkpoints, settles, commits = [0], [0], []
+    checkpoint, settle, commit = Ledger.checkpoint, Recorder.settle_streams, StateStore.commit
+
+    def counting_checkpoint(self, key, value, **counts):
+        checkpoints[0] += key == CURSOR
+        checkpoint(self, key, value, **counts)
+
+    def counting_settle(self):
+        settles[0] += 1
+        settle(self)
+
+    def seen_commit(self, updates=None):
+        # the WARCs complete on disk when the state names its cursor (the engine commits after their close)
+        commits.append((dict(updates or {}), [p for p in warc_files(data_root)]))
+        commit(self, updates)
+
+    monkeypatch.setattr(Ledger, "checkpoint", counting_checkpoint)
+    monkeypatch.setattr(Recorder, "settle_streams", counting_settle)
+    monkeypatch.setattr(StateStore, "commit", seen_commit)
+    config = dataclasses.replace(config, status_interval=0.1, warc_max_seconds=0.3)
+    with FakeJetstream() as fake:
+        events = fake.emit(3000, did=ALICE, pad=200)
+        body = start_body("bluesky_jetstream", [], credentials={}, options={"jetstream_url": fake.url})
+        statuses = _run_until(config, body, lambda s: counted(s, "events") == len(events))
+
+    final = statuses[-1]
+    assert final["status"] == "completed success", final
+    assert counted([final], "events") == counted([final], "posts") == len(events)
+    files = warc_files(data_root)
+    assert recorded_events(files) == events
+    segments = sum(1 for r in read_records(files) if r[0] == "resource")
+    # one checkpoint per segment written, per settling of the streams, and one as the connection ends
+    assert 0 < checkpoints[0] <= segments + settles[0] + 1 < len(events)
+    named = [(u[COLLECTION_CURSOR], complete) for u, complete in commits if u.get(COLLECTION_CURSOR)]
+    assert named and named[-1][0] == events[-1]["time_us"]
+    for cursor, complete in named:
+        assert cursor in {e["time_us"] for e in recorded_events(complete)}
