@@ -138,12 +138,13 @@ def _note_bad(batch: Batch, ref: RecordRef, resp: Response, *, bad: int, items: 
 def _cut_tail(resp: Response) -> bool:
     """Whether a body's unreadable last line is an item cut short (a stream that ended mid-line, or a line
     the harvester kept only part of) rather than an unreadable item: it ends the body without a line end,
-    after other lines or in a record marked WARC-Truncated."""
+    after other lines or in a record marked WARC-Truncated or a stream segment (only a connection's last
+    segment lacks a line end: a stop just after a rotation leaves it the cut line alone)."""
     body = resp.body
     if body.endswith((b"\n", b"\r")):
         return False
     head, _, last = body.rpartition(b"\n")
-    if not last.strip() or not (resp.truncated or head.strip()):
+    if not last.strip() or not (resp.truncated or resp.segment or head.strip()):
         return False
     try:
         orjson.loads(last)

@@ -35,6 +35,7 @@ class Response:
     status: int | None = None  # the HTTP status (None for resource/metadata records)
     unreadable: str | None = None  # why the body could not be decoded (a content coding), else None
     truncated: bool = False  # WARC-Truncated: the harvester kept only part of the body (a stream line too long)
+    segment: bool = False  # WARC-Swath-Stream-Segment: a piece of a recorded stream, whose end may cut a line
 
 
 @dataclass(slots=True)
@@ -118,12 +119,14 @@ def _response(path: str, record, on_truncated: OnTruncated) -> Response | None:
         on_truncated(path, _CUT.format(path=path, offset=offset))
         return None
     truncated = bool(headers.get("WARC-Truncated"))
+    segment = bool(headers.get("WARC-Swath-Stream-Segment"))
     if record.is_http:
         return Response(url=url, date=record.record_date, body=body, warc=path, offset=offset,
-                        status=record.http_headers.status_code, unreadable=unreadable, truncated=truncated)
+                        status=record.http_headers.status_code, unreadable=unreadable, truncated=truncated,
+                        segment=segment)
     return Response(url=url, date=record.record_date, body=body, warc=path, offset=offset,
                     content_type=headers.get("Content-Type") or "", item_type=headers.get("WARC-Swath-Item-Type"),
-                    backend=headers.get("WARC-Swath-Backend"), truncated=truncated)
+                    backend=headers.get("WARC-Swath-Backend"), truncated=truncated, segment=segment)
 
 
 def iter_responses(path: str | Path, *, on_truncated: OnTruncated) -> Iterator[Response]:

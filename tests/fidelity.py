@@ -7,10 +7,8 @@
     incremental harvests in a row while the fake keeps publishing.
 
 A `Case` says per platform how to make its fake, what to harvest and how to read item ids out of one served
-answer; tests/test_fidelity.py runs every case. A stream plugs in the same way: the fake's log already holds each
-connection's de-chunked body (`Request.sent`) for its `item_ids`; what it adds is a harvest.stop (`ctx.stop`)
-once the fake published enough, in `harvest`, and joining the WARC's segments of one connection before
-`check_bodies` compares them."""
+answer; tests/test_fidelity.py runs every case. The streams have their own harness on the same checks
+(tests/fidelity_streams.py: forced reconnects, a connection's WARC segments joined)."""
 
 from __future__ import annotations
 

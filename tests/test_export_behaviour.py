@@ -35,15 +35,17 @@ from tests.test_export import (  # noqa: F401 - fixtures
 )
 
 
-def write_warc(path: Path, responses: list[tuple[str, str, bytes]]) -> None:
-    """A swath-shaped WARC: one response record per (url, WARC-Date, body)."""
+def write_warc(path: Path, responses: list[tuple[str, str, bytes]], *, segments: bool = False) -> None:
+    """A swath-shaped WARC: one response record per (url, WARC-Date, body); `segments`: the segments of a
+    recorded stream, numbered."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as fh:
         writer = WARCWriter(fh, gzip=True)
-        for url, date, body in responses:
+        for number, (url, date, body) in enumerate(responses, 1):
             http = StatusAndHeaders("200 OK", [("Content-Type", "application/json")], protocol="HTTP/1.1")
+            extra = {"WARC-Swath-Stream-Segment": str(number)} if segments else {}
             rec = writer.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http,
-                                            warc_headers_dict={"WARC-Date": date})
+                                            warc_headers_dict={"WARC-Date": date, **extra})
             writer.write_record(rec)
 
 
@@ -324,6 +326,24 @@ def test_ndjson_stream_segments(run, data_root):
     rows = read_rows(out_dir(run.config) / "tab_001.json")
     assert [r["id"] for r in rows] == [t["id"] for t in tweets]
     assert {r["matching_rules"] for r in rows} == {json.dumps([{"id": "1", "tag": "x"}])}  # as twarc-csv writes
+
+
+@pytest.mark.parametrize("segments", [True, False], ids=["stream-segment", "plain-response"])
+def test_a_last_segment_holding_only_a_cut_line_is_a_cut_not_an_unreadable_item(run, data_root, segments):
+    """A stop just after a rotation: the stream's last segment is the part of a line read, alone (found by the
+    stream fidelity property, tests/test_fidelity_streams.py). An ordinary answer that is not JSON stays an error."""
+    tweets = [v2_tweet(300 + i, "1", "2023-03-01T10:00:00.000Z") for i in range(3)]
+    lines = [orjson.dumps({"data": t, "includes": {"users": [{"id": "1", "username": "u"}]}}) for t in tweets]
+    write_warc(data_root / "collections" / "s" / "cutonly" / "s1.warc.gz",
+               [(STREAM, "2023-03-05T00:00:00Z", b"\r\n".join(lines) + b"\r\n"),
+                (STREAM, "2023-03-05T00:05:00Z", b'{"data": {"id": "cut')], segments=segments)
+    status = run(export("twitter_filter_stream", "cutonly"))
+    if not segments:
+        assert status["status"] == "completed failure" and status["errors"][0]["code"] == codes.ITEM_UNREADABLE
+        return
+    assert status["status"] == "completed success", status
+    assert [w["code"] for w in status["warnings"]] == [codes.STREAM_LINE_CUT]
+    assert [r["id"] for r in read_rows(out_dir(run.config) / "exp1_001.csv")] == [t["id"] for t in tweets]
 
 
 # ---------- the job contract ----------

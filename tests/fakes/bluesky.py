@@ -10,8 +10,9 @@ post between runs as the network does (gone from listings; a new cid and text un
 
 Jetstream: `ws://.../subscribe?wantedCollections=&wantedDids=&cursor=` sends the events at or after the
 cursor (an inclusive replay), then live ones as `emit()` adds them; `drop_after` closes a connection after
-that many events, so clients must reconnect with their cursor. Every post and event is generated from a
-seed, so tests count what the fake served.
+that many events and `drop_connections()` the open ones, so clients must reconnect with their cursor; `frames`
+holds what each connection sent. Every post and event is generated from a seed, so tests count what the fake
+served.
 """
 
 from __future__ import annotations
@@ -310,6 +311,8 @@ class FakeJetstream:
         self.drops = drops  # ...this many times
         self.sent: list[int] = []  # time_us of every event sent, replays included
         self.connections: list[dict[str, list[str]]] = []  # the query of each connection
+        self.frames: list[list[str | bytes]] = []  # the frames sent on each connection, in order
+        self._dropped = 0  # drop_connections() calls: a connection opened before a later one ends
         self._changed = threading.Condition()
         self._closed = False
         self._server = serve(self._handle, "127.0.0.1", 0, compression=None)
@@ -362,6 +365,12 @@ class FakeJetstream:
             self._changed.notify_all()
         return added
 
+    def drop_connections(self) -> None:
+        """Close every open connection (a restarting Jetstream); clients reconnect from their cursor."""
+        with self._changed:
+            self._dropped += 1
+            self._changed.notify_all()
+
     def _wanted(self, event: dict, query: dict[str, list[str]]) -> bool:
         collections, dids = query.get("wantedCollections", []), query.get("wantedDids", [])
         commit = event.get("commit") or {}
@@ -370,24 +379,33 @@ class FakeJetstream:
     def _handle(self, ws: ServerConnection) -> None:
         assert ws.request is not None
         query = parse_qs(urlsplit(ws.request.path).query)
-        self.connections.append(query)
+        frames: list[str | bytes] = []
+        with self._changed:
+            self.connections.append(query)
+            self.frames.append(frames)
+            dropped = self._dropped
         cursor = int(query.get("cursor", ["0"])[0])
         sent_here, index = 0, 0
         try:
             while True:
                 with self._changed:
-                    while index >= len(self.events) and not self._closed:
+                    while index >= len(self.events) and not self._closed and self._dropped == dropped:
                         self._changed.wait(0.5)
                     if self._closed:
+                        return
+                    if self._dropped != dropped:
+                        ws.close(1011, "upstream restarting")
                         return
                     batch, index = self.events[index:], len(self.events)
                 for event in batch:
                     if not isinstance(event, dict):  # a raw frame (hostile tests): sent as it is, once
                         ws.send(event)
+                        frames.append(event)
                         continue
                     if event["time_us"] < cursor or not self._wanted(event, query):
                         continue
-                    ws.send(json.dumps(event))
+                    frames.append(json.dumps(event))
+                    ws.send(frames[-1])
                     self.sent.append(event["time_us"])
                     sent_here += 1
                     if self.drop_after and self.drops and sent_here >= self.drop_after:

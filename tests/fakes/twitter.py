@@ -3,7 +3,9 @@
 Recent and full-archive search paged by next_token, users lookup by username or id (with a renamed,
 a suspended, a protected and unknown users), user timelines paged by pagination_token, `includes`
 expansions, filtered-stream rules, and sample/filtered streams of newline-delimited JSON with keep-alive
-blank lines that drop the connection once. Every tweet is generated from a seed, so tests count what
+blank lines that drop the connection once; `publish_live()` adds a tweet on the fake's own clock, written to the
+streams open at that moment only (no backfill: a tweet published while none is open is never streamed), and
+`drop_streams()` ends the open ones (their last chunk sent). Every tweet is generated from a seed, so tests count what
 the fake serves instead of typing numbers in.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import queue
 import random
 import threading
 import time
@@ -135,6 +138,9 @@ class FakeTwitter(FakePlatform):
         self.rules: dict[str, dict] = {}
         self.stream_connections = 0
         self.stream_done = threading.Event()  # every live tweet was written to some stream
+        self.streamed: list[str] = []  # ids of the tweets publish_live() added, as written to a stream
+        self._listeners: list[queue.Queue] = []  # the open streams' queues of tweets publish_live() added
+        self._drops = 0  # drop_streams() calls: a stream opened before a later one ends
         self._next_rule = 1580000000000000000
         self._delivered = 0
         self._history = list(reversed(self.world.tweets)) + self.world.live  # oldest first, as built
@@ -303,31 +309,73 @@ class FakeTwitter(FakePlatform):
     def _stream(self, req: Request, *, filtered: bool) -> Response:
         if not self.authorized(req):
             return self.fault_response(401, req)
-        self.stream_connections += 1
-        first = self.stream_connections == 1
+        published: queue.Queue = queue.Queue()
+        with self._lock:
+            self.stream_connections += 1
+            first = self.stream_connections == 1
+            self._listeners.append(published)  # subscribed before the answer begins
+            drops = self._drops
+
+        def line_of(tweet: dict) -> bytes | None:
+            line = {"data": tweet, "includes": {"users": [self.world.users[tweet["author_id"]]]}}
+            if filtered:
+                line["matching_rules"] = self._matching_rules(tweet)
+                if not line["matching_rules"]:
+                    return None  # the filtered stream only delivers tweets matching a rule
+            return json.dumps(line).encode() + b"\r\n"
 
         def write(out) -> None:
-            out.write_payload(b"\r\n")  # keep-alive before the first tweet, as Twitter does
-            sent_here = 0
-            while self._delivered < len(self.world.live) and not self.closed.is_set():
-                tweet = self.world.live[self._delivered]
-                self._delivered += 1
-                line = {"data": tweet, "includes": {"users": [self.world.users[tweet["author_id"]]]}}
-                if filtered:
-                    line["matching_rules"] = self._matching_rules(tweet)
-                    if not line["matching_rules"]:
-                        continue  # the filtered stream only delivers tweets matching a rule
-                out.write_payload(json.dumps(line).encode() + b"\r\n")
-                sent_here += 1
-                if sent_here % 2 == 0:
+            try:
+                out.write_payload(b"\r\n")  # keep-alive before the first tweet, as Twitter does
+                sent_here = 0
+                while self._delivered < len(self.world.live) and not self.closed.is_set():
+                    line = line_of(self.world.live[self._delivered])
+                    self._delivered += 1
+                    if line is None:
+                        continue
+                    out.write_payload(line)
+                    sent_here += 1
+                    if sent_here % 2 == 0:
+                        out.write_payload(b"\r\n")
+                    if first and sent_here == self.drop_after:
+                        return  # drop: close without the terminating chunk
+                self.stream_done.set()
+                while not self.closed.wait(0.05):  # published tweets and keep-alives until the client hangs up
+                    if self._drops != drops:
+                        out.end()
+                        return
+                    self._drain(out, published, line_of)
                     out.write_payload(b"\r\n")
-                if first and sent_here == self.drop_after:
-                    return  # drop: close without the terminating chunk
-            self.stream_done.set()
-            while not self.closed.wait(0.05):  # keep-alives until the client hangs up
-                out.write_payload(b"\r\n")
+            finally:
+                with self._lock:
+                    self._listeners.remove(published)
 
         return Response(200, write, {"x-rate-limit-limit": "50", "x-rate-limit-remaining": "49"})
+
+    def _drain(self, out, published: queue.Queue, line_of) -> None:
+        while True:
+            try:
+                tweet = published.get_nowait()
+            except queue.Empty:
+                return
+            line = line_of(tweet)
+            if line is not None:
+                out.write_payload(line)
+                with self._lock:
+                    self.streamed.append(tweet["id"])
+
+    def publish_live(self) -> dict:
+        """A new tweet (as `publish`), written to the streams open now."""
+        tweet = self.publish()
+        with self._lock:
+            for listener in self._listeners:
+                listener.put(tweet)
+        return tweet
+
+    def drop_streams(self) -> None:
+        """End every open stream (its last chunk sent): tweets published until the client reconnects are lost."""
+        with self._lock:
+            self._drops += 1
 
     def publish(self) -> dict:
         """A new tweet, newer than every other (the head of every listing), as the network adds them while a
