@@ -10,11 +10,11 @@ from swath.commands.common import (
     JSON_OPTION,
     emit,
     handles_errors,
-    job_dict,
     open_requester,
     open_store,
 )
 from swath.commands.grouping import GROUP_OPTION, export_owner, record_export
+from swath.shared.records import job_dict
 from swath.store import repo
 from swath.store.models import Export, as_utc
 

@@ -6,7 +6,7 @@ import click
 
 from swath import source_settings
 from swath.commands.common import JSON_OPTION, emit, handles_errors, open_store
-from swath.commands.sources import source_dict
+from swath.shared.records import source_dict
 from swath.source_settings import parse_options, seeds_from
 from swath.store import repo
 from swath.store.models import PENDING

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -18,7 +17,6 @@ from swath.commands.common import (
     config_of,
     emit,
     handles_errors,
-    job_dict,
     open_requester,
     open_store,
 )
@@ -27,23 +25,10 @@ from swath.commands.grouping import GROUP_OPTION, create_in_group
 from swath.messages import codes
 from swath.purge import purge_expired, purge_sources
 from swath.requester import RequestError
+from swath.shared.records import job_dict, source_dict
 from swath.source_settings import check_source, credential_names, parse_options, seeds_from
 from swath.store import repo
 from swath.store.models import ACCEPTED, CANCELLED, Source, as_utc
-
-
-def source_dict(src: Source) -> dict[str, Any]:
-    """A source for output: credential references only, never values."""
-    return {
-        "id": src.id, "name": src.name, "type": src.harvest_type, "platform": src.platform,
-        "seeds": src.seeds, "options": src.options, "credentials": src.credentials,
-        "collection_set": src.collection_set_id, "collection": src.collection_id,
-        "validation": src.validation, "validation_comment": src.validation_comment,
-        "validated_at": as_utc(src.validated_at),
-        "schedule": ({"kind": src.schedule_kind, "expr": src.schedule_expr, "next_due": as_utc(src.next_due)}
-                     if src.schedule_kind else None),
-        "created_at": as_utc(src.created_at), "deleted_at": as_utc(src.deleted_at),
-    }
 
 
 def _schedule_text(src: Source) -> str:

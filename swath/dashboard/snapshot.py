@@ -19,13 +19,12 @@ import pika.exceptions
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from swath.commands.common import job_dict
-from swath.commands.sources import source_dict
 from swath.core.config import Config
 from swath.core.masking import masked
 from swath.messages.deadletters import DeadLetter
 from swath.messages.nodes import amqp_urls
 from swath.messages.topology import connection_parameters
+from swath.shared.records import job_dict, source_dict
 from swath.store import Store, repo
 from swath.store.models import ACTIVE_STATES, Export, Source, as_utc
 from swath.store.web_models import CollectionSet, ExportRequest

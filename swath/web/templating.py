@@ -6,7 +6,7 @@ import datetime as dt
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from swath.commands.common import stats_total
+from swath.shared.records import stats_total
 from swath.store.models import parse_utc, utcnow
 from swath.web.fields import FOLDER_MAX, FOLDER_PATTERN, NAME_MAX
 
