@@ -1,4 +1,5 @@
-"""What the dashboard shows, gathered in one pass: store rows and broker queue depths.
+"""What the status page shows (`swath dashboard`; the web at /status and /ops), gathered in one pass: store rows
+and broker queue depths.
 
 Queue depths come from the RabbitMQ management API when a URL is given, else from passive queue
 declares (message and consumer counts of the queues swath knows). Dead-lettered messages are peeked
