@@ -10,6 +10,7 @@ application and dashboard, none of which imports another. A module may import it
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -135,3 +136,11 @@ def test_declarations_import_only_the_core():
                    if target.split(".")[0] not in {*sys.stdlib_module_names, "__future__"}
                    and not (target + ".").startswith("swath.core."))
     assert wider == [], "a declaration imports more than the core and the standard library:\n" + "\n".join(wider)
+
+
+def test_the_web_app_and_the_dashboard_load_no_cli():
+    # a fresh interpreter: this one has loaded click for other tests
+    loaded = subprocess.run([sys.executable, "-c", "import sys, swath.web.app, swath.dashboard.server; "
+                             "print(sorted(m for m in sys.modules if m == 'click' or m.startswith('swath.commands')))"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"
