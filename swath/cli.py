@@ -17,6 +17,7 @@ from swath.commands.common import config_of, emit, error_line
 from swath.core.config import Config
 from swath.core.dataroot import writable_data_root
 from swath.core.errors import SwathError
+from swath.exporters.writers import FORMATS
 from swath.messages.model import decode_body
 from swath.messages.validation import InvalidMessage
 
@@ -239,7 +240,7 @@ def export_types(as_json: bool) -> None:
 
 @cli.command()
 @click.option("--format", "fmt", default="csv", show_default=True,
-              type=click.Choice(["csv", "tsv", "xlsx", "json", "json_full", "dehydrate"]), help="Export format.")
+              type=click.Choice(list(FORMATS)), help="Export format.")
 @click.option("--json", "as_json", is_flag=True, help="Print every published message as JSON instead of a summary.")
 @click.pass_context
 def demo(ctx: click.Context, fmt: str, as_json: bool) -> None:

@@ -14,6 +14,7 @@ from swath.commands.common import (
     open_store,
 )
 from swath.commands.grouping import GROUP_OPTION, export_owner, record_export
+from swath.exporters.writers import FORMATS
 from swath.shared.records import job_dict
 from swath.store import repo
 from swath.store.models import Export, as_utc
@@ -68,7 +69,7 @@ def export_dict(export: Export) -> dict[str, Any]:
 @click.option("--source", "source", default=None, help="Export the collection of this harvest source.")
 @click.option("--seed-uid", "seed_uids", multiple=True, help="Export these seed uids instead of a collection.")
 @click.option("--format", "fmt", default="csv", show_default=True,
-              type=click.Choice(["csv", "tsv", "xlsx", "json", "json_full", "dehydrate"]))
+              type=click.Choice(list(FORMATS)))
 @click.option("--path", default=None, help="Directory under the data root (default exports/<export id>).")
 @click.option("--dedupe", is_flag=True, help="Drop duplicate items.")
 @click.option("--segment-size", type=int, default=None, help="Items per file (default: one file).")
