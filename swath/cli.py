@@ -315,7 +315,8 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
     runner.run()
 
 
-def _add_command_modules(group: click.Group) -> None:
+def _add_command_modules(group: click.Group, parents: dict[str, click.Group]) -> None:
+    """Each swath/commands module's `command` under `group`, and its `SUBCOMMANDS` under the groups named."""
     import swath.commands
 
     for info in pkgutil.iter_modules(swath.commands.__path__):
@@ -323,12 +324,12 @@ def _add_command_modules(group: click.Group) -> None:
         command = getattr(module, "command", None)
         if isinstance(command, click.Command):
             group.add_command(command)
-        extend = getattr(module, "extend", None)  # modules adding subcommands to existing groups
-        if callable(extend):
-            extend(group)
+        for parent, commands in getattr(module, "SUBCOMMANDS", {}).items():
+            for sub in commands:
+                parents[parent].add_command(sub)
 
 
-_add_command_modules(cli)
+_add_command_modules(cli, {"harvest": harvest, "export": export})
 
 
 def main() -> None:

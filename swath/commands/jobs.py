@@ -20,14 +20,6 @@ from swath.store import repo
 from swath.store.models import Export, as_utc
 
 
-def extend(cli: click.Group) -> None:
-    harvest, export = cli.commands["harvest"], cli.commands["export"]
-    assert isinstance(harvest, click.Group) and isinstance(export, click.Group)
-    harvest.add_command(jobs)
-    for cmd in (export_start, export_status, export_list):
-        export.add_command(cmd)
-
-
 def _job_lines(d: dict[str, Any]) -> list[str]:
     totals = ", ".join(f"{n} {label}" for label, n in sorted(d["totals"].items())) or "no items"
     lines = [f"{d['id']}  {d['status']:<17} {d['trigger']:<8} started {d['date_started'] or '-'}  "
@@ -133,3 +125,8 @@ def export_list(ctx: click.Context, limit: int, as_json: bool) -> None:
         data = [export_dict(e) for e in repo.list_exports(s, limit=limit)]
     emit(data, as_json, "\n".join(f"{d['id']}  {d['status']:<17} {d['type']:<20} {d['path']}" for d in data)
          or "no exports")
+
+
+# what `swath harvest` and `swath export` (swath/cli.py) hold from this module
+SUBCOMMANDS: dict[str, list[click.Command]] = {"harvest": [jobs],
+                                               "export": [export_start, export_status, export_list]}

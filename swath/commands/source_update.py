@@ -12,12 +12,6 @@ from swath.store import repo
 from swath.store.models import PENDING
 
 
-def extend(cli: click.Group) -> None:
-    harvest = cli.commands["harvest"]
-    assert isinstance(harvest, click.Group)
-    harvest.add_command(update)
-
-
 @click.command()
 @click.argument("source")
 @click.option("--seed", "seed_tokens", multiple=True, help="A seed token; repeatable. Given seeds replace them all.")
@@ -39,3 +33,7 @@ def update(ctx: click.Context, source: str, seed_tokens: tuple[str, ...], seed_u
         data = source_dict(src)
     emit(data, as_json, f"source {data['name']} " + (f"updated; {data['validation']}" if changed else "unchanged")
          + (f"; next: swath harvest validate {data['name']}" if changed and data["validation"] == PENDING else ""))
+
+
+# what `swath harvest` and `swath export` (swath/cli.py) hold from this module
+SUBCOMMANDS: dict[str, list[click.Command]] = {"harvest": [update]}

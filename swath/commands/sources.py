@@ -1,7 +1,7 @@
 """`swath harvest create|sources|backends|validate|launch|schedule|unschedule|stop|cancel|attach|delete|purge`.
 
-udata's harvest namespace over swath's store and broker. The lead's `swath harvest` group gets these
-through `extend`; `swath harvest jobs` and `swath export start|status|list` live in swath/commands/jobs.py.
+udata's harvest namespace over swath's store and broker. The `swath harvest` group gets these
+through `SUBCOMMANDS`; `swath harvest jobs` and `swath export start|status|list` live in swath/commands/jobs.py.
 """
 
 from __future__ import annotations
@@ -36,14 +36,6 @@ def _schedule_text(src: Source) -> str:
         return "on demand"
     prefix = "every " if src.schedule_kind == "interval" else "cron "
     return f"{prefix}{src.schedule_expr} (next {as_utc(src.next_due) or '-'})"
-
-
-def extend(cli: click.Group) -> None:
-    """Add the source commands to the lead's `swath harvest` group."""
-    harvest = cli.commands["harvest"]
-    assert isinstance(harvest, click.Group)
-    for cmd in (create, sources, backends, validate, launch, schedule, unschedule, stop, cancel, attach, delete, purge):
-        harvest.add_command(cmd)
 
 
 @click.command()
@@ -266,3 +258,8 @@ def purge(ctx: click.Context, expired: bool, as_json: bool) -> None:
     with open_store(ctx).session() as s:
         done = purge_expired(s, config) if expired else purge_sources(s, config)
     emit(done.to_dict(), as_json, done.text())
+
+
+# what `swath harvest` and `swath export` (swath/cli.py) hold from this module
+SUBCOMMANDS: dict[str, list[click.Command]] = {"harvest": [
+    create, sources, backends, validate, launch, schedule, unschedule, stop, cancel, attach, delete, purge]}
