@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import orjson
-import xlsxwriter
 
 from swath.core.paths import create_new
 
@@ -152,6 +151,8 @@ class XlsxWriter(Writer):
         return encode
 
     def start(self) -> None:
+        import xlsxwriter  # here, not at the top: the CLI and the web app read FORMATS' names at start
+
         # constant_memory: each row is flushed to a temp file when the next starts, so memory stays flat.
         self._fh = create_new(self.path, replace=True)  # xlsxwriter writes the ZIP to this handle on close
         self._book = xlsxwriter.Workbook(

@@ -17,6 +17,7 @@ from swath.commands.common import config_of, emit, error_line
 from swath.core.config import Config
 from swath.core.dataroot import writable_data_root
 from swath.core.errors import SwathError
+from swath.exporters.writers import FORMATS
 from swath.messages.model import decode_body
 from swath.messages.validation import InvalidMessage
 
@@ -239,7 +240,7 @@ def export_types(as_json: bool) -> None:
 
 @cli.command()
 @click.option("--format", "fmt", default="csv", show_default=True,
-              type=click.Choice(["csv", "tsv", "xlsx", "json", "json_full", "dehydrate"]), help="Export format.")
+              type=click.Choice(list(FORMATS)), help="Export format.")
 @click.option("--json", "as_json", is_flag=True, help="Print every published message as JSON instead of a summary.")
 @click.pass_context
 def demo(ctx: click.Context, fmt: str, as_json: bool) -> None:
@@ -314,7 +315,8 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
     runner.run()
 
 
-def _add_command_modules(group: click.Group) -> None:
+def _add_command_modules(group: click.Group, parents: dict[str, click.Group]) -> None:
+    """Each swath/commands module's `command` under `group`, and its `SUBCOMMANDS` under the groups named."""
     import swath.commands
 
     for info in pkgutil.iter_modules(swath.commands.__path__):
@@ -322,12 +324,12 @@ def _add_command_modules(group: click.Group) -> None:
         command = getattr(module, "command", None)
         if isinstance(command, click.Command):
             group.add_command(command)
-        extend = getattr(module, "extend", None)  # modules adding subcommands to existing groups
-        if callable(extend):
-            extend(group)
+        for parent, commands in getattr(module, "SUBCOMMANDS", {}).items():
+            for sub in commands:
+                parents[parent].add_command(sub)
 
 
-_add_command_modules(cli)
+_add_command_modules(cli, {"harvest": harvest, "export": export})
 
 
 def main() -> None:

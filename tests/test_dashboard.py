@@ -121,7 +121,7 @@ def test_api_status_and_escaping(config: Config, seeded: dict, broker) -> None:
 
 def test_queue_depths_from_the_management_api(config: Config) -> None:
     """The management API path, against a real HTTP server standing in for RabbitMQ's /api/queues/<vhost>."""
-    from swath.dashboard.snapshot import management_queues
+    from swath.shared.snapshot import management_queues
     from tests.fakes.httpserver import FakeServer, Response
 
     ours = [config.status_queue, config.queue_prefix + "tumblr_harvester"]

@@ -2,12 +2,15 @@
 
 Read from the source with `ast`, so the rule holds for imports inside functions too (those hide cycles that
 only show at run time). Layers, bottom first: core, messages (with schemas), harvesters, exporters, and the
-top (`swath/`: CLI, requester, store, web). A module may import its own layer and the layers below it.
+top, `swath/`, in three floors: the store; what the front ends share (swath/shared and the other modules in
+swath/: requester, scheduler, worker services, ...); the front ends, CLI (swath/cli.py, swath/commands), web
+application and dashboard, none of which imports another. A module may import its own layer and those below.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +18,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # folder -> (package it installs as, rank; a module may import ranks <= its own)
 FOLDERS = {"core": ("swath.core", 0), "schemas": ("swath.schemas", 1), "messages": ("swath.messages", 1),
-           "harvesters": ("swath.harvesters", 2), "exporters": ("swath.exporters", 3), "swath": ("swath", 4)}
+           "harvesters": ("swath.harvesters", 2), "exporters": ("swath.exporters", 3), "swath": ("swath", 5)}
+# the floors of swath/ (rank 5 is the rest of it: what the front ends share)
+STORE = ("swath.store", 4)
+FRONT_ENDS = {"swath.cli": "cli", "swath.__main__": "cli", "swath.commands": "cli", "swath.web": "web",
+              "swath.dashboard": "dashboard"}
+FRONT_RANK = 6
+# `swath web` and `swath dashboard` start those front ends (and make the web's accounts): the only crossings
+LAUNCHES = {("swath.commands.web", "swath.web.app"), ("swath.commands.web", "swath.web.auth"),
+            ("swath.commands.dashboard", "swath.dashboard.server")}
+
+
+def front_end(module: str) -> str | None:
+    return next((end for prefix, end in FRONT_ENDS.items() if (module + ".").startswith(prefix + ".")), None)
+
+
+def rank_of(module: str, folder_rank: int) -> int:
+    if (module + ".").startswith(STORE[0] + "."):
+        return STORE[1]
+    return FRONT_RANK if front_end(module) else folder_rank
 
 
 def project_modules() -> dict[str, tuple[Path, int]]:
@@ -23,7 +44,8 @@ def project_modules() -> dict[str, tuple[Path, int]]:
     for folder, (package, rank) in FOLDERS.items():
         for path in sorted((ROOT / folder).rglob("*.py")):
             parts = [p for p in path.relative_to(ROOT / folder).with_suffix("").parts if p != "__init__"]
-            found[".".join([package, *parts])] = (path, rank)
+            name = ".".join([package, *parts])
+            found[name] = (path, rank_of(name, rank))
     return found
 
 
@@ -57,6 +79,23 @@ def test_every_import_points_down_or_sideways():
     upward = sorted(f"{name} imports {target}" for name, targets in import_graph().items() for target in targets
                     if modules[target][1] > modules[name][1])
     assert upward == [], "a lower layer imports a higher one:\n" + "\n".join(upward)
+
+
+def test_front_ends_import_no_other_front_end():
+    crossings = sorted(f"{name} ({front_end(name)}) imports {target} ({front_end(target)})"
+                       for name, targets in import_graph().items() for target in targets
+                       if front_end(name) and front_end(target) and front_end(name) != front_end(target)
+                       and (name, target) not in LAUNCHES)
+    assert crossings == [], ("the CLI, the web application and the dashboard share code through swath/shared, "
+                             "never by importing one another:\n" + "\n".join(crossings))
+
+
+def test_the_floors_of_swath_are_known():
+    modules = project_modules()
+    assert [modules[name][1] for name in ("swath.store.repo", "swath.shared.records", "swath.requester",
+                                          "swath.cli", "swath.commands.jobs", "swath.web.app",
+                                          "swath.dashboard.server")] == [4, 5, 5, 6, 6, 6, 6]
+    assert all(target in import_graph()[name] for name, target in LAUNCHES)  # no stale exception
 
 
 def test_no_import_cycles():
@@ -97,3 +136,11 @@ def test_declarations_import_only_the_core():
                    if target.split(".")[0] not in {*sys.stdlib_module_names, "__future__"}
                    and not (target + ".").startswith("swath.core."))
     assert wider == [], "a declaration imports more than the core and the standard library:\n" + "\n".join(wider)
+
+
+def test_the_web_app_and_the_dashboard_load_no_cli():
+    # a fresh interpreter: this one has loaded click for other tests
+    loaded = subprocess.run([sys.executable, "-c", "import sys, swath.web.app, swath.dashboard.server; "
+                             "print(sorted(m for m in sys.modules if m == 'click' or m.startswith('swath.commands')))"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]"

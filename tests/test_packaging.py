@@ -40,5 +40,6 @@ def test_the_wheel_holds_only_swath(tmp_path):
     for expected in ("swath/messages/model.py", "swath/schemas/harvest_start.json", "swath/core/config.py",
                      "swath/harvesters/kiel/__init__.py", "swath/exporters/writers.py", "swath/demo_data/",
                      "swath/web/templates/base.html", "swath/web/static/live.js", "swath/web/static/app.css",
+                     "swath/shared/templates/status.html", "swath/shared/templates/status_body.html",
                      "swath/store/migrations/versions/0004_web.py"):
         assert any(n.startswith(expected) for n in names), expected

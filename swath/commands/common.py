@@ -17,7 +17,6 @@ from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.requester import Requester
 from swath.store import Store
-from swath.store.models import Job, Warc, as_utc
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
@@ -106,29 +105,3 @@ class ProgressLine:
             self.err.write(self._held + "\n")
         self._held = None
         self.err.flush()
-
-
-def stats_total(stats: dict[str, dict[str, int]]) -> dict[str, int]:
-    """Per-day stats summed per label."""
-    total: dict[str, int] = {}
-    for counts in stats.values():
-        for label, n in counts.items():
-            total[label] = total.get(label, 0) + int(n)
-    return total
-
-
-def job_dict(job: Job, warcs: list[Warc]) -> dict[str, Any]:
-    return {
-        "id": job.id, "source_id": job.source_id, "type": job.harvest_type, "routing_key": job.routing_key,
-        "trigger": job.trigger, "status": job.status, "scheduled_for": as_utc(job.scheduled_for),
-        "created_at": as_utc(job.created_at), "published_at": as_utc(job.published_at),
-        "stop_requested_at": as_utc(job.stop_requested_at),
-        "date_started": job.date_started, "date_ended": job.date_ended, "stats": job.stats,
-        "totals": stats_total(job.stats), "infos": job.infos, "warnings": job.warnings, "errors": job.errors,
-        "token_updates": job.token_updates, "uids": job.uids,
-        "warcs": {"count": job.warcs_count, "bytes": job.warcs_bytes,
-                  "files": [{"id": w.id, "path": w.path, "sha1": w.sha1, "bytes": w.bytes} for w in warcs]},
-        "service": job.service, "host": job.host, "instance": job.instance,
-    }
-
-

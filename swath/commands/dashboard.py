@@ -34,7 +34,7 @@ def command(ctx: click.Context, host: str, port: int, refresh: int, management_u
     """Serve a self-refreshing page: sources, running and recent jobs with stats and messages, WARC volume
     per collection, queue depths and consumers, dead-lettered messages. /api/status gives the same as JSON."""
     from swath.dashboard.server import Dashboard, is_loopback
-    from swath.dashboard.snapshot import gather
+    from swath.shared.snapshot import gather
 
     config, store = config_of(ctx), open_store(ctx)
     if once:

@@ -76,13 +76,6 @@ def example_export(export_type: str, config: Config, *, fmt: str = "csv",
             "segment_size": None}
 
 
-def extend(cli: click.Group) -> None:
-    for group, command in (("harvest", example), ("export", export_example)):
-        found = cli.commands[group]
-        assert isinstance(found, click.Group)
-        found.add_command(command, "example")
-
-
 @click.command()
 @click.argument("harvest_type", metavar="TYPE")
 @click.option("--seed", "seeds", multiple=True, help="Seed token to use instead of the example's; repeatable.")
@@ -110,7 +103,7 @@ def example(ctx: click.Context, harvest_type: str, seeds: tuple[str, ...], optio
     click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
 
 
-@click.command()
+@click.command("example")
 @click.argument("export_type", metavar="TYPE")
 @click.option("--format", "fmt", default="csv", show_default=True, help="An export format (as `swath demo --format`).")
 @click.option("--id", "export_id", default=None, help="The export id (default: example-export-TYPE-<UTC time>).")
@@ -133,3 +126,7 @@ def export_example(ctx: click.Context, export_type: str, fmt: str, export_id: st
     except InvalidMessage as exc:
         raise RequestError(exc.message, code=codes.BAD_REQUEST) from None
     click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
+
+
+# what `swath harvest` and `swath export` (swath/cli.py) hold from this module
+SUBCOMMANDS: dict[str, list[click.Command]] = {"harvest": [example], "export": [export_example]}

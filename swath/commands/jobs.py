@@ -10,21 +10,14 @@ from swath.commands.common import (
     JSON_OPTION,
     emit,
     handles_errors,
-    job_dict,
     open_requester,
     open_store,
 )
 from swath.commands.grouping import GROUP_OPTION, export_owner, record_export
+from swath.exporters.writers import FORMATS
+from swath.shared.records import job_dict
 from swath.store import repo
 from swath.store.models import Export, as_utc
-
-
-def extend(cli: click.Group) -> None:
-    harvest, export = cli.commands["harvest"], cli.commands["export"]
-    assert isinstance(harvest, click.Group) and isinstance(export, click.Group)
-    harvest.add_command(jobs)
-    for cmd in (export_start, export_status, export_list):
-        export.add_command(cmd)
 
 
 def _job_lines(d: dict[str, Any]) -> list[str]:
@@ -68,7 +61,7 @@ def export_dict(export: Export) -> dict[str, Any]:
 @click.option("--source", "source", default=None, help="Export the collection of this harvest source.")
 @click.option("--seed-uid", "seed_uids", multiple=True, help="Export these seed uids instead of a collection.")
 @click.option("--format", "fmt", default="csv", show_default=True,
-              type=click.Choice(["csv", "tsv", "xlsx", "json", "json_full", "dehydrate"]))
+              type=click.Choice(list(FORMATS)))
 @click.option("--path", default=None, help="Directory under the data root (default exports/<export id>).")
 @click.option("--dedupe", is_flag=True, help="Drop duplicate items.")
 @click.option("--segment-size", type=int, default=None, help="Items per file (default: one file).")
@@ -132,3 +125,8 @@ def export_list(ctx: click.Context, limit: int, as_json: bool) -> None:
         data = [export_dict(e) for e in repo.list_exports(s, limit=limit)]
     emit(data, as_json, "\n".join(f"{d['id']}  {d['status']:<17} {d['type']:<20} {d['path']}" for d in data)
          or "no exports")
+
+
+# what `swath harvest` and `swath export` (swath/cli.py) hold from this module
+SUBCOMMANDS: dict[str, list[click.Command]] = {"harvest": [jobs],
+                                               "export": [export_start, export_status, export_list]}

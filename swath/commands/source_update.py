@@ -6,16 +6,10 @@ import click
 
 from swath import source_settings
 from swath.commands.common import JSON_OPTION, emit, handles_errors, open_store
-from swath.commands.sources import source_dict
+from swath.shared.records import source_dict
 from swath.source_settings import parse_options, seeds_from
 from swath.store import repo
 from swath.store.models import PENDING
-
-
-def extend(cli: click.Group) -> None:
-    harvest = cli.commands["harvest"]
-    assert isinstance(harvest, click.Group)
-    harvest.add_command(update)
 
 
 @click.command()
@@ -39,3 +33,7 @@ def update(ctx: click.Context, source: str, seed_tokens: tuple[str, ...], seed_u
         data = source_dict(src)
     emit(data, as_json, f"source {data['name']} " + (f"updated; {data['validation']}" if changed else "unchanged")
          + (f"; next: swath harvest validate {data['name']}" if changed and data["validation"] == PENDING else ""))
+
+
+# what `swath harvest` and `swath export` (swath/cli.py) hold from this module
+SUBCOMMANDS: dict[str, list[click.Command]] = {"harvest": [update]}

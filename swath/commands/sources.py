@@ -1,14 +1,13 @@
 """`swath harvest create|sources|backends|validate|launch|schedule|unschedule|stop|cancel|attach|delete|purge`.
 
-udata's harvest namespace over swath's store and broker. The lead's `swath harvest` group gets these
-through `extend`; `swath harvest jobs` and `swath export start|status|list` live in swath/commands/jobs.py.
+udata's harvest namespace over swath's store and broker. The `swath harvest` group gets these
+through `SUBCOMMANDS`; `swath harvest jobs` and `swath export start|status|list` live in swath/commands/jobs.py.
 """
 
 from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -18,7 +17,6 @@ from swath.commands.common import (
     config_of,
     emit,
     handles_errors,
-    job_dict,
     open_requester,
     open_store,
 )
@@ -27,23 +25,10 @@ from swath.commands.grouping import GROUP_OPTION, create_in_group
 from swath.messages import codes
 from swath.purge import purge_expired, purge_sources
 from swath.requester import RequestError
+from swath.shared.records import job_dict, source_dict
 from swath.source_settings import check_source, credential_names, parse_options, seeds_from
 from swath.store import repo
 from swath.store.models import ACCEPTED, CANCELLED, Source, as_utc
-
-
-def source_dict(src: Source) -> dict[str, Any]:
-    """A source for output: credential references only, never values."""
-    return {
-        "id": src.id, "name": src.name, "type": src.harvest_type, "platform": src.platform,
-        "seeds": src.seeds, "options": src.options, "credentials": src.credentials,
-        "collection_set": src.collection_set_id, "collection": src.collection_id,
-        "validation": src.validation, "validation_comment": src.validation_comment,
-        "validated_at": as_utc(src.validated_at),
-        "schedule": ({"kind": src.schedule_kind, "expr": src.schedule_expr, "next_due": as_utc(src.next_due)}
-                     if src.schedule_kind else None),
-        "created_at": as_utc(src.created_at), "deleted_at": as_utc(src.deleted_at),
-    }
 
 
 def _schedule_text(src: Source) -> str:
@@ -51,14 +36,6 @@ def _schedule_text(src: Source) -> str:
         return "on demand"
     prefix = "every " if src.schedule_kind == "interval" else "cron "
     return f"{prefix}{src.schedule_expr} (next {as_utc(src.next_due) or '-'})"
-
-
-def extend(cli: click.Group) -> None:
-    """Add the source commands to the lead's `swath harvest` group."""
-    harvest = cli.commands["harvest"]
-    assert isinstance(harvest, click.Group)
-    for cmd in (create, sources, backends, validate, launch, schedule, unschedule, stop, cancel, attach, delete, purge):
-        harvest.add_command(cmd)
 
 
 @click.command()
@@ -281,3 +258,8 @@ def purge(ctx: click.Context, expired: bool, as_json: bool) -> None:
     with open_store(ctx).session() as s:
         done = purge_expired(s, config) if expired else purge_sources(s, config)
     emit(done.to_dict(), as_json, done.text())
+
+
+# what `swath harvest` and `swath export` (swath/cli.py) hold from this module
+SUBCOMMANDS: dict[str, list[click.Command]] = {"harvest": [
+    create, sources, backends, validate, launch, schedule, unschedule, stop, cancel, attach, delete, purge]}

@@ -15,8 +15,8 @@ from pathlib import Path
 import orjson
 
 from swath.core.config import Config
-from swath.dashboard.render import render
-from swath.dashboard.snapshot import gather
+from swath.shared.snapshot import gather
+from swath.shared.status_page import render
 from swath.store import Store
 from swath.store.models import utcnow
 

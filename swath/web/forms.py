@@ -12,8 +12,6 @@ from swath.core.errors import SwathError
 from swath.messages import codes, settings
 from swath.source_settings import SettingsRefused, seeds_from
 
-EXPORT_FORMATS = ("csv", "tsv", "xlsx", "json", "json_full", "dehydrate")
-
 
 @dataclass(frozen=True)
 class Field:

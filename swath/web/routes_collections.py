@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from swath import source_settings
 from swath.core.errors import SwathError
+from swath.exporters.writers import FORMATS
 from swath.messages import codes
 from swath.requester import STORED as STORED_MARK
 from swath.requester import Requester
@@ -137,7 +138,7 @@ def show_collection(ctx: Ctx) -> Response:
                       shown_seeds=shown, seed_page=page_no, seed_pages=pages, seeds_per_page=SEEDS_PER_PAGE,
                       exports=exports, fields=forms.option_fields(src.harvest_type, src.options),
                       stats=stats,
-                      export_types=export_types_for(src), formats=forms.EXPORT_FORMATS,
+                      export_types=export_types_for(src), formats=list(FORMATS),
                       previewable=previewable(src.harvest_type), shared_usable=shared,
                       shared_names={c.id: c.name for c in shared})
 

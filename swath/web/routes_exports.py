@@ -10,11 +10,11 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
 from swath.core.errors import SwathError
+from swath.exporters.writers import FORMATS
 from swath.messages import codes
 from swath.purge import export_folder
 from swath.store import repo, web_repo
 from swath.store.models import ACTIVE_STATES, Export, Source
-from swath.web import forms
 from swath.web.fields import date_time
 from swath.web.views import Ctx, action, page
 
@@ -47,7 +47,7 @@ def request_export(ctx: Ctx) -> Response:
     with ctx.store.session() as s:
         src, _cs = web_repo.get_collection(s, ctx.user, source_id)
     export_type, fmt = ctx.field("type"), ctx.field("format") or "csv"
-    if export_type not in export_types_for(src) or fmt not in forms.EXPORT_FORMATS:
+    if export_type not in export_types_for(src) or fmt not in FORMATS:
         raise SwathError("choose an export type and format from the lists", code=codes.BAD_REQUEST)
     segment = ctx.field("segment_size")
     if segment and not (segment.isdigit() and int(segment) > 0):

@@ -19,7 +19,7 @@ from swath.web.views import SECURITY_HEADERS, Ctx, action, admin_only, page
 @page
 def operations(ctx: Ctx) -> Response:
     admin_only(ctx)
-    from swath.dashboard.snapshot import gather
+    from swath.shared.snapshot import gather
 
     snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url)
     with ctx.store.session() as s:
@@ -33,8 +33,8 @@ def operations(ctx: Ctx) -> Response:
 def dead_letters(ctx: Ctx) -> tuple[list[dict[str, Any]], str | None]:
     """The first dead letters as `swath broker dead-letters list` shows them (ids to requeue by, credentials
     masked), left in the queue; or why they could not be read."""
-    from swath.dashboard.snapshot import PEEK_LIMIT
     from swath.messages.deadletters import DeadLetters
+    from swath.shared.snapshot import PEEK_LIMIT
 
     try:
         with DeadLetters.open(ctx.web.config) as letters:
@@ -61,8 +61,8 @@ def requeue(ctx: Ctx) -> Response:
 def status_page(ctx: Ctx) -> Response:
     """The read-only status page `swath dashboard` serves, here for a logged-in user: an admin sees everything
     (as the dashboard shows it), a member only the collection sets of their groups."""
-    from swath.dashboard.render import render
-    from swath.dashboard.snapshot import gather
+    from swath.shared.snapshot import gather
+    from swath.shared.status_page import render
     from swath.store.models import utcnow
 
     with ctx.store.session() as s:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from swath.commands.common import job_dict
+from swath.shared.records import job_dict
 from swath.store import repo, web_repo
 from swath.store.models import ACTIVE_STATES, Job
 from swath.web.views import Ctx, page

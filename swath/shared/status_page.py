@@ -1,4 +1,4 @@
-"""The status page: the web application's status template (its stylesheet, human dates and sizes, names beside
+"""The status page: its templates here (the web application's stylesheet, human dates and sizes, names beside
 ids). `swath dashboard` serves it reloading itself; `swath web` at /status, fetching its changing part
 (/status/live, static/live.js) instead of reloading the page."""
 
@@ -8,14 +8,13 @@ import functools
 
 from jinja2 import Environment
 
-from swath.dashboard.snapshot import Names, Snapshot
+from swath.shared import humanize
+from swath.shared.snapshot import Names, Snapshot
 
 
 @functools.cache
 def _environment() -> Environment:
-    from swath.web.templating import environment
-
-    return environment()
+    return humanize.environment("swath.shared")
 
 
 def render(snap: Snapshot, *, refresh: int | None, generated: str, live_url: str | None = None,

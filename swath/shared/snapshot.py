@@ -1,4 +1,5 @@
-"""What the dashboard shows, gathered in one pass: store rows and broker queue depths.
+"""What the status page shows (`swath dashboard`; the web at /status and /ops), gathered in one pass: store rows
+and broker queue depths.
 
 Queue depths come from the RabbitMQ management API when a URL is given, else from passive queue
 declares (message and consumer counts of the queues swath knows). Dead-lettered messages are peeked
@@ -19,13 +20,12 @@ import pika.exceptions
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from swath.commands.common import job_dict
-from swath.commands.sources import source_dict
 from swath.core.config import Config
 from swath.core.masking import masked
 from swath.messages.deadletters import DeadLetter
 from swath.messages.nodes import amqp_urls
 from swath.messages.topology import connection_parameters
+from swath.shared.records import job_dict, source_dict
 from swath.store import Store, repo
 from swath.store.models import ACTIVE_STATES, Export, Source, as_utc
 from swath.store.web_models import CollectionSet, ExportRequest
