@@ -17,7 +17,7 @@ from swath.store.models import Secret, Source
 from swath.store.web_models import WebSession
 from swath.web import auth
 from tests.test_requester_kit import pg_url  # noqa: F401
-from tests.webkit import PASSWORD, client, csrf_of, group_id, login, post, user, web_config
+from tests.webkit import PASSWORD, client, csrf_of, group_id, login, post, preview, user, web_config
 
 
 @pytest.fixture
@@ -291,7 +291,7 @@ def test_preview_is_a_dry_run_that_writes_nothing(web) -> None:
     with repository.server as server:
         collection = make_oai(c, set_id, seeds=f"{server.url}/oai")
         assert "Preview (dry run)" in c.get(collection).text  # before validation: it writes nothing
-        response = post(c, f"{collection}/preview", {}, page=collection)
+        response = preview(c, collection)
     assert response.status_code == 200, response.text
     assert f"{repository.count} done" in response.text and codes.DRY_RUN in response.text
     assert repository.pages_served == [1, 2, 3, 4]

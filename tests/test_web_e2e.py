@@ -148,7 +148,7 @@ def test_from_login_to_a_downloaded_export_in_chromium(config: Config, broker) -
         page.wait_for_url("**/collections/*")
         oai_url = page.url
         page.get_by_role("button", name="Preview (dry run)").click()  # before validation: it writes nothing
-        page.wait_for_url("**/preview")
+        page.wait_for_url("**/preview/*")  # the result's own page (Post/Redirect/Get)
         assert f"{oai.count} done" in page.locator("#totals").inner_text()
         shot(page, "04b-preview")
         oai_run = run_to_end(page, oai_url)

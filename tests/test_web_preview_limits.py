@@ -17,7 +17,7 @@ from swath.messages.worker import wait_for
 from swath.store import Store
 from tests.fakes.httpserver import FakeServer, Request, Response, end_chunks, write_chunk
 from tests.test_web import make_set
-from tests.webkit import login, post, user, web_config
+from tests.webkit import login, post, preview, user, web_config
 from tests.webprocess import web_process
 
 DRIP_BYTES = 120  # one a second: far longer than the preview's limit below
@@ -70,7 +70,7 @@ def test_a_dripping_endpoint_is_cut_at_the_preview_limit_and_previews_share_a_bo
         collection = new_collection(c, make_set(c, "Portals"), "ckan", drip.server.url)
 
         def first() -> None:
-            answers["first"] = post(c, f"{collection}/preview", {}, page=collection)
+            answers["first"] = preview(c, collection)
             answers["dripping"] = not drip.over.is_set()
 
         running = threading.Thread(target=first, name="test-preview")
@@ -96,7 +96,7 @@ def test_an_answer_the_preview_cannot_parse_is_named_by_its_code_not_shown(confi
     with web_process(config, SWATH_WEB_PREVIEW_SECONDS="60") as web, internal:
         c = member(config, web.url)
         collection = new_collection(c, make_set(c, "Catalogs"), "dcat", f"{internal.url}/notes")
-        page = post(c, f"{collection}/preview", {}, page=collection)
+        page = preview(c, collection)
     assert internal.requests_to("/notes"), "the preview never asked the endpoint"
     assert page.status_code == 200, page.text
     assert codes.BAD_RESPONSE in page.text

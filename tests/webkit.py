@@ -46,6 +46,16 @@ def post(c: TestClient, url: str, data: dict[str, Any], *, page: str = "/") -> A
     return c.post(url, data={"csrf": csrf_of(c.get(page).text), **data})
 
 
+def preview(c: Any, collection: str) -> Any:
+    """Run a collection's preview: its result page (the POST answers 303 to it: Post/Redirect/Get), or the
+    POST's own answer when it was refused."""
+    ran = post(c, f"{collection}/preview", {}, page=collection)
+    if ran.status_code != 303:
+        return ran
+    assert ran.headers["location"].startswith(f"{collection}/preview/"), ran.headers["location"]
+    return c.get(ran.headers["location"])
+
+
 def group_id(c: TestClient) -> str:
     found = re.search(r'<select id="set-group" name="group"><option value="([^"]+)"', c.get("/").text)
     assert found, "no group to choose on the home page"

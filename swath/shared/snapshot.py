@@ -17,7 +17,7 @@ from typing import Any
 
 import pika
 import pika.exceptions
-from sqlalchemy import select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from swath.core.config import Config
@@ -54,27 +54,40 @@ class Snapshot:
         return masked({k: v for k, v in self.__dict__.items() if k != "names"})
 
 
+@dataclass(frozen=True)
+class Window:
+    """A page of each list that grows with the installation: (offset, limit) of its sources and of its WARC
+    volume rows (the web's /status; the dashboard shows them whole)."""
+
+    sources: tuple[int, int]
+    volume: tuple[int, int]
+
+
 def gather(*, config: Config, store: Store, management_url: str | None = None, recent: int = 20,
-           sets: set[str] | None = None) -> Snapshot:
+           sets: set[str] | None = None, window: Window | None = None) -> Snapshot:
     """Everything (`sets` None: an operator's view), or only the rows of the collection sets in `sets`: their
     sources, runs, WARC volume and the exports asked for in them; no queues, dead letters or refused statuses,
-    which name other groups' work."""
+    which name other groups' work. With `window`, a page of the sources and of the volume rows."""
     with store.session() as s:
-        all_sources = [src for src in repo.list_sources(s, deleted=True)
-                       if sets is None or src.collection_set_id in sets]
-        set_rows = s.scalars(select(CollectionSet) if sets is None else select(CollectionSet).where(
-            CollectionSet.id.in_(sets)))
-        names = Names(sets={cs.id: cs.name for cs in set_rows}, sources=all_sources)
-        sources = [source_dict(src) for src in all_sources if src.deleted_at is None]
-        jobs = repo.list_jobs(s, limit=200, source_ids=None if sets is None else [src.id for src in all_sources])
+        query = _in_sets(select(Source).where(Source.deleted_at.is_(None)), sets).order_by(
+            Source.created_at, Source.name, Source.id)
+        listed = list(s.scalars(query if window is None else query.offset(window.sources[0]).limit(window.sources[1])))
+        sources = [source_dict(src) for src in listed]
+        jobs = repo.list_jobs(s, limit=200, set_ids=sets)
         active = [j for j in jobs if j.status in ACTIVE_STATES]
         done = [j for j in jobs if j.status not in ACTIVE_STATES][:recent]
         files = repo.warcs_of(s, [j.id for j in active + done])
-        volume = [{"collection_set": a, "collection": b, "warcs": n, "bytes": size}
-                  for a, b, n, size in repo.warc_volume(s) if sets is None or a in sets]
+        pages = {} if window is None else {"offset": window.volume[0], "limit": window.volume[1]}
+        volume_rows = repo.warc_volume(s, sets=sets, **pages)
+        volume = [{"collection_set": a, "collection": b, "warcs": n, "bytes": size} for a, b, n, size in volume_rows]
         exports = export_rows(s, repo.list_exports(s, limit=recent) if sets is None else list(s.scalars(
             select(Export).join(ExportRequest, ExportRequest.export_id == Export.id)
             .where(ExportRequest.collection_set_id.in_(sets)).order_by(Export.created_at.desc()).limit(recent))))
+        named = _named(s, sets, listed, source_ids={j.source_id for j in active + done if j.source_id},
+                       collections={b for _a, b, _n, _size in volume_rows} | {e["collection"] for e in exports})
+        set_ids = {src.collection_set_id for src in named}
+        names = Names(sets={cs.id: cs.name for cs in s.scalars(select(CollectionSet).where(
+            CollectionSet.id.in_(set_ids)))}, sources=named)
         total, rows = repo.rejected(s) if sets is None else (0, [])
         rejected = [{"routing_key": r.routing_key, "code": r.code, "message": r.message} for r in rows]
     snap = Snapshot(sources=sources, running=[job_dict(j, files[j.id]) for j in active],
@@ -91,6 +104,28 @@ def gather(*, config: Config, store: Store, management_url: str | None = None, r
     except (pika.exceptions.AMQPError, OSError, ValueError) as exc:
         snap.broker_error = f"{type(exc).__name__}: {exc}"
     return snap
+
+
+def _in_sets(query: Select[Any], sets: set[str] | None) -> Select[Any]:
+    return query if sets is None else query.where(Source.collection_set_id.in_(sets))
+
+
+def count_rows(store: Store, sets: set[str] | None) -> tuple[int, int]:
+    """(live sources, WARC volume rows) of the collection sets in `sets` (None: all): the lists Window pages."""
+    with store.session() as s:
+        sources = s.scalar(_in_sets(select(func.count()).select_from(Source).where(Source.deleted_at.is_(None)),
+                                    sets))
+        return int(sources or 0), repo.count_warc_volume(s, sets=sets)
+
+
+def _named(s: Session, sets: set[str] | None, listed: list[Source], *, source_ids: set[str],
+           collections: set[str | None]) -> list[Source]:
+    """The sources whose names the page shows: those listed, and (deleted ones too) those of the runs, volume
+    rows and exports shown; not every source of the installation."""
+    wanted = {c for c in collections if c}
+    found = s.scalars(_in_sets(select(Source).where(or_(Source.id.in_(source_ids - {src.id for src in listed}),
+                                                        Source.collection_id.in_(wanted))), sets))
+    return list({src.id: src for src in [*listed, *found]}.values())
 
 
 class Names:

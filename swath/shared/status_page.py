@@ -5,6 +5,7 @@ ids). `swath dashboard` serves it reloading itself; `swath web` at /status, fetc
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from jinja2 import Environment
 
@@ -18,9 +19,10 @@ def _environment() -> Environment:
 
 
 def render(snap: Snapshot, *, refresh: int | None, generated: str, live_url: str | None = None,
-           part: bool = False) -> str:
+           part: bool = False, pages: dict[str, Any] | None = None) -> str:
     """The page; it reloads every `refresh` s, or (the web's) fetches its changing part from `live_url`. `part`:
-    only that part (status_body.html)."""
+    only that part (status_body.html). `pages`: the pagers (swath/web/paging.py) of the lists the snapshot
+    holds a page of."""
     return _environment().get_template("status_body.html" if part else "status.html").render(
         snap=snap, names=snap.names or Names(sets={}, sources=[]), refresh=refresh, generated=generated,
-        live_url=live_url)
+        live_url=live_url, pages=pages or {})

@@ -104,7 +104,8 @@ class Job(Base):
     """One harvest: written when launched (the outbox row), then updated from harvest.status messages."""
 
     __tablename__ = "jobs"
-    __table_args__ = (UniqueConstraint("source_id", "scheduled_for", name="uq_jobs_source_slot"),)
+    __table_args__ = (UniqueConstraint("source_id", "scheduled_for", name="uq_jobs_source_slot"),
+                      Index("ix_jobs_created_at", "created_at"))  # the newest runs, without sorting them all
 
     id: Mapped[str] = mapped_column(String(200), primary_key=True)  # the harvest id
     source_id: Mapped[str | None] = mapped_column(ForeignKey("sources.id", ondelete="SET NULL"), index=True)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, TypeVar
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -234,9 +234,13 @@ def cancel_job(s: Session, job: Job) -> None:
 
 
 def list_jobs(s: Session, *, source_id: str | None = None, status: str | None = None,
-              limit: int = 50, source_ids: list[str] | None = None) -> list[Job]:
-    """The newest jobs; of one source, or of the sources in `source_ids` (when it is not None)."""
+              limit: int = 50, source_ids: list[str] | None = None,
+              set_ids: Collection[str] | None = None) -> list[Job]:
+    """The newest jobs; of one source, or of the sources in `source_ids`, or of the sources of the collection
+    sets in `set_ids` (when they are not None)."""
     query = select(Job).order_by(Job.created_at.desc(), Job.id).limit(limit)
+    if set_ids is not None:  # a join, not a list of sources: the newest are read from ix_jobs_created_at
+        query = query.join(Source, Source.id == Job.source_id).where(Source.collection_set_id.in_(set_ids))
     if source_id:
         query = query.where(Job.source_id == source_id)
     if source_ids is not None:
@@ -384,12 +388,27 @@ def warcs_for_collection(s: Session, collection_id: str | None = None) -> list[W
     return list(s.scalars(query))
 
 
-def warc_volume(s: Session) -> list[tuple[str, str, int, int]]:
-    """(collection_set_id, collection_id, WARC count, bytes) per collection."""
-    rows = s.execute(select(Warc.collection_set_id, Warc.collection_id, func.count(), func.sum(Warc.bytes))
-                     .group_by(Warc.collection_set_id, Warc.collection_id)
-                     .order_by(Warc.collection_set_id, Warc.collection_id))
+def warc_volume(s: Session, *, sets: Collection[str] | None = None, offset: int = 0,
+                limit: int | None = None) -> list[tuple[str, str, int, int]]:
+    """(collection_set_id, collection_id, WARC count, bytes) per collection; of the collection sets in `sets`
+    (None: all), a page of them from `offset` when `limit` is given."""
+    rows = s.execute(_volume(select(Warc.collection_set_id, Warc.collection_id, func.count(), func.sum(Warc.bytes)),
+                             sets).order_by(Warc.collection_set_id, Warc.collection_id).offset(offset).limit(limit))
     return [(a, b, int(n), int(total or 0)) for a, b, n, total in rows]
+
+
+AnySelect = TypeVar("AnySelect", bound="Select[*tuple[Any, ...]]")  # a select of any columns
+
+
+def count_warc_volume(s: Session, *, sets: Collection[str] | None = None) -> int:
+    """How many rows warc_volume has."""
+    return int(s.scalar(select(func.count()).select_from(_volume(select(Warc.collection_id), sets).subquery())) or 0)
+
+
+def _volume(query: AnySelect, sets: Collection[str] | None) -> AnySelect:
+    if sets is not None:
+        query = query.where(Warc.collection_set_id.in_(sets))
+    return query.group_by(Warc.collection_set_id, Warc.collection_id)
 
 
 def rejected(s: Session, *, limit: int = 20) -> tuple[int, list[Rejected]]:

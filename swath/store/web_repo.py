@@ -12,7 +12,7 @@ from sqlalchemy import Select, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from swath.store.models import Export, Job, Source, utcnow
-from swath.store.repo import Conflict, NotFound, new_id
+from swath.store.repo import AnySelect, Conflict, NotFound, new_id
 from swath.store.web_models import (
     Change,
     CollectionSet,
@@ -188,10 +188,22 @@ def only_visible(s: Session, user: User, query: Select[Any], group_id: Any) -> S
     return query if groups is None else query.where(group_id.in_(groups))
 
 
-def list_sets(s: Session, user: User) -> list[CollectionSet]:
+def list_sets(s: Session, user: User, *, offset: int = 0, limit: int | None = None) -> list[CollectionSet]:
+    """The sets `user` sees, active ones first, by name; a page of them from `offset` when `limit` is given."""
     query = select(CollectionSet).where(CollectionSet.purge_after.is_(None)).order_by(  # deleted: gone
-        CollectionSet.deactivated_at.is_not(None), CollectionSet.name)
-    return list(s.scalars(only_visible(s, user, query, CollectionSet.group_id)))
+        CollectionSet.deactivated_at.is_not(None), CollectionSet.name, CollectionSet.id)
+    return list(s.scalars(only_visible(s, user, query, CollectionSet.group_id).offset(offset).limit(limit)))
+
+
+def count_sets(s: Session, user: User) -> int:
+    return int(s.scalar(only_visible(s, user, select(func.count()).select_from(CollectionSet).where(
+        CollectionSet.purge_after.is_(None)), CollectionSet.group_id)) or 0)
+
+
+def visible_set_ids(s: Session, user: User) -> Select[Any]:
+    """The ids of the sets `user` sees, as a subquery for `in_` (the database filters; no list of ids is sent)."""
+    return only_visible(s, user, select(CollectionSet.id).where(CollectionSet.purge_after.is_(None)),
+                        CollectionSet.group_id)
 
 
 def get_set(s: Session, user: User, set_id: str) -> CollectionSet:
@@ -259,7 +271,7 @@ def active_counts(s: Session, set_ids: list[str]) -> dict[str, int]:
     return {set_id: int(n) for set_id, n in rows}
 
 
-def recent_runs(s: Session, set_ids: list[str], limit: int) -> list[tuple[Job, Source]]:
+def recent_runs(s: Session, set_ids: list[str] | Select[Any], limit: int) -> list[tuple[Job, Source]]:
     """The newest runs of the collections of these sets, with their collection."""
     return [(job, src) for job, src in s.execute(
         select(Job, Source).join(Source, Source.id == Job.source_id).where(Source.collection_set_id.in_(set_ids))
@@ -305,21 +317,29 @@ def add_export_request(s: Session, *, export_id: str, set_id: str, source_id: st
     s.add(ExportRequest(export_id=export_id, collection_set_id=set_id, source_id=source_id, user_name=user))
 
 
-def export_requests(s: Session, user: User, *, source_id: str | None = None,
-                    limit: int = 100) -> list[tuple[Export, ExportRequest]]:
-    """The exports asked for in the collection sets `user` sees; an admin's list (of no one collection) also has
-    those asked on the command line, by "command line"."""
+def export_requests(s: Session, user: User, *, source_id: str | None = None, limit: int = 100,
+                    offset: int = 0) -> list[tuple[Export, ExportRequest]]:
+    """The exports asked for in the collection sets `user` sees, newest first; an admin's list (of no one
+    collection) also has those asked on the command line, by "command line"."""
+    query = _export_requests(s, user, select(Export, ExportRequest), source_id).order_by(
+        Export.created_at.desc(), Export.id).offset(offset).limit(limit)
+    return [(e, r or _command_line(e)) for e, r in s.execute(query)]
+
+
+def count_export_requests(s: Session, user: User) -> int:
+    return int(s.scalar(_export_requests(s, user, select(func.count(Export.id)), None)) or 0)
+
+
+def _export_requests(s: Session, user: User, query: AnySelect, source_id: str | None) -> AnySelect:
     groups = visible_group_ids(s, user)
     everything = groups is None and source_id is None
-    query = (select(Export, ExportRequest).join(ExportRequest, ExportRequest.export_id == Export.id,
-                                                isouter=everything)
-             .order_by(Export.created_at.desc()).limit(limit))
+    query = query.select_from(Export).join(ExportRequest, ExportRequest.export_id == Export.id, isouter=everything)
     if groups is not None:
         query = query.join(CollectionSet, CollectionSet.id == ExportRequest.collection_set_id).where(
             CollectionSet.group_id.in_(groups))
     if source_id is not None:
         query = query.where(ExportRequest.source_id == source_id)
-    return [(e, r or _command_line(e)) for e, r in s.execute(query)]
+    return query
 
 
 def _command_line(export: Export) -> ExportRequest:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from starlette.requests import Request
 
 from swath.core.errors import SwathError
 from swath.messages import codes
@@ -34,6 +35,14 @@ _hasher = PasswordHasher()  # argon2id with the library's RFC 9106 low-memory pr
 MAX_AUTO_SLOTS = 3  # auto, on any machine: 3 x 64 MiB keeps 30 logins at once under +300 MiB
 MEMORY_PER_SLOT = 1024 ** 3  # auto: one slot per GiB of physical memory, so hashing takes at most 1/16 of it
 WAITING_PER_SLOT = 8  # logins that may wait for a slot, per slot; more are refused at once
+
+
+def secure(request: Request) -> bool:
+    """Whether cookies are set `Secure`: as the Web says, or (None) when the request came over https."""
+    web = request.app.state.web
+    if web.secure_cookies is not None:
+        return bool(web.secure_cookies)
+    return request.url.scheme == "https" or request.headers.get("x-forwarded-proto") == "https"
 
 
 def hash_slots(cores: int | None = None, memory: int | None = None) -> int:

@@ -13,24 +13,19 @@ from starlette.routing import Route
 from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import web_repo
-from swath.web import auth
+from swath.web import auth, kept_forms
 from swath.web.views import Ctx, action, page, render
 
 LOGIN_CSRF = "swath_login_csrf"
 
 
-def secure(request: Request) -> bool:
-    web = request.app.state.web
-    if web.secure_cookies is not None:
-        return bool(web.secure_cookies)
-    return request.url.scheme == "https" or request.headers.get("x-forwarded-proto") == "https"
-
-
 async def login_form(request: Request) -> Response:
     token = request.cookies.get(LOGIN_CSRF) or secrets.token_urlsafe(32)
+    kept = request.cookies.get(kept_forms.COOKIE)  # a form sent after the session ended waits for this login
     response = render(request.app.state.web, "login.html", csrf=token, next=_next(request.query_params.get("next")),
-                      user=None)
-    response.set_cookie(LOGIN_CSRF, token, httponly=True, samesite="lax", secure=secure(request), path="/login")
+                      user=None, notice="Your session has ended: log in again and the form you sent comes back "
+                      "with what you typed." if kept else None)
+    response.set_cookie(LOGIN_CSRF, token, httponly=True, samesite="lax", secure=auth.secure(request), path="/login")
     return response
 
 
@@ -58,7 +53,7 @@ async def login_post(request: Request) -> Response:
                       error=exc.message, name=name, user=None)
     response = RedirectResponse(_next(str(form.get("next", ""))), status_code=303)
     response.set_cookie(auth.COOKIE, done.token, max_age=int(auth.LIFETIME.total_seconds()), httponly=True,
-                        samesite="lax", secure=secure(request), path="/")
+                        samesite="lax", secure=auth.secure(request), path="/")
     response.delete_cookie(LOGIN_CSRF, path="/login")
     return response
 

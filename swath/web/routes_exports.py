@@ -16,6 +16,7 @@ from swath.purge import export_folder
 from swath.store import repo, web_repo
 from swath.store.models import ACTIVE_STATES, Export, Source
 from swath.web.fields import date_time
+from swath.web.paging import pager
 from swath.web.views import Ctx, action, page
 
 DATES = {"item_date_start": "Items from", "item_date_end": "Items until", "harvest_date_start": "Harvested from",
@@ -86,10 +87,11 @@ def chosen_seeds(ctx: Ctx, src: Source) -> list[dict[str, str]]:
 @page
 def list_exports(ctx: Ctx) -> Response:
     with ctx.store.session() as s:
-        rows = web_repo.export_requests(s, ctx.user)
+        pages = pager(ctx.request, "page", web_repo.count_export_requests(s, ctx.user))
+        rows = web_repo.export_requests(s, ctx.user, offset=pages.offset, limit=pages.per_page)
         wanted = {r.source_id for _e, r in rows if r.source_id}
         names = {src.id: src.name for src in s.scalars(select(Source).where(Source.id.in_(wanted)))}
-    return ctx.render("exports.html", rows=rows, names=names)
+    return ctx.render("exports.html", rows=rows, names=names, pages=pages)
 
 
 def files_of(ctx: Ctx, export: Export) -> list[tuple[str, int]]:

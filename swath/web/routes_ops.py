@@ -13,6 +13,7 @@ from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import repo, web_repo
 from swath.web.ops_services import services_and_disk
+from swath.web.paging import pager
 from swath.web.views import SECURITY_HEADERS, Ctx, action, admin_only, page
 
 
@@ -61,16 +62,22 @@ def requeue(ctx: Ctx) -> Response:
 def status_page(ctx: Ctx) -> Response:
     """The read-only status page `swath dashboard` serves, here for a logged-in user: an admin sees everything
     (as the dashboard shows it), a member only the collection sets of their groups."""
-    from swath.shared.snapshot import gather
+    from swath.shared.snapshot import Window, count_rows, gather
     from swath.shared.status_page import render
     from swath.store.models import utcnow
 
     with ctx.store.session() as s:
-        sets = None if ctx.user.is_admin else {cs.id for cs in web_repo.list_sets(s, ctx.user)}
-    snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url, sets=sets)
+        sets = None if ctx.user.is_admin else set(s.scalars(web_repo.visible_set_ids(s, ctx.user)))
+    sources, volume = count_rows(ctx.store, sets)  # the two lists that grow with the installation come in pages
+    pages = {"sources": pager(ctx.request, "sources", sources, path="/status"),
+             "volume": pager(ctx.request, "volume", volume, path="/status")}
+    snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url, sets=sets,
+                  window=Window(**{k: (p.offset, p.per_page) for k, p in pages.items()}))
     part = ctx.request.url.path.endswith("/live")  # no meta refresh: the page fetches this part (live.js)
+    query = ctx.request.url.query  # the live part shows the same pages
     return HTMLResponse(render(snap, refresh=None, generated=utcnow().isoformat(timespec="seconds") + "Z",
-                               live_url="/status/live", part=part), headers={**SECURITY_HEADERS, "X-Swath-Final": "0"})
+                               live_url="/status/live" + (f"?{query}" if query else ""), part=part, pages=pages),
+                        headers={**SECURITY_HEADERS, "X-Swath-Final": "0"})
 
 
 ROUTES = [

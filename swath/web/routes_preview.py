@@ -26,8 +26,9 @@ from swath.core.jobs import JobContext
 from swath.core.paths import harvest_path
 from swath.messages import codes, settings
 from swath.store import repo, web_repo
+from swath.store.repo import NotFound
 from swath.web.slots import Slots
-from swath.web.views import Ctx, action
+from swath.web.views import Ctx, action, page
 
 STOP_BEFORE = 0.2  # the run is stopped this share of the limit before the page answers, to report what it found
 PREVIEWS = ".swath/previews"  # inside the data root; the preview's folder is removed after it ran
@@ -100,16 +101,33 @@ class _Run:
 
 @action
 def preview(ctx: Ctx) -> Response:
+    """Runs the preview, then sends the browser to its result (Post/Redirect/Get: a reload shows the result
+    again, it does not run the preview again)."""
     source_id = ctx.request.path_params["source_id"]
     status = run_preview(ctx, source_id)
     with ctx.store.session() as s:
-        src, cs = web_repo.get_collection(s, ctx.user, source_id)
+        src, _cs = web_repo.get_collection(s, ctx.user, source_id)
         web_repo.log_change(s, set_id=src.collection_set_id, source_id=src.id, user=ctx.user.name,
                             action="previewed", detail=status.get("status", ""))
     items, status["infos"] = first_items(status.get("infos") or [])
     for kind in ("errors", "warnings", "infos"):
         status[kind] = [shown(note) for note in status.get(kind) or []]
-    return ctx.render("preview.html", src=src, cs=cs, outcome=status, items=items,
+    token = ctx.web.preview_results.put({"user": ctx.user.id, "source": source_id, "outcome": status,
+                                         "items": items})
+    return ctx.redirect(f"/collections/{source_id}/preview/{token}")
+
+
+@page
+def preview_result(ctx: Ctx) -> Response:
+    """A preview's result, for the user who ran it (anyone else, or after it expired: 404)."""
+    source_id = ctx.request.path_params["source_id"]
+    kept = ctx.web.preview_results.get(ctx.request.path_params["token"])
+    if kept is None or kept["user"] != ctx.user.id or kept["source"] != source_id:
+        raise NotFound("this preview's result is no longer kept (results are kept for 30 minutes): run the "
+                       "preview again from the collection's page")
+    with ctx.store.session() as s:
+        src, cs = web_repo.get_collection(s, ctx.user, source_id)
+    return ctx.render("preview.html", src=src, cs=cs, outcome=kept["outcome"], items=kept["items"],
                       seconds=int(ctx.web.config.web_preview_seconds))
 
 
@@ -142,4 +160,5 @@ def first_items(infos: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
     return items, others
 
 
-ROUTES = [Route("/collections/{source_id}/preview", preview, methods=["POST"])]
+ROUTES = [Route("/collections/{source_id}/preview", preview, methods=["POST"]),
+          Route("/collections/{source_id}/preview/{token}", preview_result, methods=["GET"])]

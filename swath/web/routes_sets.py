@@ -13,6 +13,7 @@ from swath.store import repo, web_repo
 from swath.store.models import utcnow
 from swath.store.web_models import Group
 from swath.web import fields
+from swath.web.paging import pager
 from swath.web.views import Ctx, action, page
 
 RECENT_RUNS = 15
@@ -30,18 +31,19 @@ def home(ctx: Ctx) -> Response:
 def _home(ctx: Ctx, *, set_error: str | None = None) -> Response:
     """The list of sets; with `set_error`, the new-set form refused, shown again with what was typed."""
     with ctx.store.session() as s:
-        sets = web_repo.list_sets(s, ctx.user)
-        visible = [cs.id for cs in sets]
-        counts = web_repo.active_counts(s, visible)
+        pages = pager(ctx.request, "page", web_repo.count_sets(s, ctx.user))
+        sets = web_repo.list_sets(s, ctx.user, offset=pages.offset, limit=pages.per_page)
+        counts = web_repo.active_counts(s, [cs.id for cs in sets])
         groups = {g.id: g.name for g in web_repo.list_groups(s)}
         mine = _groups_for(ctx, s)
-        recent = web_repo.recent_runs(s, visible, RECENT_RUNS)
+        recent = web_repo.recent_runs(s, web_repo.visible_set_ids(s, ctx.user), RECENT_RUNS)
         runs, sources = [job for job, _src in recent], {src.id: src for _job, src in recent}
         # an admin also sees the sources made on the command line, in no collection set of the web
         loose = web_repo.command_line_sources(s) if ctx.user.is_admin else []
     typed = {k: ctx.field(k) for k in ("name", "id", "group", "description")} if set_error else {}
-    return ctx.render("home.html", status=400 if set_error else 200, sets=sets, counts=counts, groups=groups,
-                      my_groups=mine, runs=runs, sources=sources, set_error=set_error, typed=typed, loose=loose)
+    return ctx.render("home.html", status=400 if set_error else 200, sets=sets, pages=pages, counts=counts,
+                      groups=groups, my_groups=mine, runs=runs, sources=sources, set_error=set_error, typed=typed,
+                      loose=loose)
 
 
 @action

@@ -24,6 +24,7 @@ from swath.messages import codes
 from swath.store import web_repo
 from swath.store.repo import NotFound
 from swath.store.web_models import User, WebSession
+from swath.web import kept_forms
 from swath.web.advice import back_to, for_browser
 from swath.web.auth import COOKIE
 from swath.web.state import Web
@@ -39,6 +40,7 @@ class Ctx:
     user: User
     session: WebSession
     form: FormData | None
+    kept_form: dict[str, Any] | None = None  # a form sent after its session ended, to fill in again (kept_forms)
 
     @property
     def store(self) -> Any:
@@ -52,6 +54,9 @@ class Ctx:
         if "notice" not in values and self.session.flash:  # the message of the change that led here
             with self.store.session() as s:
                 values["notice"] = web_repo.take_flash(s, self.session)
+        if self.kept_form is not None:
+            values.setdefault("notice", kept_forms.NOTICE)
+            values["kept_form"] = {"action": self.kept_form["action"], "fields": self.kept_form["fields"]}
         return render(self.web, template, status=status, user=self.user, csrf=self.session.csrf,
                       path=self.request.url.path, **values)
 
@@ -90,19 +95,27 @@ def page(fn: Endpoint) -> Callable[[Request], Any]:
         found = await run_in_threadpool(_session_of, request)
         if found is None:
             return RedirectResponse("/login?next=" + quote(request.url.path), status_code=303)
-        return await run_in_threadpool(_run, fn, request, None, found)
+        kept = kept_forms.take(request)  # the form this page had when its session ended, if any
+        response = await run_in_threadpool(_run, fn, request, None, found, kept)
+        if kept is not None:
+            response.delete_cookie(kept_forms.COOKIE, path="/")  # given once
+        return response
 
     return endpoint
 
 
 def action(fn: Endpoint) -> Callable[[Request], Any]:
     """A POST endpoint for a logged-in user; refused unless the form carries the session's CSRF token. The
-    session is checked before the form is read: a post without one is answered unread."""
+    session is checked before the form is read: a post without one is answered unread, unless it came from a
+    page of this site (its form is kept while the user logs in again: kept_forms.py)."""
 
     @functools.wraps(fn)
     async def endpoint(request: Request) -> Response:
         found = await run_in_threadpool(_session_of, request)
-        if found is None:  # a post from a page whose session ended: say so rather than redirect
+        back = kept_forms.page_sent_from(request) if found is None and kept_forms.keepable(request) else None
+        if back is not None:
+            return await kept_forms.keep(request, back, max_fields=MAX_FIELDS)
+        if found is None:  # a post whose session ended, from elsewhere: say so rather than redirect
             response = error_page(request.app.state.web, 403, codes.WEB_CSRF, "your session has ended; log in again")
             response.headers["Connection"] = "close"  # the unread body goes with the connection
             return response
@@ -120,7 +133,8 @@ def _session_of(request: Request) -> tuple[WebSession, User] | None:
         return web_repo.session_user(s, token)
 
 
-def _run(fn: Endpoint, request: Request, form: FormData | None, found: tuple[WebSession, User]) -> Response:
+def _run(fn: Endpoint, request: Request, form: FormData | None, found: tuple[WebSession, User],
+         kept: dict[str, Any] | None = None) -> Response:
     web: Web = request.app.state.web
     session, user = found
     if form is not None:
@@ -128,7 +142,7 @@ def _run(fn: Endpoint, request: Request, form: FormData | None, found: tuple[Web
         if not isinstance(sent, str) or not hmac.compare_digest(sent, session.csrf):
             return error_page(web, 403, codes.WEB_CSRF, "this form is not from a page of this session; reload the "
                               "page and send it again", user=user, csrf=session.csrf)
-    ctx = Ctx(request=request, web=web, user=user, session=session, form=form)
+    ctx = Ctx(request=request, web=web, user=user, session=session, form=form, kept_form=kept)
     try:
         return fn(ctx)
     except NotFound as exc:
