@@ -75,6 +75,7 @@ class Platform:
     harvester_service: str = ""  # status messages' "service"; set only where it is not "<title> Harvester"
     exporter_service: str = ""
     api_url: str = ""  # the API root by default; SWATH_<NAME>_API_URL replaces it (compatible services, tests)
+    api_about: str = ""  # what that root serves, for docs/configuration.md's table (python -m swath.generate)
     backend: str = ""  # "module:Class" of its harvesters.backends.Backend, for a metadata-protocol platform
     # JSON Schema of the harvest.start `options` it reads (checked at `harvest create` and in harvest.start);
     # empty: not declared, anything goes
@@ -165,6 +166,8 @@ def _problems(p: Platform) -> list[str]:
         problems.append("an export type needs at least one item source")
     if p.api_url and not p.api_url.startswith(("http://", "https://")):
         problems.append("api_url must be an http(s) URL")
+    if p.api_url and not p.api_about:
+        problems.append("api_url needs api_about: what the root serves (docs/configuration.md's table)")
     if p.options and p.options.get("type") != "object":
         problems.append("options must be a JSON Schema of type object")
     problems += [f"type {k.name!r}: seed token must be one of {', '.join(SEED_TOKENS)}"

@@ -26,6 +26,8 @@ PLATFORM = Platform(
     export_types=tuple(ExportKind(name=name, sources=_POSTS) for name in
                        ("bluesky_author_feed", "bluesky_search", "bluesky_feed", "bluesky_jetstream")),
     api_url="https://bsky.social",
+    api_about=("the XRPC root the atproto SDK talks to (`/xrpc/...`; login, feeds, search); "
+               "Jetstream's URL is the `jetstream_url` option"),
     login_names=("identifier",),  # the handle or e-mail: public; `app_password` and the session JWTs are secrets
     options=options(
         incremental={"type": "boolean", "description": "continue after the newest post of the last run"},

@@ -12,6 +12,7 @@ PLATFORM = Platform(
                                seeds=Seeds(example=({"id": "loc", "token": "library_of_congress"},))),),
     export_types=(ExportKind(name="flickr_user", sources=("swath.exporters.flickr:Flickr",)),),
     api_url="https://api.flickr.com",
+    api_about="the Flickr REST root flickrapi talks to (`/services/rest/`)",
     options=with_sfm_ui_keys(options(
         incremental={"type": "boolean", "description": "stop at the newest photo of the last run"},
         sizes={"type": "array", "items": {"type": "string"},

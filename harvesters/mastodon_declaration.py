@@ -24,6 +24,7 @@ PLATFORM = Platform(
     ),
     export_types=tuple(ExportKind(name=name, sources=("swath.exporters.mastodon:Mastodon",)) for name in TYPES),
     api_url="https://mastodon.social",
+    api_about="the Mastodon instance a seed reads when it names none; seeds may name any other instance themselves",
     options=options(
         incremental={"type": "boolean", "description": "fetch only posts newer than the newest of the last run"},
         local={"type": "boolean", "description": "only the instance's own posts (hashtag and public timelines, "

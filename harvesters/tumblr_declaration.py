@@ -12,6 +12,7 @@ PLATFORM = Platform(
                                seeds=Seeds(example=({"id": "gwu-libraries", "uid": "gwulibraries"},))),),
     export_types=(ExportKind(name="tumblr_blog_posts", sources=("swath.exporters.tumblr:Tumblr",)),),
     api_url="https://api.tumblr.com",
+    api_about="the Tumblr API v2 root (`/v2/blog/<host>/posts`)",
     options=with_sfm_ui_keys(options(incremental={"type": "boolean",
                                                   "description": "stop at the newest post of the last run"})),
     credentials=(("api_key",),),

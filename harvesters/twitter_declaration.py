@@ -32,6 +32,7 @@ PLATFORM = Platform(
           ("twitter_search_2", "twitter_academic_search", "twitter_user_timeline_2", "twitter_filter_stream")),
     ),
     api_url="https://api.twitter.com",
+    api_about="the Twitter API v2 root twarc talks to (search, users, timelines, streams, `oauth2/token`)",
     options=with_sfm_ui_keys(options(incremental={"type": "boolean",
                                                   "description": "continue after the newest tweet of the last run"})),
     credentials=(("bearer_token",), ("consumer_key", "consumer_secret")),

@@ -1,6 +1,6 @@
-"""Rewrite what is derived from the platform declarations: docker-compose.yml's workers and docs/platforms.md.
+"""Rewrite what is derived from the platform declarations: compose workers, platform docs, API root lists.
 
-    python -m swath.generate            # rewrite both in this checkout
+    python -m swath.generate            # rewrite every generated part (PARTS) in this checkout
     python -m swath.generate --check    # exit 1 naming the stale files (tests/test_generated.py runs this)
 
 Only the text between the marker lines is written; everything around it stays as people wrote it.
@@ -20,10 +20,19 @@ from swath.core.platforms import Platform
 ROOT = Path(__file__).resolve().parents[1]  # the checkout (an editable install): a developer's tool
 COMPOSE = "docker-compose.yml"
 DOCS = "docs/platforms.md"
+CONFIG = "docs/configuration.md"
+HARVEST_TYPES = "docs/harvest-types.md"
+
+
+def _md_markers(part: str) -> tuple[str, str]:
+    return f"<!-- >>> {part}: written by `python -m swath.generate`, do not edit -->\n", f"<!-- <<< {part} -->\n"
+
+
 COMPOSE_MARKERS = ("  # >>> worker services: written by `python -m swath.generate`, do not edit\n",
                    "  # <<< worker services\n")
-DOCS_MARKERS = ("<!-- >>> platforms: written by `python -m swath.generate`, do not edit -->\n",
-                "<!-- <<< platforms -->\n")
+DOCS_MARKERS = _md_markers("platforms")
+API_TABLE_MARKERS = _md_markers("API roots")
+API_LIST_MARKERS = _md_markers("API root list")
 
 
 class MissingMarkers(ValueError):
@@ -62,6 +71,19 @@ def docs_tables(platforms: list[Platform]) -> str:
                       *options]) + "\n"
 
 
+def api_table(platforms: list[Platform]) -> str:
+    """docs/configuration.md: every variable that moves an API root, its default and what it replaces."""
+    with_api = [p for p in platforms if p.api_url]
+    rows = ["| Variable | Default | What it replaces |", "|---|---|---|"]
+    rows += [f"| `{p.api_url_env}` | `{p.api_url}` | {p.api_about} |" for p in with_api]
+    return "\n".join([f"`SWATH_<PLATFORM>_API_URL` replaces the API root of a platform that declares one "
+                      f"(today {api_list(platforms)}).", "", *rows]) + "\n"
+
+
+def api_list(platforms: list[Platform]) -> str:
+    return ", ".join(f"`{p.api_url_env}`" for p in platforms if p.api_url)
+
+
 def _with_worker(types: str, platform: str, role: str, service: str) -> str:
     return f"{types}<br>`{platform}_{role}`, \"{service}\"" if types else "—"
 
@@ -78,15 +100,25 @@ def _json(value: Any) -> str:
     return "true" if value is True else "false" if value is False else str(value)
 
 
-def rendered(root: Path) -> dict[Path, str]:
-    """Each generated file as it should read now."""
+def parts() -> list[tuple[str, tuple[str, str], str]]:
+    """Each generated part as (file, its markers, what goes between them); a file may hold several."""
     from swath.services import all_services
 
-    compose, docs = root / COMPOSE, root / DOCS
-    return {
-        compose: replace_between(compose.read_text(), COMPOSE_MARKERS, compose_workers(all_services()), name=COMPOSE),
-        docs: replace_between(docs.read_text(), DOCS_MARKERS, docs_tables(discovery.platforms()), name=DOCS),
-    }
+    platforms = discovery.platforms()
+    return [(COMPOSE, COMPOSE_MARKERS, compose_workers(all_services())),
+            (DOCS, DOCS_MARKERS, docs_tables(platforms)),
+            (CONFIG, API_TABLE_MARKERS, api_table(platforms)),
+            (HARVEST_TYPES, API_LIST_MARKERS,
+             f"API roots: {api_list(platforms)} (see [configuration](configuration.md)).\n")]
+
+
+def rendered(root: Path) -> dict[Path, str]:
+    """Each generated file as it should read now."""
+    texts: dict[Path, str] = {}
+    for name, markers, body in parts():
+        path = root / name
+        texts[path] = replace_between(texts.get(path) or path.read_text(), markers, body, name=name)
+    return texts
 
 
 def stale(root: Path) -> list[Path]:

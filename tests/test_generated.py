@@ -1,4 +1,4 @@
-"""docker-compose.yml's worker services and docs/platforms.md are current with the platform declarations."""
+"""Every part `python -m swath.generate` writes (compose workers, platform docs, API root lists) is current."""
 
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ def test_the_generated_files_are_current():
 
 
 def copy_with_generated_parts_emptied(tmp_path: Path) -> Path:
-    for name, markers in ((generate.COMPOSE, generate.COMPOSE_MARKERS), (generate.DOCS, generate.DOCS_MARKERS)):
+    for name, markers, _ in generate.parts():
         target = tmp_path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ROOT / name, target)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / name, target)
         target.write_text(generate.replace_between(target.read_text(), markers, "", name=name))
     return tmp_path
 
@@ -30,17 +31,23 @@ def copy_with_generated_parts_emptied(tmp_path: Path) -> Path:
 def test_the_generator_writes_a_worker_per_service_and_a_row_per_platform(tmp_path, capsys):
     root = copy_with_generated_parts_emptied(tmp_path)
     assert generate.main(["--check", "--root", str(root)]) == 1
-    assert "docker-compose.yml is not current" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    every = (generate.COMPOSE, generate.DOCS, generate.CONFIG, generate.HARVEST_TYPES)
+    assert {name for name, _, _ in generate.parts()} == {name for name in every if f"{name} is not current" in err}
     assert generate.main(["--root", str(root)]) == 0
     assert generate.main(["--check", "--root", str(root)]) == 0
     compose, docs = (root / generate.COMPOSE).read_text(), (root / generate.DOCS).read_text()
+    config, harvest_types = (root / generate.CONFIG).read_text(), (root / generate.HARVEST_TYPES).read_text()
     for name in all_services():
         assert f'  {name}:\n    <<: *worker\n    command: ["worker", "{name}"]\n' in compose
     for platform in discovery.platforms():
         assert f"| `{platform.name}` {platform.title} |" in docs
         assert all(f"`{kind.name}`" in docs for kind in (*platform.harvest_types, *platform.export_types))
+        moved_by = f"`{platform.api_url_env}`"  # every declared API root is documented, and only those
+        assert (f"| {moved_by} | `{platform.api_url}` | {platform.api_about} |" in config) == bool(platform.api_url)
+        assert (moved_by in harvest_types) == bool(platform.api_url)
     # the rest of each file is left as people wrote it
-    assert compose == (ROOT / generate.COMPOSE).read_text() and docs == (ROOT / generate.DOCS).read_text()
+    assert all((root / name).read_text() == (ROOT / name).read_text() for name, _, _ in generate.parts())
 
 
 def test_a_file_without_its_markers_is_refused_clearly():
