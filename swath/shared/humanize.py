@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import ChoiceLoader, Environment, PackageLoader, select_autoescape
 
 from swath.shared.records import stats_total
 from swath.store.models import parse_utc, utcnow
@@ -45,8 +45,10 @@ def human_size(n: int | None) -> str:
 
 
 def environment(package: str) -> Environment:
-    """The templates of `package` (its templates/ folder) with the filters above and stats totals."""
-    env = Environment(loader=PackageLoader(package, "templates"), autoescape=select_autoescape(["html"]),
+    """The templates of `package` (its templates/ folder, then the shared ones: pager.html) with the filters above
+    and stats totals."""
+    loader = ChoiceLoader([PackageLoader(package, "templates"), PackageLoader("swath.shared", "templates")])
+    env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(when=human_time, ago=ago, size=human_size, totals=stats_total)
     return env
