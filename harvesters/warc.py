@@ -215,53 +215,28 @@ class WarcFile:
 
 
 class _GzipMembers:
-    """The file-like warcio writes a record to: each record its own gzip member, since warcio flushes once at
-    the end of every record. A record is gathered and compressed in one call with a window no larger than it:
-    zlib's set-up for its full 32 KB window (~260 KB of tables) costs 4x the compression of a 1 KB record.
-    A record past `GATHER_LIMIT` is compressed as it comes instead, so no large record is held twice."""
-
-    GATHER_LIMIT = 1 << 20
+    """The file-like warcio writes a record to: compressed as it comes (no uncompressed copy of the
+    record), each record its own gzip member, since warcio flushes once at the end of every record."""
 
     def __init__(self) -> None:
-        self._parts: list[bytes] = []  # compressed members, ready for take()
-        self._record: list[bytes] = []  # the current record's uncompressed pieces
-        self._gathered = 0
-        self._compressor: Any = None  # only for a record past GATHER_LIMIT
+        self._parts: list[bytes] = []
+        self._compressor: Any = None
 
     def write(self, data: bytes) -> int:
-        if self._compressor is not None:
-            self._parts.append(self._compressor.compress(data))
-            return len(data)
-        self._record.append(data)
-        self._gathered += len(data)
-        if self._gathered > self.GATHER_LIMIT:
-            self._compressor = _compressor(zlib.MAX_WBITS)
-            self._parts.extend(self._compressor.compress(piece) for piece in self._record)
-            self._record, self._gathered = [], 0
+        if self._compressor is None:
+            self._compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+        self._parts.append(self._compressor.compress(data))
         return len(data)
 
     def flush(self) -> None:
         if self._compressor is not None:
             self._parts.append(self._compressor.flush())
             self._compressor = None
-        elif self._record:
-            data = b"".join(self._record)
-            self._record, self._gathered = [], 0
-            compressor = _compressor(min(zlib.MAX_WBITS, max(_MIN_WBITS, (len(data) - 1).bit_length())))
-            self._parts.append(compressor.compress(data) + compressor.flush())
 
     def take(self) -> bytes:
         """The members written since the last take()."""
         data, self._parts = b"".join(self._parts), []
         return data
-
-
-_MIN_WBITS = 10  # zlib raises a gzip window of 2**9 to 2**10 anyway
-
-
-def _compressor(wbits: int) -> Any:
-    """A gzip member's compressor with a 2**wbits window and a hash table sized like zlib's default for it."""
-    return zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, wbits | 16, max(1, wbits - 7))
 
 
 class WarcWriteFailed(RuntimeError):

@@ -143,16 +143,14 @@ def test_digests_are_base32_sha1_as_the_standard_library_writes_them():
 
 
 def test_records_of_every_size_are_one_gzip_member_each_readable_by_warcio(tmp_path):
-    """Records are compressed whole, with a window fitted to their size, or as they come past GATHER_LIMIT:
-    each size is its own member (a cut after it keeps the records before) and reads back byte for byte."""
+    """From an empty payload to 2 MB, each record is its own gzip member (a cut after it keeps the records
+    before) and reads back byte for byte."""
     import zlib
-
-    from swath.harvesters.warc import _GzipMembers
 
     factory = RecordFactory()
     warc = WarcFile(directory=tmp_path, harvest_id="h:3", serial=1, info={"software": "test"})
     payloads = [b"", b"a", bytes(range(256)) * 5, bytes(range(256)) * 200,
-                b"".join(i.to_bytes(4, "big") for i in range(_GzipMembers.GATHER_LIMIT // 2))]  # 4 KB of ints, 2 MB
+                b"".join(i.to_bytes(4, "big") for i in range(1 << 19))]  # 2 MB
     for i, payload in enumerate(payloads):
         warc.write(factory.plain(uri=f"urn:test:{i}", record_type="resource", payload=payload,
                                  content_type="application/octet-stream"))
