@@ -3,8 +3,8 @@ against a floor: the same requests client fetching and parsing the same pages, w
 
     .venv/bin/python bench/bench_harvest.py [--pages 400] [--items 20] [--rounds 3]
 
-Both run in this process, alternating, best round of each, against the same local server
-running in a child process (so the server's work does not share this process's GIL).
+Both run in this process, alternating, best round of each, against the same local server running in a
+child process (so the server's work does not share this process's GIL); each round prints the load average.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -71,6 +72,10 @@ def engine(url: str, root: Path, round_no: int) -> int:
     return sum(n for day in published[-1][1]["stats"].values() for n in day.values()) // items_per_page
 
 
+def load() -> str:
+    return " ".join(f"{n:.2f}" for n in os.getloadavg())
+
+
 def serve(pages: int, items: int) -> None:
     """Child process: serve the pages, print the URL, run until stdin closes."""
     bodies = {p: page_body(p, pages, items) for p in range(1, pages + 1)}
@@ -106,7 +111,7 @@ def main() -> None:
                 rates[name].append(pages / elapsed)
                 cpu[name].append(cpu_used * 1000 / pages)
             print(f"round {round_no + 1}: floor {rates['floor'][-1]:7.1f} engine {rates['engine'][-1]:7.1f} pages/s"
-                  f"  ratio {rates['engine'][-1] / rates['floor'][-1]:.2f}", file=sys.stderr)
+                  f"  ratio {rates['engine'][-1] / rates['floor'][-1]:.2f}  load {load()}", file=sys.stderr)
         warc_bytes = sum(p.stat().st_size for p in Path(tmp).rglob("*.warc.gz"))
     child.stdin.close()
     child.wait()

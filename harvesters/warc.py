@@ -159,6 +159,7 @@ class WarcFile:
         self.writer = WARCWriter(self._members, gzip=False)  # gzipped by _GzipMembers, one member a record
         self.records = 0  # records after the warcinfo
         self.dates: tuple[dt.datetime, dt.datetime] | None = None  # earliest and latest WARC-Date written
+        self._last_seen: str | None = None  # the last WARC-Date _saw parsed
         self.write(self.writer.create_warcinfo_record(self.final_path.name, info))
 
     @property
@@ -176,6 +177,9 @@ class WarcFile:
 
     def _saw(self, warc_date: str | None) -> None:
         """Widen the file's date range by one record's WARC-Date (the WARC index filters harvest dates by it)."""
+        if warc_date is not None and warc_date == self._last_seen:
+            return  # records of the same second: parsed once
+        self._last_seen = warc_date
         try:
             date = dt.datetime.fromisoformat(warc_date.replace("Z", "+00:00")) if warc_date else None
         except ValueError:

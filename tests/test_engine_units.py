@@ -140,3 +140,27 @@ def test_digests_are_base32_sha1_as_the_standard_library_writes_them():
 
     for data in [b"", b"x", bytes(range(256)) * 40]:
         assert _sha1(data) == "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
+
+
+def test_records_of_every_size_are_one_gzip_member_each_readable_by_warcio(tmp_path):
+    """From an empty payload to 2 MB, each record is its own gzip member (a cut after it keeps the records
+    before) and reads back byte for byte."""
+    import zlib
+
+    factory = RecordFactory()
+    warc = WarcFile(directory=tmp_path, harvest_id="h:3", serial=1, info={"software": "test"})
+    payloads = [b"", b"a", bytes(range(256)) * 5, bytes(range(256)) * 200,
+                b"".join(i.to_bytes(4, "big") for i in range(1 << 19))]  # 2 MB
+    for i, payload in enumerate(payloads):
+        warc.write(factory.plain(uri=f"urn:test:{i}", record_type="resource", payload=payload,
+                                 content_type="application/octet-stream"))
+    closed = warc.close()
+    assert warcio_check([closed.path]).returncode == 0
+    assert [r[4] for r in read_records([closed.path])][1:] == payloads
+    data, members = closed.path.read_bytes(), 0
+    while data:
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        block = inflater.decompress(data)
+        assert inflater.eof and block.startswith(b"WARC/1.") and block.endswith(b"\r\n\r\n")
+        data, members = inflater.unused_data, members + 1
+    assert members == 1 + len(payloads)
