@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from swath.core.masking import mask_url
+
 DEFAULT_AMQP_URL = "amqp://guest:guest@localhost:5672/%2F"
 DEFAULT_EXCHANGE = "sfm_exchange"
 _API_URL_ENV = re.compile(r"^SWATH_([A-Z][A-Z0-9_]*)_API_URL$")
@@ -59,7 +61,7 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
 def _url(env: Mapping[str, str], name: str, default: str) -> str:
     raw = (env.get(name) or default).rstrip("/")
     if not raw.startswith(("http://", "https://")):
-        raise SystemExit(f"{name} must be an http(s) URL, got {raw!r}")
+        raise SystemExit(f"{name} must be an http(s) URL, got {mask_url(raw)!r}")  # its password never printed
     return raw
 
 

@@ -140,3 +140,10 @@ def test_dashboard_beyond_this_machine_needs_a_token(config: Config) -> None:
     """Listening on every address with no token would show every group's work to whoever reaches it."""
     refused = swath(config, "dashboard", "--host", "0.0.0.0", "--port", "0", expect=1)
     assert f"[{codes.DASHBOARD_TOKEN_MISSING}]" in refused.output and "SWATH_DASHBOARD_TOKEN" in refused.output
+
+
+def test_a_refused_api_url_is_named_without_its_password() -> None:
+    """A mistyped SWATH_<PLATFORM>_API_URL stops start-up with one line; the line shows the URL masked."""
+    with pytest.raises(SystemExit) as refused:
+        Config.from_env({"SWATH_MASTODON_API_URL": f"ftp://user:{PASSWORD}@mastodon.example/"})
+    assert PASSWORD not in str(refused.value) and f"user:{MASK}@mastodon.example" in str(refused.value)
