@@ -10,7 +10,6 @@ is one log line with the code `mail_failed` and the monitor goes on recording.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import re
 import smtplib
@@ -25,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 from sqlalchemy.orm import Session
 
 from swath.core.config import Config
+from swath.core.hosts import is_loopback
 from swath.core.masking import mask_text, mask_url
 from swath.harvesters.registry import UnknownHarvestType, lookup
 from swath.messages import codes
@@ -152,14 +152,6 @@ def _footer() -> list[str]:
             "(/account/notifications), where you can turn it off."]
 
 
-def _loopback(host: str) -> bool:
-    """A server on this machine, where a password sent without TLS crosses no network."""
-    try:
-        return host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()[:120]  # a header never carries a line break
 
@@ -206,7 +198,7 @@ class Mailer:
                 smtp.starttls(context=context)
                 smtp.ehlo()
                 encrypted = True
-            if parts.username and not encrypted and not _loopback(host):
+            if parts.username and not encrypted and not is_loopback(host):
                 raise smtplib.SMTPException(f"{host} offers no STARTTLS: the SMTP password is not sent unencrypted "
                                             "over the network; use smtps:// or a server that offers STARTTLS")
             if parts.username:

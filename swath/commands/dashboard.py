@@ -12,6 +12,7 @@ from swath.commands.common import (
     open_store,
 )
 from swath.core.errors import SwathError
+from swath.core.hosts import is_loopback
 from swath.messages import codes
 
 
@@ -33,7 +34,7 @@ def command(ctx: click.Context, host: str, port: int, refresh: int, management_u
             once: bool, as_json: bool) -> None:
     """Serve a self-refreshing page: sources, running and recent jobs with stats and messages, WARC volume
     per collection, queue depths and consumers, dead-lettered messages. /api/status gives the same as JSON."""
-    from swath.dashboard.server import Dashboard, is_loopback
+    from swath.dashboard.server import Dashboard
     from swath.shared.snapshot import gather
 
     config, store = config_of(ctx), open_store(ctx)

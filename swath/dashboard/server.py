@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import ipaddress
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,7 +89,7 @@ class Dashboard:
 
 
 def authorised(header: str, token: str) -> bool:
-    """No token set: open (the listener is on this machine only, see `is_loopback`). Else `Bearer TOKEN` (scripts)
+    """No token set: open (the listener is on this machine only: core/hosts.is_loopback). Else `Bearer TOKEN` (scripts)
     or Basic with TOKEN as the password (a browser's prompt; any user name)."""
     if not token:
         return True
@@ -104,12 +103,3 @@ def authorised(header: str, token: str) -> bool:
         return False
     return hmac.compare_digest(value.strip().encode(), token.encode())
 
-
-def is_loopback(host: str) -> bool:
-    """Whether `host` is reachable only from this machine (127.0.0.0/8, ::1, localhost)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
