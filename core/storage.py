@@ -88,10 +88,15 @@ def storage_writes(path: Path) -> Iterator[None]:
         raise fault from exc
 
 
+def below_minimum(free: int | None, minimum: int) -> bool:
+    """Whether `free` bytes (None: unknown) is under SWATH_MIN_FREE_BYTES (0: no minimum)."""
+    return minimum > 0 and free is not None and free < minimum
+
+
 def check_free_space(path: Path, minimum: int, *, what: str) -> None:
     """Refuse to start (or go on) writing under `path` with less than `minimum` bytes free (SWATH_MIN_FREE_BYTES)."""
     free = free_bytes(path)
-    if minimum > 0 and free is not None and free < minimum:
+    if below_minimum(free, minimum):
         raise StorageFault(f"{what}: {path} has {free} bytes free, below SWATH_MIN_FREE_BYTES={minimum}; "
                            "free some space and run it again", code=FREE_SPACE_LOW, path=path)
 

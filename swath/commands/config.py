@@ -12,7 +12,7 @@ from click.core import ParameterSource
 from swath.commands.common import JSON_OPTION, config_of, emit
 from swath.core.config import SFM_EXPORT_ROOT, SFM_HARVEST_ROOT, Config
 from swath.core.masking import MASK, mask_text, mask_url, masked
-from swath.core.storage import free_bytes
+from swath.core.storage import below_minimum, free_bytes
 from swath.site_check import problems
 
 __all__ = ["MASK", "command", "effective", "mask_url"]  # mask_url: its old home (the one is core/masking.py)
@@ -91,5 +91,5 @@ def command(ctx: click.Context, as_json: bool, check: bool) -> None:
 def free_space_line(free: int | None, minimum: int) -> str:
     if free is None:
         return "free space: unknown (the data root cannot be reached)"
-    below = "  BELOW SWATH_MIN_FREE_BYTES: harvests and exports will not start" if free < minimum else ""
+    below = "  BELOW SWATH_MIN_FREE_BYTES: harvests and exports will not start" if below_minimum(free, minimum) else ""
     return f"free space: {free / 2**30:.1f} GiB ({free} bytes){below}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swath.core.storage import free_bytes
+from swath.core.storage import below_minimum, free_bytes
 from swath.store import notify_repo
 from swath.web.views import Ctx
 
@@ -18,4 +18,4 @@ def services_and_disk(ctx: Ctx) -> dict[str, Any]:
     free = free_bytes(config.data_root)
     return {"services": seen, "replaced_after": notify_repo.REPLACED_AFTER, "data_root": config.data_root,
             "free": free, "min_free": config.min_free_bytes,
-            "free_low": free is not None and config.min_free_bytes > 0 and free < config.min_free_bytes}
+            "free_low": below_minimum(free, config.min_free_bytes)}
