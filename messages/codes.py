@@ -34,6 +34,8 @@ OAI_ERROR = "oai_error"  # an OAI-PMH endpoint answered with an OAI error; its O
 DRY_RUN = "dry_run"  # a dry run (options.dryrun): what would have been harvested; nothing was written
 LOCAL_FAULT = "local_fault"  # swath's own side failed (writing a WARC); a start delivered again resumes the harvest
 DISK_FULL = "disk_full"  # a write under the data root met a full disk or quota (ENOSPC/EDQUOT); rerun once freed
+STORAGE_UNAVAILABLE = "storage_unavailable"  # the object store did not answer or failed (5xx) after retries; WARC kept
+STORAGE_REFUSED = "storage_refused"  # the object store refused us (credentials, permissions, no bucket); WARC kept
 # a write under the data root was refused (read-only, permissions), or the data root cannot be made at start
 DATA_ROOT_UNWRITABLE = "data_root_unwritable"
 IO_ERROR = "io_error"  # the disk failed a write under the data root (EIO); complete files kept, run again to resume

@@ -96,6 +96,27 @@ def fixtures_dir() -> Path:
     return FIXTURES
 
 
+@pytest.fixture(scope="session")
+def seaweed(tmp_path_factory: pytest.TempPathFactory):
+    """One real SeaweedFS (S3 API on a free port of 127.0.0.1) for the session; tests/seaweed.py. A test that
+    stops its volume server starts its own with `Seaweed.start` instead."""
+    from tests.seaweed import Seaweed
+
+    server = Seaweed.start(tmp_path_factory.mktemp("seaweed"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_config(config: Config, seaweed) -> Config:
+    """`config` with its WARCs in a fresh bucket of the session's SeaweedFS (under a prefix, as a site would)."""
+    from tests.seaweed import ACCESS_KEY, SECRET_KEY
+
+    return dataclasses.replace(config, storage_url=f"s3://{seaweed.new_bucket()}/archive",
+                               storage_endpoint=seaweed.endpoint, storage_access_key_id=ACCESS_KEY,
+                               storage_secret_access_key=SECRET_KEY)
+
+
 @pytest.fixture
 def broker(config: Config):
     """A BrokerProbe on the real RabbitMQ, with this test's private exchange and queues declared."""

@@ -16,8 +16,9 @@ import pytest
 from swath.exporters import registry as export_registry
 from swath.harvesters.registry import harvester_types
 
-# the client libraries of the platforms (Twitter, Flickr, Mastodon, Bluesky, DCAT's RDF, Xesam's D-Bus)
-CLIENTS = ("twarc", "flickrapi", "mastodon", "atproto", "rdflib", "jeepney")
+# the client libraries of the platforms (Twitter, Flickr, Mastodon, Bluesky, DCAT's RDF, Xesam's D-Bus) and of
+# object storage (boto3: loaded only when SWATH_STORAGE_URL is s3://)
+CLIENTS = ("twarc", "flickrapi", "mastodon", "atproto", "rdflib", "jeepney", "boto3", "botocore")
 
 # argv: the case, the file to write {"checked": [...], "loaded": [...]} to (stdout is the CLI's)
 PROBE = """

@@ -17,7 +17,9 @@ from swath.site_check import problems
 
 __all__ = ["MASK", "command", "effective", "mask_url"]  # mask_url: its old home (the one is core/masking.py)
 
-_SECRETS = {"secret_key", "dashboard_token"}  # shown as set or not, never the value
+# shown as set or not, never the value
+_SECRETS = {"secret_key", "dashboard_token", "storage_access_key_id", "storage_secret_access_key",
+            "storage_replica_access_key_id", "storage_replica_secret_access_key"}
 
 
 def effective(config: Config) -> dict[str, Any]:
