@@ -86,6 +86,9 @@ class Platform:
     # used to log in): public data, never masked in what is archived. Every other credential is a secret, so a
     # name a declaration does not know is one (docs/security.md "What is a secret")
     login_names: tuple[str, ...] = ()
+    # the stable status codes only this platform gives: code -> what it means. messages/codes.py holds them as
+    # constants, written there by `python -m swath.generate` (so consumers and mypy see one list of codes)
+    codes: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -174,6 +177,8 @@ def _problems(p: Platform) -> list[str]:
                  for k in p.harvest_types if k.seeds.token not in SEED_TOKENS]
     if any(not names or not all(names) for names in p.credentials):
         problems.append("each credential set names at least one credential")
+    problems += [f"code {c!r} must be lower-case letters, digits and '_'" for c in p.codes if not _NAME.match(c)]
+    problems += [f"code {code!r} needs a meaning" for code, about in p.codes.items() if not about.strip()]
     if not all(p.login_names):
         problems.append("a login name cannot be empty")
     return problems

@@ -125,13 +125,18 @@ JETSTREAM_RECONNECTED = "jetstream_reconnected"  # a Jetstream connection ended;
 EVENTS_DROPPED = "events_dropped"  # stream events sent again at or before the cursor (replays): not recorded, counted
 EVENT_FUTURE_DATED = "event_future_dated"  # a stream event dated past this machine's clock: recorded, not the cursor
 
+# --- streams (Mastodon's, Bluesky's Jetstream) ---
+STREAM_RECONNECTED = "stream_reconnected"  # a stream ended and was reopened; posts made meanwhile came from a timeline
+
+# --- the codes a platform adds: each declaration's `codes` (swath.core.platforms), copied here ---
+# >>> platform codes: written by `python -m swath.generate`, do not edit
 # --- mastodon ---
 ACCOUNT_MOVED = "account_moved"  # the account says it moved; its new address is the seed's token update
 ACCOUNT_GONE = "account_gone"  # the instance answered 410 Gone for the account (suspended or deleted)
 INSTANCE_UNREACHABLE = "instance_unreachable"  # an instance failed (connection errors, 5xx, deadline) after retries
 SEARCH_UNAVAILABLE = "search_unavailable"  # a post search without an access token: most instances then find nothing
 CREDENTIAL_UNUSED = "credential_unused"  # an instance's access token was not sent: the seed does not name it as a URL
-STREAM_RECONNECTED = "stream_reconnected"  # a stream ended and was reopened; posts made meanwhile came from a timeline
+# <<< platform codes
 
 # --- web application (swath web) ---
 WEB_LOGIN_FAILED = "web_login_failed"  # a login with a wrong user name or password

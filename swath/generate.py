@@ -1,4 +1,4 @@
-"""Rewrite what is derived from the platform declarations: compose workers, platform docs, API root lists.
+"""Rewrite what is derived from the platform declarations: compose workers, platform docs, API root lists, codes.
 
     python -m swath.generate            # rewrite every generated part (PARTS) in this checkout
     python -m swath.generate --check    # exit 1 naming the stale files (tests/test_generated.py runs this)
@@ -9,7 +9,9 @@ Only the text between the marker lines is written; everything around it stays as
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ COMPOSE = "docker-compose.yml"
 DOCS = "docs/platforms.md"
 CONFIG = "docs/configuration.md"
 HARVEST_TYPES = "docs/harvest-types.md"
+CODES = "messages/codes.py"
 
 
 def _md_markers(part: str) -> tuple[str, str]:
@@ -30,6 +33,7 @@ def _md_markers(part: str) -> tuple[str, str]:
 
 COMPOSE_MARKERS = ("  # >>> worker services: written by `python -m swath.generate`, do not edit\n",
                    "  # <<< worker services\n")
+CODES_MARKERS = ("# >>> platform codes: written by `python -m swath.generate`, do not edit\n", "# <<< platform codes\n")
 DOCS_MARKERS = _md_markers("platforms")
 API_TABLE_MARKERS = _md_markers("API roots")
 API_LIST_MARKERS = _md_markers("API root list")
@@ -37,6 +41,10 @@ API_LIST_MARKERS = _md_markers("API root list")
 
 class MissingMarkers(ValueError):
     """The file lost the lines that say where the generated part goes."""
+
+
+class CodeClash(ValueError):
+    """Two platforms, or a platform and messages/codes.py itself, declare the same code."""
 
 
 def replace_between(text: str, markers: tuple[str, str], body: str, *, name: str) -> str:
@@ -84,6 +92,31 @@ def api_list(platforms: list[Platform]) -> str:
     return ", ".join(f"`{p.api_url_env}`" for p in platforms if p.api_url)
 
 
+def platform_codes(platforms: list[Platform], taken: Iterable[str] = ()) -> str:
+    """messages/codes.py's part: each platform's own codes as constants (NAME = "name"), its meaning beside."""
+    owner = dict.fromkeys(taken, "messages/codes.py")
+    lines = []
+    for p in platforms:
+        if p.codes:
+            lines.append(f"# --- {p.name} ---")
+        for code, about in p.codes.items():
+            if code in owner:
+                raise CodeClash(f"code {code!r} of platform {p.name!r} is declared by {owner[code]} too")
+            owner[code] = f"platform {p.name!r}"
+            line = f'{code.upper()} = "{code}"  # {about}'
+            # a meaning too long for the line goes above it, wrapped as the file's other comments are
+            lines += [line] if len(line) <= 120 else [*textwrap.wrap(about, 118, initial_indent="# ",
+                                                                      subsequent_indent="# "), line.split("  #")[0]]
+    return "".join(line + "\n" for line in lines)
+
+
+def hand_written_codes(text: str, markers: tuple[str, str] = CODES_MARKERS) -> list[str]:
+    """The codes messages/codes.py holds outside its generated part."""
+    begin, end = text.find(markers[0]), text.find(markers[1])
+    outside = text[:begin] + text[end:] if 0 <= begin < end else text
+    return re.findall(r'^[A-Z][A-Z0-9_]* = "([a-z0-9_]+)"', outside, re.M)
+
+
 def _with_worker(types: str, platform: str, role: str, service: str) -> str:
     return f"{types}<br>`{platform}_{role}`, \"{service}\"" if types else "—"
 
@@ -105,7 +138,9 @@ def parts() -> list[tuple[str, tuple[str, str], str]]:
     from swath.services import all_services
 
     platforms = discovery.platforms()
+    taken = hand_written_codes((ROOT / CODES).read_text())
     return [(COMPOSE, COMPOSE_MARKERS, compose_workers(all_services())),
+            (CODES, CODES_MARKERS, platform_codes(platforms, taken)),
             (DOCS, DOCS_MARKERS, docs_tables(platforms)),
             (CONFIG, API_TABLE_MARKERS, api_table(platforms)),
             (HARVEST_TYPES, API_LIST_MARKERS,

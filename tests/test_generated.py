@@ -1,4 +1,4 @@
-"""Every part `python -m swath.generate` writes (compose workers, platform docs, API root lists) is current."""
+"""Every part `python -m swath.generate` writes (compose workers, platform docs, API root lists, codes) is current."""
 
 from __future__ import annotations
 
@@ -32,12 +32,13 @@ def test_the_generator_writes_a_worker_per_service_and_a_row_per_platform(tmp_pa
     root = copy_with_generated_parts_emptied(tmp_path)
     assert generate.main(["--check", "--root", str(root)]) == 1
     err = capsys.readouterr().err
-    every = (generate.COMPOSE, generate.DOCS, generate.CONFIG, generate.HARVEST_TYPES)
+    every = (generate.COMPOSE, generate.DOCS, generate.CONFIG, generate.HARVEST_TYPES, generate.CODES)
     assert {name for name, _, _ in generate.parts()} == {name for name in every if f"{name} is not current" in err}
     assert generate.main(["--root", str(root)]) == 0
     assert generate.main(["--check", "--root", str(root)]) == 0
     compose, docs = (root / generate.COMPOSE).read_text(), (root / generate.DOCS).read_text()
     config, harvest_types = (root / generate.CONFIG).read_text(), (root / generate.HARVEST_TYPES).read_text()
+    codes = (root / generate.CODES).read_text()
     for name in all_services():
         assert f'  {name}:\n    <<: *worker\n    command: ["worker", "{name}"]\n' in compose
     for platform in discovery.platforms():
@@ -46,6 +47,7 @@ def test_the_generator_writes_a_worker_per_service_and_a_row_per_platform(tmp_pa
         moved_by = f"`{platform.api_url_env}`"  # every declared API root is documented, and only those
         assert (f"| {moved_by} | `{platform.api_url}` | {platform.api_about} |" in config) == bool(platform.api_url)
         assert (moved_by in harvest_types) == bool(platform.api_url)
+        assert all(f'{code.upper()} = "{code}"' in codes for code in platform.codes)
     # the rest of each file is left as people wrote it
     assert all((root / name).read_text() == (ROOT / name).read_text() for name, _, _ in generate.parts())
 
@@ -53,3 +55,20 @@ def test_the_generator_writes_a_worker_per_service_and_a_row_per_platform(tmp_pa
 def test_a_file_without_its_markers_is_refused_clearly():
     with pytest.raises(generate.MissingMarkers, match="between the lines"):
         generate.replace_between("services:\n", generate.COMPOSE_MARKERS, "x", name="docker-compose.yml")
+
+
+def test_a_code_declared_twice_is_refused():
+    from swath.platforms.mastodon.declaration import PLATFORM
+
+    assert PLATFORM.codes and "account_moved" in generate.platform_codes([PLATFORM])
+    with pytest.raises(generate.CodeClash, match="'account_moved' of platform 'mastodon' is declared by"):
+        generate.platform_codes([PLATFORM], taken=["account_moved"])
+    with pytest.raises(generate.CodeClash):
+        generate.platform_codes([PLATFORM, PLATFORM])
+
+
+def test_every_code_a_platform_declares_is_a_constant_of_messages_codes():
+    from swath.messages import codes
+
+    declared = {code for platform in discovery.platforms() for code in platform.codes}
+    assert declared and all(getattr(codes, code.upper()) == code for code in declared)
