@@ -61,6 +61,9 @@ class ExportKind:
     # tables of the current state (datasets, LRs, Xesam payloads): the latest copy of each item only,
     # deletions left out, whatever the export's `dedupe` says
     current_state: bool = False
+    # for docs/exporting.md's table (python -m swath.generate): the responses it reads, and a note on its table
+    reads: str = ""
+    table_note: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,6 +92,9 @@ class Platform:
     # the stable status codes only this platform gives: code -> what it means. messages/codes.py holds them as
     # constants, written there by `python -m swath.generate` (so consumers and mypy see one list of codes)
     codes: dict[str, str] = field(default_factory=dict)
+    # the client libraries (top-level modules) its harvester or tables load when they run: nothing that finds,
+    # checks or lists types may load them (tests/test_layers_runtime.py reads this)
+    clients: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -129,9 +135,11 @@ class Platform:
         return next((kind for kind in self.export_types if kind.name == name), None)
 
 
-# option schemas more than one platform declares, here (the core) so a declaration need not import the engine
-# that reads them: `dryrun` harvesters/backends.py, `continue_cursor` harvesters/streams.py
+# option schemas (and texts) more than one platform declares, here (the core) so a declaration need not import
+# the engine that reads them: `dryrun` harvesters/backends.py, `continue_cursor` harvesters/streams.py
 DRYRUN_OPTION = {"type": "boolean", "title": "Dry run", "description": "list and map everything, write nothing"}
+# what the metadata backends' export types read (docs/exporting.md)
+DATASET_RECORDS = "swath's dataset `resource` records of that backend"
 CONTINUE_CURSOR_OPTION = {"type": "boolean", "description": "streams with a cursor: a new harvest continues from "
                           "the collection's last committed cursor (default); false starts from now"}
 

@@ -12,12 +12,12 @@ import argparse
 import re
 import sys
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from swath.core import discovery
-from swath.core.platforms import Platform
+from swath.core.platforms import ExportKind, Platform
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout (an editable install): a developer's tool
 COMPOSE = "docker-compose.yml"
@@ -25,6 +25,7 @@ DOCS = "docs/platforms.md"
 CONFIG = "docs/configuration.md"
 HARVEST_TYPES = "docs/harvest-types.md"
 CODES = "messages/codes.py"
+EXPORTING = "docs/exporting.md"
 
 
 def _md_markers(part: str) -> tuple[str, str]:
@@ -37,6 +38,7 @@ CODES_MARKERS = ("# >>> platform codes: written by `python -m swath.generate`, d
 DOCS_MARKERS = _md_markers("platforms")
 API_TABLE_MARKERS = _md_markers("API roots")
 API_LIST_MARKERS = _md_markers("API root list")
+EXPORT_TABLE_MARKERS = _md_markers("export types")
 
 
 class MissingMarkers(ValueError):
@@ -92,6 +94,29 @@ def api_list(platforms: list[Platform]) -> str:
     return ", ".join(f"`{p.api_url_env}`" for p in platforms if p.api_url)
 
 
+def export_table(platforms: list[Platform], table_of: Callable[[str], str]) -> str:
+    """docs/exporting.md: each platform's export types, those reading alike in one row, with their table."""
+    rows = ["| type | platform | items read | table (columns) |", "| --- | --- | --- | --- |"]
+    for p in platforms:
+        groups: list[list[ExportKind]] = []
+        for kind in p.export_types:
+            if groups and _same_table(groups[-1][0], kind):
+                groups[-1].append(kind)
+            else:
+                groups.append([kind])
+        for group in groups:
+            first = group[0]
+            table = f"`{table_of(first.name)}`" + (" (current state)" if first.current_state else "")
+            note = f": {first.table_note}" if first.table_note else ""
+            types = ", ".join(f"`{k.name}`" for k in group)
+            rows.append(f"| {types} | {p.name} | {first.reads or '—'} | {table}{note} |")
+    return "\n".join(rows) + "\n"
+
+
+def _same_table(a: ExportKind, b: ExportKind) -> bool:
+    return (a.sources, a.reads, a.table_note, a.current_state) == (b.sources, b.reads, b.table_note, b.current_state)
+
+
 def platform_codes(platforms: list[Platform], taken: Iterable[str] = ()) -> str:
     """messages/codes.py's part: each platform's own codes as constants (NAME = "name"), its meaning beside."""
     owner = dict.fromkeys(taken, "messages/codes.py")
@@ -135,12 +160,14 @@ def _json(value: Any) -> str:
 
 def parts() -> list[tuple[str, tuple[str, str], str]]:
     """Each generated part as (file, its markers, what goes between them); a file may hold several."""
+    from swath.exporters.registry import lookup  # the tables' names are their item sources' (imported here only)
     from swath.services import all_services
 
     platforms = discovery.platforms()
     taken = hand_written_codes((ROOT / CODES).read_text())
     return [(COMPOSE, COMPOSE_MARKERS, compose_workers(all_services())),
             (CODES, CODES_MARKERS, platform_codes(platforms, taken)),
+            (EXPORTING, EXPORT_TABLE_MARKERS, export_table(platforms, lambda name: lookup(name).primary_table)),
             (DOCS, DOCS_MARKERS, docs_tables(platforms)),
             (CONFIG, API_TABLE_MARKERS, api_table(platforms)),
             (HARVEST_TYPES, API_LIST_MARKERS,

@@ -1,4 +1,5 @@
-"""Every part `python -m swath.generate` writes (compose workers, platform docs, API root lists, codes) is current."""
+"""Every part `python -m swath.generate` writes (compose workers, platform docs, API root lists, export types, codes)
+is current."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from swath import generate
 from swath.core import discovery
+from swath.core.platforms import ExportKind, Platform
 from swath.services import all_services
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,13 +34,14 @@ def test_the_generator_writes_a_worker_per_service_and_a_row_per_platform(tmp_pa
     root = copy_with_generated_parts_emptied(tmp_path)
     assert generate.main(["--check", "--root", str(root)]) == 1
     err = capsys.readouterr().err
-    every = (generate.COMPOSE, generate.DOCS, generate.CONFIG, generate.HARVEST_TYPES, generate.CODES)
+    every = (generate.COMPOSE, generate.DOCS, generate.CONFIG, generate.HARVEST_TYPES, generate.CODES,
+             generate.EXPORTING)
     assert {name for name, _, _ in generate.parts()} == {name for name in every if f"{name} is not current" in err}
     assert generate.main(["--root", str(root)]) == 0
     assert generate.main(["--check", "--root", str(root)]) == 0
     compose, docs = (root / generate.COMPOSE).read_text(), (root / generate.DOCS).read_text()
     config, harvest_types = (root / generate.CONFIG).read_text(), (root / generate.HARVEST_TYPES).read_text()
-    codes = (root / generate.CODES).read_text()
+    codes, exporting = (root / generate.CODES).read_text(), (root / generate.EXPORTING).read_text()
     for name in all_services():
         assert f'  {name}:\n    <<: *worker\n    command: ["worker", "{name}"]\n' in compose
     for platform in discovery.platforms():
@@ -48,6 +51,8 @@ def test_the_generator_writes_a_worker_per_service_and_a_row_per_platform(tmp_pa
         assert (f"| {moved_by} | `{platform.api_url}` | {platform.api_about} |" in config) == bool(platform.api_url)
         assert (moved_by in harvest_types) == bool(platform.api_url)
         assert all(f'{code.upper()} = "{code}"' in codes for code in platform.codes)
+        assert all(f"`{kind.name}`" in exporting and f"| {platform.name} | {kind.reads or '—'} |" in exporting
+                   for kind in platform.export_types)
     # the rest of each file is left as people wrote it
     assert all((root / name).read_text() == (ROOT / name).read_text() for name, _, _ in generate.parts())
 
@@ -57,14 +62,16 @@ def test_a_file_without_its_markers_is_refused_clearly():
         generate.replace_between("services:\n", generate.COMPOSE_MARKERS, "x", name="docker-compose.yml")
 
 
-def test_a_code_declared_twice_is_refused():
-    from swath.platforms.mastodon.declaration import PLATFORM
-
-    assert PLATFORM.codes and "account_moved" in generate.platform_codes([PLATFORM])
-    with pytest.raises(generate.CodeClash, match="'account_moved' of platform 'mastodon' is declared by"):
-        generate.platform_codes([PLATFORM], taken=["account_moved"])
+def test_a_platforms_codes_become_constants_and_one_declared_twice_is_refused():
+    toy = Platform(name="toy", title="Toy", export_types=(ExportKind(name="toy", sources=("m:C",)),),
+                   codes={"toy_gone": "short", "toy_long": "a meaning too long for one line " * 5})
+    written = generate.platform_codes([toy])
+    assert 'TOY_GONE = "toy_gone"  # short\n' in written and 'TOY_LONG = "toy_long"\n' in written
+    assert all(len(line) <= 120 for line in written.splitlines())
+    with pytest.raises(generate.CodeClash, match="'toy_gone' of platform 'toy' is declared by messages/codes.py"):
+        generate.platform_codes([toy], taken=["toy_gone"])
     with pytest.raises(generate.CodeClash):
-        generate.platform_codes([PLATFORM, PLATFORM])
+        generate.platform_codes([toy, toy])
 
 
 def test_every_code_a_platform_declares_is_a_constant_of_messages_codes():

@@ -119,20 +119,25 @@ from swath.services import service
 lookup("tumblr_blog_posts").load()
 export_lookup("tumblr_blog_posts")
 print(json.dumps([service("tumblr_harvester").service, service("tumblr_exporter").service,
-                  sorted(m for m in sys.modules if m.startswith("swath.harvesters.") or m in ("twarc", "flickrapi"))]))
+                  sorted(m for m in sys.modules if m.startswith(("swath.harvesters.", "swath.platforms."))
+                         or m in ("twarc", "flickrapi"))]))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     harvester, exporter, modules = json.loads(out)
     assert (harvester, exporter) == ("Tumblr Harvester", "Tumblr Exporter")
     others = [p.harvester.partition(":")[0] for p in builtins() if p.harvester and p.name != "tumblr"]
     assert not set(others) & set(modules) and not {"twarc", "flickrapi"} & set(modules), modules
-    assert "swath.harvesters.tumblr" in modules
+    assert "swath.platforms.tumblr.harvester" in modules
+    # of the rooms, only Tumblr's is loaded (its declaration, harvester and exporter), and the declarations
+    rooms = {m.split(".")[2] for m in modules if m.startswith("swath.platforms.") and not m.endswith(".declaration")}
+    assert rooms == {"tumblr"}, modules
 
 
 TOY = Platform(name="swath_test_toy", title="Toy", harvester="tests.test_platforms:ToyHarvester",
                harvest_types=(HarvestKind(name="swath_test_toy_pages", method="pages"),
                               HarvestKind(name="swath_test_toy_live", method="pages", stream=True)),
-               export_types=(ExportKind(name="swath_test_toy_pages", sources=("swath.exporters.tumblr:Tumblr",)),))
+               export_types=(ExportKind(name="swath_test_toy_pages",
+                                        sources=("swath.platforms.tumblr.exporter:Tumblr",)),))
 MISNAMED = Platform(name="swath_test_other", title="Other", export_types=TOY.export_types)
 
 

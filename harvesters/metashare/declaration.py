@@ -12,7 +12,7 @@ PLATFORM = Platform(
     harvest_types=(HarvestKind(name="metashare_sync", method="sync", seeds=Seeds(
         token="url", example=({"id": "node", "token": "https://metashare.example.org"},))),),
     export_types=(ExportKind(name="metashare_sync", sources=("swath.exporters.metashare:Metashare",),
-                             current_state=True),),
+                             current_state=True, reads="`GET /sync/<id>/metadata/` responses + inventories"),),
     options=options(),
     credentials=(("username", "password"),),
     login_names=("username",),  # kept out of the recorded login request only (docs/security.md)

@@ -12,8 +12,10 @@ PLATFORM = Platform(
     # may stream: only a live crawl waits for harvest.stop
     harvest_types=(HarvestKind(name="xesam_pmh", method="crawl", stream=True, seeds=Seeds(
         example=({"id": "target", "token": "org.swath.xesam.Target"},))),),
-    export_types=(ExportKind(name="xesam_pmh", sources=("swath.exporters.xesam:Xesam",), current_state=True),),
+    export_types=(ExportKind(name="xesam_pmh", sources=("swath.exporters.xesam:Xesam",), current_state=True,
+                             reads="Xesam payload `resource` records + full-dump `metadata` records"),),
     exporter_service="Xesam Exporter",
+    clients=("jeepney",),
     options=options(
         live={"type": "boolean", "description": "keep crawling live changes until harvest.stop"},
         fields={**_STRINGS, "description": "hint: the field names wanted (default all)"},

@@ -6,6 +6,8 @@ from __future__ import annotations
 from swath.core.platforms import CONTINUE_CURSOR_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
 
 _STATUSES = "swath.platforms.mastodon.exporter:Mastodon"
+_READS = "`api/v1/timelines/…`, `api/v1/accounts/:id/statuses`, `api/v2/search`, `api/v1/streaming/…` events"
+_NOTE = "see [Mastodon](#mastodon-statuses)"
 TYPES = ("mastodon_hashtag", "mastodon_account", "mastodon_public", "mastodon_search", "mastodon_stream")
 PLATFORM = Platform(
     name="mastodon",
@@ -23,7 +25,7 @@ PLATFORM = Platform(
         HarvestKind(name="mastodon_stream", method="stream", stream=True,
                     seeds=Seeds(example=({"id": "libraries", "token": "#libraries"},))),
     ),
-    export_types=tuple(ExportKind(name=name, sources=(_STATUSES,)) for name in TYPES),
+    export_types=tuple(ExportKind(name=name, sources=(_STATUSES,), reads=_READS, table_note=_NOTE) for name in TYPES),
     api_url="https://mastodon.social",
     api_about="the Mastodon instance a seed reads when it names none; seeds may name any other instance themselves",
     options=options(
@@ -34,6 +36,7 @@ PLATFORM = Platform(
         limit={"type": "integer", "minimum": 1, "description": "at most this many posts per seed (not streams)"},
         continue_cursor=CONTINUE_CURSOR_OPTION,
     ),
+    clients=("mastodon",),
     codes={
         "account_moved": "the account says it moved; its new address is the seed's token update",
         "account_gone": "the instance answered 410 Gone for the account (suspended or deleted)",
