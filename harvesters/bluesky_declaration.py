@@ -44,4 +44,9 @@ PLATFORM = Platform(
                                       "wss://jetstream2.us-east.bsky.network)"},
         continue_cursor=CONTINUE_CURSOR_OPTION,
     ),
+    codes={
+        "jetstream_reconnected": "a Jetstream connection ended; reconnected at the last event's cursor",
+        "events_dropped": "stream events sent again at or before the cursor (replays): not recorded, counted",
+        "event_future_dated": "a stream event dated past this machine's clock: recorded, not the cursor",
+    },
 )

@@ -163,9 +163,12 @@ def parts() -> list[tuple[str, tuple[str, str], str]]:
     from swath.exporters.registry import lookup  # the tables' names are their item sources' (imported here only)
     from swath.services import all_services
 
-    platforms = discovery.platforms()
+    # the platforms that ship with swath (a plugin in the developer's environment is not the project's), loaded
+    # strictly: one that does not load stops the generator instead of dropping out of the files it writes
+    # (discovery.platforms() leaves it out, for the workers' sake)
+    platforms = [discovery.load(name) for name in discovery.installed() if discovery.builtin(name)]
     taken = hand_written_codes((ROOT / CODES).read_text())
-    return [(COMPOSE, COMPOSE_MARKERS, compose_workers(all_services())),
+    return [(COMPOSE, COMPOSE_MARKERS, compose_workers(all_services(tuple(p.name for p in platforms)))),
             (CODES, CODES_MARKERS, platform_codes(platforms, taken)),
             (EXPORTING, EXPORT_TABLE_MARKERS, export_table(platforms, lambda name: lookup(name).primary_table)),
             (DOCS, DOCS_MARKERS, docs_tables(platforms)),

@@ -12,6 +12,7 @@ from swath import generate
 from swath.core import discovery
 from swath.core.platforms import ExportKind, Platform
 from swath.services import all_services
+from tests.entrypoints import install_entry_points
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,3 +80,14 @@ def test_every_code_a_platform_declares_is_a_constant_of_messages_codes():
 
     declared = {code for platform in discovery.platforms() for code in platform.codes}
     assert declared and all(getattr(codes, code.upper()) == code for code in declared)
+
+
+def test_only_the_platforms_swath_ships_are_written_and_one_that_does_not_load_stops_it(tmp_path, monkeypatch):
+    install_entry_points(tmp_path / "plugin", monkeypatch,
+                         {"swath.platforms": {"swath_test_toy": "tests.test_platforms:TOY"}})
+    assert "swath_test_toy" in {p.name for p in discovery.platforms()}
+    assert all("swath_test_toy" not in body for _, _, body in generate.parts())  # a plugin is not the project's
+    install_entry_points(tmp_path / "broken", monkeypatch,
+                         {"swath.platforms": {"swath_test_missing": "no_such_module:X"}}, dist="swath")
+    with pytest.raises(discovery.PlatformUnavailable, match="swath_test_missing"):
+        generate.parts()

@@ -26,4 +26,14 @@ PLATFORM = Platform(
         idle_timeout={"type": "number", "exclusiveMinimum": 0, "default": 30.0,
                       "description": "not live: seconds of silence after which the harvest ends (xesam_incomplete)"},
     ),
+    codes={
+        "xesam_no_bus": "DBUS_SESSION_BUS_ADDRESS is unset or the bus cannot be reached",
+        "xesam_target_unreachable": "the seed's target is not on the bus or refused ListRecords",
+        "xesam_full_dump": "the target sends a full dump; this target's earlier payloads are superseded",
+        "xesam_out_of_order": "payloads older than ones already received; stored, but the target is faulty",
+        "xesam_bad_payload": "an UpdateRecords call with the wrong signature or an invalid payload; refused",
+        "xesam_invalidated": "the target invalidated the crawler before the harvest was done",
+        "xesam_incomplete": "the target went silent before sending everything older than the start",
+        "xesam_stopped": "harvest.stop ended the crawl: what was received so far is stored, counts given",
+    },
 )
