@@ -91,3 +91,12 @@ def test_only_the_platforms_swath_ships_are_written_and_one_that_does_not_load_s
                          {"swath.platforms": {"swath_test_missing": "no_such_module:X"}}, dist="swath")
     with pytest.raises(discovery.PlatformUnavailable, match="swath_test_missing"):
         generate.parts()
+
+
+def test_the_prose_names_every_declared_harvest_type():
+    # the tables above are generated; what each type reads, counts and refuses is written by a person, and a
+    # platform added without its rows in docs/harvest-types.md shows here
+    prose = (ROOT / generate.HARVEST_TYPES).read_text()
+    missing = [kind.name for platform in discovery.platforms() for kind in platform.harvest_types
+               if f"`{kind.name}`" not in prose]
+    assert missing == [], f"docs/harvest-types.md does not describe {', '.join(missing)}"
