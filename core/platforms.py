@@ -67,6 +67,17 @@ class ExportKind:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RetiredKind:
+    """A harvest type SFM had whose platform API is gone: refused with `api_retired`, naming what to use instead
+    (messages/retired.py); its old WARCs still export under the export type of that name."""
+
+    name: str
+    gone: str  # what went away, for the refusal: "Weibo's open API for topic searches"
+    use: str = ""  # the harvest type to use instead; empty: none
+    priority: bool = False  # SFM 2.x sent it with `.priority` too (PRIORITY_HARVEST_TYPES)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Platform:
     """What swath knows about one platform; names stay as SFM and the routing keys have them."""
 
@@ -95,6 +106,8 @@ class Platform:
     # the client libraries (top-level modules) its harvester or tables load when they run: nothing that finds,
     # checks or lists types may load them (tests/test_layers_runtime.py reads this)
     clients: tuple[str, ...] = ()
+    # SFM's harvest types of this platform whose API is gone: a worker answers their start keys with api_retired
+    retired_types: tuple[RetiredKind, ...] = ()
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -187,6 +200,10 @@ def _problems(p: Platform) -> list[str]:
         problems.append("each credential set names at least one credential")
     problems += [f"code {c!r} must be lower-case letters, digits and '_'" for c in p.codes if not _NAME.match(c)]
     problems += [f"code {code!r} needs a meaning" for code, about in p.codes.items() if not about.strip()]
+    harvest_names = {k.name for k in p.harvest_types}
+    problems += [f"retired type {k.name!r} is a harvest type too" for k in p.retired_types if k.name in harvest_names]
+    problems += [f"retired type {k.name!r} is not a valid routing-key part" for k in p.retired_types
+                 if not _NAME.match(k.name)]
     if not all(p.login_names):
         problems.append("a login name cannot be empty")
     return problems

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options, with_sfm_ui_keys
+from swath.core.platforms import ExportKind, HarvestKind, Platform, RetiredKind, Seeds, options, with_sfm_ui_keys
 
 _V1 = ("swath.exporters.twitter_v1:TwitterV1", "swath.exporters.twitter_v2:TwitterV2")
 _V1_READS = "v1.1 `search/tweets`, `statuses/user_timeline`, `statuses/filter`/`sample` streams"
@@ -37,6 +37,12 @@ PLATFORM = Platform(
     ),
     api_url="https://api.twitter.com",
     clients=("twarc",),
+    retired_types=(
+        RetiredKind(name="twitter_user_timeline", gone="Twitter API v1.1 user timelines",
+                    use="twitter_user_timeline_2", priority=True),
+        RetiredKind(name="twitter_filter", gone="Twitter API v1.1 statuses/filter streams",
+                    use="twitter_filter_stream"),
+    ),
     api_about="the Twitter API v2 root twarc talks to (search, users, timelines, streams, `oauth2/token`)",
     options=with_sfm_ui_keys(options(incremental={"type": "boolean",
                                                   "description": "continue after the newest tweet of the last run"})),

@@ -16,7 +16,7 @@ import pytest
 
 from swath.core import discovery
 from swath.core.config import Config
-from swath.core.platforms import BadDeclaration, ExportKind, HarvestKind, Platform
+from swath.core.platforms import BadDeclaration, ExportKind, HarvestKind, Platform, RetiredKind
 from swath.exporters import registry as export_registry
 from swath.exporters.items import Source
 from swath.harvesters import registry
@@ -128,8 +128,9 @@ print(json.dumps([service("tumblr_harvester").service, service("tumblr_exporter"
     others = [p.harvester.partition(":")[0] for p in builtins() if p.harvester and p.name != "tumblr"]
     assert not set(others) & set(modules) and not {"twarc", "flickrapi"} & set(modules), modules
     assert "swath.platforms.tumblr.harvester" in modules
-    # of the rooms, only Tumblr's is loaded (its declaration, harvester and exporter), and the declarations
-    rooms = {m.split(".")[2] for m in modules if m.startswith("swath.platforms.") and not m.endswith(".declaration")}
+    # of the rooms, only Tumblr's modules beyond the declarations (and their packages) are loaded
+    rooms = {m.split(".")[2] for m in modules
+             if m.startswith("swath.platforms.") and m.count(".") > 2 and not m.endswith(".declaration")}
     assert rooms == {"tumblr"}, modules
 
 
@@ -204,6 +205,10 @@ def test_a_third_party_platform_joins_every_derived_list_and_a_broken_one_hides_
     ({"name": "x", "export_types": TOY.export_types, "api_url": "api.example.org"}, "http"),
     ({"name": "x", "export_types": TOY.export_types, "api_url": "https://api.example.org"}, "api_url needs api_about"),
     ({"name": "x", "export_types": TOY.export_types, "login_names": ("",)}, "login name cannot be empty"),
+    ({"name": "x", "export_types": TOY.export_types, "codes": {"X-Y": "why"}}, "code 'X-Y' must be"),
+    ({"name": "x", "export_types": TOY.export_types, "codes": {"x_gone": " "}}, "code 'x_gone' needs a meaning"),
+    ({"name": "x", "harvester": "m:C", "harvest_types": TOY.harvest_types,
+      "retired_types": (RetiredKind(name="swath_test_toy_pages", gone="its API"),)}, "is a harvest type too"),
 ])
 def test_a_declaration_that_cannot_work_fails_when_its_module_is_imported(fields, why):
     with pytest.raises(BadDeclaration, match=why):
