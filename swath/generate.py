@@ -128,10 +128,11 @@ def platform_codes(platforms: list[Platform], taken: Iterable[str] = ()) -> str:
             if code in owner:
                 raise CodeClash(f"code {code!r} of platform {p.name!r} is declared by {owner[code]} too")
             owner[code] = f"platform {p.name!r}"
-            line = f'{code.upper()} = "{code}"  # {about}'
+            constant = f'{code.upper()} = "{code}"'
             # a meaning too long for the line goes above it, wrapped as the file's other comments are
-            lines += [line] if len(line) <= 120 else [*textwrap.wrap(about, 118, initial_indent="# ",
-                                                                      subsequent_indent="# "), line.split("  #")[0]]
+            beside = f"{constant}  # {about}"
+            lines += [beside] if len(beside) <= 120 else [*textwrap.wrap(about, 118, initial_indent="# ",
+                                                                          subsequent_indent="# "), constant]
     return "".join(line + "\n" for line in lines)
 
 
