@@ -41,6 +41,13 @@ def test_pyproject_names_every_builtin_platform_once_and_each_loads_under_its_ow
     assert [p.name for p in builtins()] == sorted(declared)
 
 
+def test_each_room_is_one_platform_whose_entry_point_is_its_declaration():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["swath.platforms"]
+    rooms = sorted(path.parent.name for path in (ROOT / "platforms").glob("*/__init__.py"))
+    assert rooms and all(declared.get(room) == f"swath.platforms.{room}.declaration:PLATFORM" for room in rooms)
+    assert all(discovery.load(room).name == room for room in rooms)
+
+
 def test_no_type_is_declared_by_two_platforms():
     for kinds in (lambda p: p.harvest_types, lambda p: p.export_types):
         names = [kind.name for p in discovery.platforms() for kind in kinds(p)]
