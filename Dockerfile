@@ -14,6 +14,7 @@ COPY core core
 COPY messages messages
 COPY harvesters harvesters
 COPY exporters exporters
+COPY platforms platforms
 COPY schemas schemas
 # gcc only for the build: it compiles the CSV encoder (exporters/_csvrow.c) and leaves with its lists.
 RUN apt-get update \

@@ -28,8 +28,8 @@ from mastodon import StreamListener  # noqa: E402
 
 from swath.core.config import Config  # noqa: E402
 from swath.core.jobs import JobContext  # noqa: E402
-from swath.harvesters import mastodon_stream  # noqa: E402
 from swath.harvesters.run import run_harvest  # noqa: E402
+from swath.platforms.mastodon import stream as mastodon_stream  # noqa: E402
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk  # noqa: E402
 
 

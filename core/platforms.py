@@ -61,6 +61,20 @@ class ExportKind:
     # tables of the current state (datasets, LRs, Xesam payloads): the latest copy of each item only,
     # deletions left out, whatever the export's `dedupe` says
     current_state: bool = False
+    # for docs/exporting.md's table (python -m swath.generate): the responses it reads, and a note on its table
+    reads: str = ""
+    table_note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetiredKind:
+    """A harvest type SFM had whose platform API is gone: refused with `api_retired`, naming what to use instead
+    (messages/retired.py); its old WARCs still export under the export type of that name."""
+
+    name: str
+    gone: str  # what went away, for the refusal: "Weibo's open API for topic searches"
+    use: str = ""  # the harvest type to use instead; empty: none
+    priority: bool = False  # SFM 2.x sent it with `.priority` too (PRIORITY_HARVEST_TYPES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +100,14 @@ class Platform:
     # used to log in): public data, never masked in what is archived. Every other credential is a secret, so a
     # name a declaration does not know is one (docs/security.md "What is a secret")
     login_names: tuple[str, ...] = ()
+    # the stable status codes only this platform gives: code -> what it means. messages/codes.py holds them as
+    # constants, written there by `python -m swath.generate` (so consumers and mypy see one list of codes)
+    codes: dict[str, str] = field(default_factory=dict)
+    # the client libraries (top-level modules) its harvester or tables load when they run: nothing that finds,
+    # checks or lists types may load them (tests/test_layers_runtime.py reads this)
+    clients: tuple[str, ...] = ()
+    # SFM's harvest types of this platform whose API is gone: a worker answers their start keys with api_retired
+    retired_types: tuple[RetiredKind, ...] = ()
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -126,9 +148,11 @@ class Platform:
         return next((kind for kind in self.export_types if kind.name == name), None)
 
 
-# option schemas more than one platform declares, here (the core) so a declaration need not import the engine
-# that reads them: `dryrun` harvesters/backends.py, `continue_cursor` harvesters/streams.py
+# option schemas (and texts) more than one platform declares, here (the core) so a declaration need not import
+# the engine that reads them: `dryrun` harvesters/backends.py, `continue_cursor` harvesters/streams.py
 DRYRUN_OPTION = {"type": "boolean", "title": "Dry run", "description": "list and map everything, write nothing"}
+# what the metadata backends' export types read (docs/exporting.md)
+DATASET_RECORDS = "swath's dataset `resource` records of that backend"
 CONTINUE_CURSOR_OPTION = {"type": "boolean", "description": "streams with a cursor: a new harvest continues from "
                           "the collection's last committed cursor (default); false starts from now"}
 
@@ -174,6 +198,12 @@ def _problems(p: Platform) -> list[str]:
                  for k in p.harvest_types if k.seeds.token not in SEED_TOKENS]
     if any(not names or not all(names) for names in p.credentials):
         problems.append("each credential set names at least one credential")
+    problems += [f"code {c!r} must be lower-case letters, digits and '_'" for c in p.codes if not _NAME.match(c)]
+    problems += [f"code {code!r} needs a meaning" for code, about in p.codes.items() if not about.strip()]
+    harvest_names = {k.name for k in p.harvest_types}
+    problems += [f"retired type {k.name!r} is a harvest type too" for k in p.retired_types if k.name in harvest_names]
+    problems += [f"retired type {k.name!r} is not a valid routing-key part" for k in p.retired_types
+                 if not _NAME.match(k.name)]
     if not all(p.login_names):
         problems.append("a login name cannot be empty")
     return problems

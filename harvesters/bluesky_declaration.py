@@ -6,6 +6,8 @@ from __future__ import annotations
 from swath.core.platforms import CONTINUE_CURSOR_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
 
 _BSKY_DID = "did:plc:z72i7hdynmk6r22z27h6tvur"  # the bsky.app account
+_READS = ("XRPC `getAuthorFeed`, `searchPosts`, `getFeed` pages and Jetstream event segments (any of them, whatever "
+          "the type)")
 _POSTS = ("swath.exporters.bluesky:BlueskyPosts",)
 _ISO = {"type": "string", "format": "date-time"}
 PLATFORM = Platform(
@@ -23,9 +25,10 @@ PLATFORM = Platform(
         HarvestKind(name="bluesky_jetstream", method="jetstream", stream=True,
                     seeds=Seeds(required=False, example=({"id": "bsky", "token": _BSKY_DID},))),
     ),
-    export_types=tuple(ExportKind(name=name, sources=_POSTS) for name in
-                       ("bluesky_author_feed", "bluesky_search", "bluesky_feed", "bluesky_jetstream")),
+    export_types=tuple(ExportKind(name=name, sources=_POSTS, reads=_READS, table_note="see [Bluesky](#bluesky)")
+                       for name in ("bluesky_author_feed", "bluesky_search", "bluesky_feed", "bluesky_jetstream")),
     api_url="https://bsky.social",
+    clients=("atproto",),
     api_about=("the XRPC root the atproto SDK talks to (`/xrpc/...`; login, feeds, search); "
                "Jetstream's URL is the `jetstream_url` option"),
     login_names=("identifier",),  # the handle or e-mail: public; `app_password` and the session JWTs are secrets
@@ -41,4 +44,9 @@ PLATFORM = Platform(
                                       "wss://jetstream2.us-east.bsky.network)"},
         continue_cursor=CONTINUE_CURSOR_OPTION,
     ),
+    codes={
+        "jetstream_reconnected": "a Jetstream connection ended; reconnected at the last event's cursor",
+        "events_dropped": "stream events sent again at or before the cursor (replays): not recorded, counted",
+        "event_future_dated": "a stream event dated past this machine's clock: recorded, not the cursor",
+    },
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swath.core.platforms import DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
+from swath.core.platforms import DATASET_RECORDS, DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
 
 PLATFORM = Platform(
     name="ckan",
@@ -10,7 +10,8 @@ PLATFORM = Platform(
     harvester="swath.harvesters.ckan:CKANHarvester",
     harvest_types=(HarvestKind(name="ckan", method="harvest_sources", seeds=Seeds(
         token="url", example=({"id": "demo-ckan", "token": "https://demo.ckan.org"},))),),
-    export_types=(ExportKind(name="ckan", sources=("swath.exporters.datasets:CkanDatasets",), current_state=True),),
+    export_types=(ExportKind(name="ckan", sources=("swath.exporters.datasets:CkanDatasets",), current_state=True,
+                              reads=DATASET_RECORDS),),
     backend="swath.harvesters.ckan:CKANBackend",
     options=options(
         dryrun=DRYRUN_OPTION,

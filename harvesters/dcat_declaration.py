@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swath.core.platforms import DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
+from swath.core.platforms import DATASET_RECORDS, DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
 
 PLATFORM = Platform(
     name="dcat",
@@ -10,8 +10,10 @@ PLATFORM = Platform(
     harvester="swath.harvesters.dcat:DCATHarvester",
     harvest_types=(HarvestKind(name="dcat", method="harvest_sources", seeds=Seeds(
         token="url", example=({"id": "data-gouv", "token": "https://www.data.gouv.fr/catalog.jsonld"},))),),
-    export_types=(ExportKind(name="dcat", sources=("swath.exporters.datasets:DcatDatasets",), current_state=True),),
+    export_types=(ExportKind(name="dcat", sources=("swath.exporters.datasets:DcatDatasets",), current_state=True,
+                              reads=DATASET_RECORDS),),
     backend="swath.harvesters.dcat:DCATBackend",
+    clients=("rdflib",),
     options=options(
         dryrun=DRYRUN_OPTION,
         language={"type": "string", "default": "en",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swath.core.platforms import DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
+from swath.core.platforms import DATASET_RECORDS, DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
 
 PLATFORM = Platform(
     name="oai_pmh",
@@ -10,7 +10,8 @@ PLATFORM = Platform(
     harvester="swath.harvesters.oai_pmh:OAIPMHHarvester",
     harvest_types=(HarvestKind(name="oai_pmh", method="harvest_sources", seeds=Seeds(
         token="url", example=({"id": "zenodo", "token": "https://zenodo.org/oai2d"},))),),
-    export_types=(ExportKind(name="oai_pmh", sources=("swath.exporters.datasets:OaiRecords",), current_state=True),),
+    export_types=(ExportKind(name="oai_pmh", sources=("swath.exporters.datasets:OaiRecords",), current_state=True,
+                              reads=DATASET_RECORDS),),
     backend="swath.harvesters.oai_pmh:OAIPMHBackend",
     options=options(
         dryrun=DRYRUN_OPTION,

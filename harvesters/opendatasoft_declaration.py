@@ -3,7 +3,7 @@ exporters/datasets.py)."""
 
 from __future__ import annotations
 
-from swath.core.platforms import DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
+from swath.core.platforms import DATASET_RECORDS, DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
 
 PLATFORM = Platform(
     name="opendatasoft",
@@ -12,7 +12,7 @@ PLATFORM = Platform(
     harvest_types=(HarvestKind(name="opendatasoft", method="harvest_sources", seeds=Seeds(
         token="url", example=({"id": "ods-hub", "token": "https://data.opendatasoft.com"},))),),
     export_types=(ExportKind(name="opendatasoft", sources=("swath.exporters.datasets:OdsDatasets",),
-                             current_state=True),),
+                             current_state=True, reads=DATASET_RECORDS),),
     backend="swath.harvesters.opendatasoft:OpenDataSoftBackend",
     options=options(
         dryrun=DRYRUN_OPTION,

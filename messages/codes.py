@@ -60,16 +60,7 @@ NO_WARCS = "no_warcs"  # no WARC of the collection (or none at all, for seeds) u
 EXPORT_EMPTY = "export_empty"
 STREAM_LINE_CUT = "stream_line_cut"  # a stream's last line was cut mid-item (connection or harvest ended); skipped
 
-# --- META-SHARE harvesting protocol ---
-SYNC_PROTOCOL_UNSUPPORTED = "sync_protocol_unsupported"  # the node answered 501 or without "Sync-Protocol: 1.0"
-BAD_INVENTORY_ENTRY = "bad_inventory_entry"  # an inventory key is not a 64-hex storage id or its value not a 32-hex MD5
-CHECKSUM_MISMATCH = "checksum_mismatch"  # an LR's recomputed MD5 differs from the node's inventory; LR not stored
-LR_OTHER_NODE = "lr_other_node"  # an LR id already held from another node: refused (an LR belongs to its node)
-INVALID_LR = "invalid_lr"  # an LR's metadata.xml or storage-global.json is malformed; LR not stored
-BAD_ZIP = "bad_zip"  # a response that must be a ZIP file is not a readable one
-ZIP_UNSAFE_NAME = "zip_unsafe_name"  # a ZIP entry name is absolute or climbs with ".." (zip-slip); refused unread
-ZIP_TOO_LARGE = "zip_too_large"  # a ZIP inflates past the size limit (ZIP bomb); refused
-ZIP_UNEXPECTED_ENTRIES = "zip_unexpected_entries"  # a ZIP lacks a required entry, has extra ones or the wrong order
+# --- exporting: what was written, what could not be read, WACZ ---
 EXPORT_TABLES = "export_tables"  # which table(s) and files an export wrote, with item counts
 ITEM_UNREADABLE = "item_unreadable"  # a body did not decode or was not JSON: fails the export unless skip_unreadable
 WACZ_FAILED = "wacz_failed"  # `swath wacz` made no package: no WARC under the path, a name twice, or the tool refused
@@ -95,25 +86,6 @@ CREDENTIAL_KEY_MISSING = "credential_key_missing"
 # the store's key is malformed, its key file is unsafe (group/world-readable), or it does not decrypt a stored value
 CREDENTIAL_KEY_INVALID = "credential_key_invalid"
 
-# --- Xesam-PMH (D-Bus) and the Kiel archive ---
-XESAM_NO_BUS = "xesam_no_bus"  # DBUS_SESSION_BUS_ADDRESS is unset or the bus cannot be reached
-XESAM_TARGET_UNREACHABLE = "xesam_target_unreachable"  # the seed's target is not on the bus or refused ListRecords
-XESAM_FULL_DUMP = "xesam_full_dump"  # the target sends a full dump; this target's earlier payloads are superseded
-XESAM_OUT_OF_ORDER = "xesam_out_of_order"  # payloads older than ones already received; stored, but the target is faulty
-XESAM_BAD_PAYLOAD = "xesam_bad_payload"  # an UpdateRecords call with the wrong signature or an invalid payload; refused
-XESAM_INVALIDATED = "xesam_invalidated"  # the target invalidated the crawler before the harvest was done
-XESAM_INCOMPLETE = "xesam_incomplete"  # the target went silent before sending everything older than the start
-KIEL_BAD_BRANCHES = "kiel_bad_branches"  # branches.xml is not well-formed or holds an XPath that does not compile
-KIEL_BAD_RECORD = "kiel_bad_record"  # an AMF file or record could not be parsed or has no id; skipped
-KIEL_OBJECT_FAILED = "kiel_object_failed"  # an object could not be fetched; stored as status 000 with an empty body
-KIEL_REDIRECT_LOOP = "kiel_redirect_loop"  # a redirect chain came back to a URL already in it or was too long
-KIEL_BAD_TERMINATION = "kiel_bad_termination"  # the termination strategy file is invalid; nothing was pruned
-
-# --- Kiel notes and Xesam stop ---
-KIEL_NO_RECORD = "kiel_no_record"  # `swath kiel notes`: the archive has no record directory for that id
-KIEL_BAD_NOTE = "kiel_bad_note"  # a line of a record's notes file is not a note (edited by hand); skipped
-XESAM_STOPPED = "xesam_stopped"  # harvest.stop ended the crawl: what was received so far is stored, counts given
-
 # --- WARC index (exports that read only what they select) ---
 WARC_INDEX_SCAN = "warc_index_scan"  # no WARC index answered for this export: it listed the data root for its WARCs
 WARC_INDEX_UNAVAILABLE = "warc_index_unavailable"  # the store holding the WARC index could not be read; listed instead
@@ -122,18 +94,49 @@ SFM_WARC_MISSING = "sfm_warc_missing"  # `swath sfm import`: a WARC sfm-ui recor
 SFM_WARC_MISMATCH = "sfm_warc_mismatch"  # `swath sfm import`: a WARC's size or sha1 is not sfm-ui's; not indexed
 SFM_IMPORTED = "sfm_imported"  # info on a job `swath sfm import` brought over: SFM's harvest, with its status there
 
+# --- streams (Mastodon's, Bluesky's Jetstream) ---
+STREAM_RECONNECTED = "stream_reconnected"  # a stream ended and was reopened; posts made meanwhile came from a timeline
+
+# --- the codes a platform adds: each declaration's `codes` (swath.core.platforms), copied here ---
+# >>> platform codes: written by `python -m swath.generate`, do not edit
 # --- bluesky ---
 JETSTREAM_RECONNECTED = "jetstream_reconnected"  # a Jetstream connection ended; reconnected at the last event's cursor
 EVENTS_DROPPED = "events_dropped"  # stream events sent again at or before the cursor (replays): not recorded, counted
 EVENT_FUTURE_DATED = "event_future_dated"  # a stream event dated past this machine's clock: recorded, not the cursor
-
+# --- kiel ---
+KIEL_BAD_BRANCHES = "kiel_bad_branches"  # branches.xml is not well-formed or holds an XPath that does not compile
+KIEL_BAD_RECORD = "kiel_bad_record"  # an AMF file or record could not be parsed or has no id; skipped
+KIEL_OBJECT_FAILED = "kiel_object_failed"  # an object could not be fetched; stored as status 000 with an empty body
+KIEL_REDIRECT_LOOP = "kiel_redirect_loop"  # a redirect chain came back to a URL already in it or was too long
+KIEL_BAD_TERMINATION = "kiel_bad_termination"  # the termination strategy file is invalid; nothing was pruned
+KIEL_NO_RECORD = "kiel_no_record"  # `swath kiel notes`: the archive has no record directory for that id
+KIEL_BAD_NOTE = "kiel_bad_note"  # a line of a record's notes file is not a note (edited by hand); skipped
 # --- mastodon ---
 ACCOUNT_MOVED = "account_moved"  # the account says it moved; its new address is the seed's token update
 ACCOUNT_GONE = "account_gone"  # the instance answered 410 Gone for the account (suspended or deleted)
 INSTANCE_UNREACHABLE = "instance_unreachable"  # an instance failed (connection errors, 5xx, deadline) after retries
 SEARCH_UNAVAILABLE = "search_unavailable"  # a post search without an access token: most instances then find nothing
 CREDENTIAL_UNUSED = "credential_unused"  # an instance's access token was not sent: the seed does not name it as a URL
-STREAM_RECONNECTED = "stream_reconnected"  # a stream ended and was reopened; posts made meanwhile came from a timeline
+# --- metashare ---
+SYNC_PROTOCOL_UNSUPPORTED = "sync_protocol_unsupported"  # the node answered 501 or without "Sync-Protocol: 1.0"
+BAD_INVENTORY_ENTRY = "bad_inventory_entry"  # an inventory key is not a 64-hex storage id or its value not a 32-hex MD5
+CHECKSUM_MISMATCH = "checksum_mismatch"  # an LR's recomputed MD5 differs from the node's inventory; LR not stored
+LR_OTHER_NODE = "lr_other_node"  # an LR id already held from another node: refused (an LR belongs to its node)
+INVALID_LR = "invalid_lr"  # an LR's metadata.xml or storage-global.json is malformed; LR not stored
+BAD_ZIP = "bad_zip"  # a response that must be a ZIP file is not a readable one
+ZIP_UNSAFE_NAME = "zip_unsafe_name"  # a ZIP entry name is absolute or climbs with ".." (zip-slip); refused unread
+ZIP_TOO_LARGE = "zip_too_large"  # a ZIP inflates past the size limit (ZIP bomb); refused
+ZIP_UNEXPECTED_ENTRIES = "zip_unexpected_entries"  # a ZIP lacks a required entry, has extra ones or the wrong order
+# --- xesam ---
+XESAM_NO_BUS = "xesam_no_bus"  # DBUS_SESSION_BUS_ADDRESS is unset or the bus cannot be reached
+XESAM_TARGET_UNREACHABLE = "xesam_target_unreachable"  # the seed's target is not on the bus or refused ListRecords
+XESAM_FULL_DUMP = "xesam_full_dump"  # the target sends a full dump; this target's earlier payloads are superseded
+XESAM_OUT_OF_ORDER = "xesam_out_of_order"  # payloads older than ones already received; stored, but the target is faulty
+XESAM_BAD_PAYLOAD = "xesam_bad_payload"  # an UpdateRecords call with the wrong signature or an invalid payload; refused
+XESAM_INVALIDATED = "xesam_invalidated"  # the target invalidated the crawler before the harvest was done
+XESAM_INCOMPLETE = "xesam_incomplete"  # the target went silent before sending everything older than the start
+XESAM_STOPPED = "xesam_stopped"  # harvest.stop ended the crawl: what was received so far is stored, counts given
+# <<< platform codes
 
 # --- web application (swath web) ---
 WEB_LOGIN_FAILED = "web_login_failed"  # a login with a wrong user name or password

@@ -3,31 +3,25 @@ api_retired and the type to use instead, not the puzzling unknown_type. Their ol
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from swath.core import discovery
+from swath.core.platforms import RetiredKind
 from swath.messages.routing import PRIORITY
 
 
-@dataclass(frozen=True)
-class Retired:
-    platform: str  # the platform SFM put in the routing key
-    gone: str  # what went away
-    use: str = ""  # the type to harvest with instead; empty: none
-    priority: bool = False  # SFM 2.x sent it with `.priority` too (PRIORITY_HARVEST_TYPES)
+def retired_types() -> dict[str, RetiredKind]:
+    """Every retired harvest type, from the platform declarations (`Platform.retired_types`)."""
+    return {kind.name: kind for platform in discovery.platforms() for kind in platform.retired_types}
 
 
-RETIRED: dict[str, Retired] = {
-    "twitter_user_timeline": Retired("twitter", "Twitter API v1.1 user timelines", "twitter_user_timeline_2",
-                                     priority=True),
-    "twitter_filter": Retired("twitter", "Twitter API v1.1 statuses/filter streams", "twitter_filter_stream"),
-    "weibo_timeline": Retired("weibo", "Weibo's open API for third-party timelines"),
-    "weibo_search": Retired("weibo", "Weibo's open API for topic searches"),
-}
+def _retired(type_name: str) -> RetiredKind | None:
+    # the platform the type's name starts with is tried first (discovery.owner): `weibo_search` -> weibo
+    platform = discovery.owner(type_name, lambda p: [kind.name for kind in p.retired_types])
+    return next(kind for kind in platform.retired_types if kind.name == type_name) if platform else None
 
 
 def refusal(type_name: object) -> str | None:
     """Why a harvest of this type is refused, naming what to use instead; None when it is not retired."""
-    retired = RETIRED.get(type_name) if isinstance(type_name, str) else None
+    retired = _retired(type_name) if isinstance(type_name, str) else None
     if retired is None:
         return None
     instead = (f"harvest with {retired.use} instead (a collection of that type, with its credentials)"
@@ -37,10 +31,13 @@ def refusal(type_name: object) -> str | None:
 
 def start_keys(platform: str) -> list[str]:
     """The harvest.start keys SFM sites send retired types of `platform` on, so a worker can answer them."""
+    try:
+        declared = discovery.load(platform).retired_types
+    except discovery.PlatformUnavailable:  # a backend of `swath.backends`, or a platform that does not load
+        return []
     keys = []
-    for name, retired in sorted(RETIRED.items()):
-        if retired.platform == platform:
-            keys.append(f"harvest.start.{platform}.{name}")
-            if retired.priority:
-                keys.append(f"harvest.start.{platform}.{name}.{PRIORITY}")
+    for retired in sorted(declared, key=lambda kind: kind.name):
+        keys.append(f"harvest.start.{platform}.{retired.name}")
+        if retired.priority:
+            keys.append(f"harvest.start.{platform}.{retired.name}.{PRIORITY}")
     return keys

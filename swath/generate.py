@@ -1,4 +1,4 @@
-"""Rewrite what is derived from the platform declarations: compose workers, platform docs, API root lists.
+"""Rewrite what is derived from the platform declarations: compose workers, platform docs, API root lists, codes.
 
     python -m swath.generate            # rewrite every generated part (PARTS) in this checkout
     python -m swath.generate --check    # exit 1 naming the stale files (tests/test_generated.py runs this)
@@ -9,19 +9,23 @@ Only the text between the marker lines is written; everything around it stays as
 from __future__ import annotations
 
 import argparse
+import re
 import sys
-from collections.abc import Iterable
+import textwrap
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from swath.core import discovery
-from swath.core.platforms import Platform
+from swath.core.platforms import ExportKind, Platform
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout (an editable install): a developer's tool
 COMPOSE = "docker-compose.yml"
 DOCS = "docs/platforms.md"
 CONFIG = "docs/configuration.md"
 HARVEST_TYPES = "docs/harvest-types.md"
+CODES = "messages/codes.py"
+EXPORTING = "docs/exporting.md"
 
 
 def _md_markers(part: str) -> tuple[str, str]:
@@ -30,13 +34,19 @@ def _md_markers(part: str) -> tuple[str, str]:
 
 COMPOSE_MARKERS = ("  # >>> worker services: written by `python -m swath.generate`, do not edit\n",
                    "  # <<< worker services\n")
+CODES_MARKERS = ("# >>> platform codes: written by `python -m swath.generate`, do not edit\n", "# <<< platform codes\n")
 DOCS_MARKERS = _md_markers("platforms")
 API_TABLE_MARKERS = _md_markers("API roots")
 API_LIST_MARKERS = _md_markers("API root list")
+EXPORT_TABLE_MARKERS = _md_markers("export types")
 
 
 class MissingMarkers(ValueError):
     """The file lost the lines that say where the generated part goes."""
+
+
+class CodeClash(ValueError):
+    """Two platforms, or a platform and messages/codes.py itself, declare the same code."""
 
 
 def replace_between(text: str, markers: tuple[str, str], body: str, *, name: str) -> str:
@@ -84,6 +94,55 @@ def api_list(platforms: list[Platform]) -> str:
     return ", ".join(f"`{p.api_url_env}`" for p in platforms if p.api_url)
 
 
+def export_table(platforms: list[Platform], table_of: Callable[[str], str]) -> str:
+    """docs/exporting.md: each platform's export types, those reading alike in one row, with their table."""
+    rows = ["| type | platform | items read | table (columns) |", "| --- | --- | --- | --- |"]
+    for p in platforms:
+        groups: list[list[ExportKind]] = []
+        for kind in p.export_types:
+            if groups and _same_table(groups[-1][0], kind):
+                groups[-1].append(kind)
+            else:
+                groups.append([kind])
+        for group in groups:
+            first = group[0]
+            table = f"`{table_of(first.name)}`" + (" (current state)" if first.current_state else "")
+            note = f": {first.table_note}" if first.table_note else ""
+            types = ", ".join(f"`{k.name}`" for k in group)
+            rows.append(f"| {types} | {p.name} | {first.reads or '—'} | {table}{note} |")
+    return "\n".join(rows) + "\n"
+
+
+def _same_table(a: ExportKind, b: ExportKind) -> bool:
+    return (a.sources, a.reads, a.table_note, a.current_state) == (b.sources, b.reads, b.table_note, b.current_state)
+
+
+def platform_codes(platforms: list[Platform], taken: Iterable[str] = ()) -> str:
+    """messages/codes.py's part: each platform's own codes as constants (NAME = "name"), its meaning beside."""
+    owner = dict.fromkeys(taken, "messages/codes.py")
+    lines = []
+    for p in platforms:
+        if p.codes:
+            lines.append(f"# --- {p.name} ---")
+        for code, about in p.codes.items():
+            if code in owner:
+                raise CodeClash(f"code {code!r} of platform {p.name!r} is declared by {owner[code]} too")
+            owner[code] = f"platform {p.name!r}"
+            constant = f'{code.upper()} = "{code}"'
+            # a meaning too long for the line goes above it, wrapped as the file's other comments are
+            beside = f"{constant}  # {about}"
+            lines += [beside] if len(beside) <= 120 else [*textwrap.wrap(about, 118, initial_indent="# ",
+                                                                          subsequent_indent="# "), constant]
+    return "".join(line + "\n" for line in lines)
+
+
+def hand_written_codes(text: str, markers: tuple[str, str] = CODES_MARKERS) -> list[str]:
+    """The codes messages/codes.py holds outside its generated part."""
+    begin, end = text.find(markers[0]), text.find(markers[1])
+    outside = text[:begin] + text[end:] if 0 <= begin < end else text
+    return re.findall(r'^[A-Z][A-Z0-9_]* = "([a-z0-9_]+)"', outside, re.M)
+
+
 def _with_worker(types: str, platform: str, role: str, service: str) -> str:
     return f"{types}<br>`{platform}_{role}`, \"{service}\"" if types else "—"
 
@@ -102,10 +161,17 @@ def _json(value: Any) -> str:
 
 def parts() -> list[tuple[str, tuple[str, str], str]]:
     """Each generated part as (file, its markers, what goes between them); a file may hold several."""
+    from swath.exporters.registry import lookup  # the tables' names are their item sources' (imported here only)
     from swath.services import all_services
 
-    platforms = discovery.platforms()
-    return [(COMPOSE, COMPOSE_MARKERS, compose_workers(all_services())),
+    # the platforms that ship with swath (a plugin in the developer's environment is not the project's), loaded
+    # strictly: one that does not load stops the generator instead of dropping out of the files it writes
+    # (discovery.platforms() leaves it out, for the workers' sake)
+    platforms = [discovery.load(name) for name in discovery.installed() if discovery.builtin(name)]
+    taken = hand_written_codes((ROOT / CODES).read_text())
+    return [(COMPOSE, COMPOSE_MARKERS, compose_workers(all_services(tuple(p.name for p in platforms)))),
+            (CODES, CODES_MARKERS, platform_codes(platforms, taken)),
+            (EXPORTING, EXPORT_TABLE_MARKERS, export_table(platforms, lambda name: lookup(name).primary_table)),
             (DOCS, DOCS_MARKERS, docs_tables(platforms)),
             (CONFIG, API_TABLE_MARKERS, api_table(platforms)),
             (HARVEST_TYPES, API_LIST_MARKERS,

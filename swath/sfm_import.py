@@ -52,7 +52,8 @@ class SiteCounts:
 
     def not_harvestable(self, known_types: set[str]) -> dict[str, int]:
         """Collections by type swath will not harvest (retired APIs, types it does not have); they still export."""
-        return {t: n for t, n in self.collections_by_type.items() if t in retired.RETIRED or t not in known_types}
+        gone = retired.retired_types()
+        return {t: n for t, n in self.collections_by_type.items() if t in gone or t not in known_types}
 
     def as_dict(self, known_types: set[str]) -> dict[str, Any]:
         return {**vars(self), "not_harvestable": self.not_harvestable(known_types)}

@@ -1,8 +1,9 @@
 """The layers point one way and no two project files import each other, directly or round a loop.
 
 Read from the source with `ast`, so the rule holds for imports inside functions too (those hide cycles that
-only show at run time). Layers, bottom first: core, messages (with schemas), harvesters, exporters, and the
-top, `swath/`, in three floors: the store; what the front ends share (swath/shared and the other modules in
+only show at run time). Layers, bottom first: core, messages (with schemas), harvesters, exporters (the harvest
+and export engines), platforms (a room per platform, none importing another), and the top, `swath/`, in three
+floors: the store; what the front ends share (swath/shared and the other modules in
 swath/: requester, scheduler, worker services, ...); the front ends, CLI (swath/cli.py, swath/commands), web
 application and dashboard, none of which imports another. A module may import its own layer and those below.
 """
@@ -10,6 +11,7 @@ application and dashboard, none of which imports another. A module may import it
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,12 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # folder -> (package it installs as, rank; a module may import ranks <= its own)
 FOLDERS = {"core": ("swath.core", 0), "schemas": ("swath.schemas", 1), "messages": ("swath.messages", 1),
-           "harvesters": ("swath.harvesters", 2), "exporters": ("swath.exporters", 3), "swath": ("swath", 5)}
-# the floors of swath/ (rank 5 is the rest of it: what the front ends share)
-STORE = ("swath.store", 4)
+           "harvesters": ("swath.harvesters", 2), "exporters": ("swath.exporters", 3),
+           "platforms": ("swath.platforms", 4), "swath": ("swath", 6)}
+# the floors of swath/ (rank 6 is the rest of it: what the front ends share)
+STORE = ("swath.store", 5)
 FRONT_ENDS = {"swath.cli": "cli", "swath.__main__": "cli", "swath.commands": "cli", "swath.web": "web",
               "swath.dashboard": "dashboard"}
-FRONT_RANK = 6
+FRONT_RANK = 7
 # `swath web` and `swath dashboard` start those front ends (and make the web's accounts): the only crossings
 LAUNCHES = {("swath.commands.web", "swath.web.app"), ("swath.commands.web", "swath.web.auth"),
             ("swath.commands.dashboard", "swath.dashboard.server")}
@@ -94,7 +97,7 @@ def test_the_floors_of_swath_are_known():
     modules = project_modules()
     assert [modules[name][1] for name in ("swath.store.repo", "swath.shared.records", "swath.requester",
                                           "swath.cli", "swath.commands.jobs", "swath.web.app",
-                                          "swath.dashboard.server")] == [4, 5, 5, 6, 6, 6, 6]
+                                          "swath.dashboard.server")] == [5, 6, 6, 7, 7, 7, 7]
     assert all(target in import_graph()[name] for name, target in LAUNCHES)  # no stale exception
 
 
@@ -144,3 +147,51 @@ def test_the_web_app_and_the_dashboard_load_no_cli():
                              "print(sorted(m for m in sys.modules if m == 'click' or m.startswith('swath.commands')))"],
                             capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]"
+
+
+def room_of(module: str) -> str | None:
+    """`swath.platforms.mastodon.harvester` -> `swath.platforms.mastodon`; None outside the rooms."""
+    parts = module.split(".")
+    return ".".join(parts[:3]) if parts[:2] == ["swath", "platforms"] and len(parts) > 2 else None
+
+
+def test_nothing_outside_a_room_imports_it():
+    # the engines (ranks below) never do; nor does the top or another room: a platform is found through its
+    # entry point (swath.core.discovery), and its harvester and tables through its declaration's targets
+    outside = sorted(f"{name} imports {target}" for name, targets in import_graph().items() for target in targets
+                     if room_of(target) and room_of(name) != room_of(target))
+    assert outside == [], "a module outside a platform's room imports it:\n" + "\n".join(outside)
+    assert room_of("swath.platforms.mastodon.harvester") in {room_of(n) for n in import_graph()}
+
+
+TARGET = re.compile(r"^swath\.[\w.]+:[A-Za-z_]\w*$")  # "module:Attribute", as swath.core.platforms reads it
+
+
+def target_strings(path: Path) -> Iterator[str]:
+    """The "swath.module:Attribute" strings a module holds (a declaration's harvester, backend and item sources)."""
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and TARGET.match(node.value):
+            yield node.value
+
+
+
+def test_the_engines_name_no_platform_even_in_strings():
+    # a "module:Class" string is an import that runs later: an engine holding one would depend on a platform
+    modules = project_modules()
+    named = sorted(f"{name} names {target}" for name, (path, rank) in modules.items() if rank <= FOLDERS["exporters"][1]
+                   for target in target_strings(path) if room_of(target.partition(":")[0]))
+    assert named == [], "an engine names a platform's module:\n" + "\n".join(named)
+
+
+def test_a_declaration_names_modules_that_exist_and_a_room_only_its_own():
+    modules = project_modules()
+    wrong = []
+    for name in declaration_modules():
+        for target in target_strings(modules[name][0]):
+            module = target.partition(":")[0]
+            if module not in modules:
+                wrong.append(f"{name} names {target}: no such module")
+            elif room_of(name) and room_of(module) != room_of(name):
+                wrong.append(f"{name} names {target}, outside its room")
+    assert wrong == [], "\n".join(wrong)
+    assert "swath.platforms.mastodon.declaration" in declaration_modules()

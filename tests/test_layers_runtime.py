@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from swath.core import discovery
 from swath.exporters import registry as export_registry
 from swath.harvesters.registry import harvester_types
 
-# the client libraries of the platforms (Twitter, Flickr, Mastodon, Bluesky, DCAT's RDF, Xesam's D-Bus) and of
-# object storage (boto3: loaded only when SWATH_STORAGE_URL is s3://)
-CLIENTS = ("twarc", "flickrapi", "mastodon", "atproto", "rdflib", "jeepney", "boto3", "botocore")
+# the client libraries the platforms declare (Twitter's twarc, Flickr's flickrapi, DCAT's rdflib, ...) and object
+# storage's (boto3: loaded only when SWATH_STORAGE_URL is s3://)
+CLIENTS = sorted({client for platform in discovery.platforms() for client in platform.clients} | {"boto3", "botocore"})
 
 # argv: the case, the file to write {"checked": [...], "loaded": [...]} to (stdout is the CLI's)
 PROBE = """
@@ -80,3 +81,4 @@ def test_the_probe_sees_the_client_library_a_harvest_loads(tmp_path):
     result = probe(tmp_path, "harvest_load", "twitter_search_2")
     assert result["checked"] == ["twitter_search_2"]
     assert "twarc" in result["loaded"]
+    assert {"twarc", "flickrapi", "mastodon", "atproto", "rdflib", "jeepney"} <= set(CLIENTS)

@@ -18,10 +18,10 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from swath.commands.examples import example_start
-from swath.exporters.mastodon import sse_events
-from swath.harvesters.mastodon import TYPES
 from swath.messages import codes
 from swath.messages.broker import Publisher
+from swath.platforms.mastodon.declaration import TYPES
+from swath.platforms.mastodon.exporter import sse_events
 from tests.brokerprobe import running_worker, until_final
 from tests.fakes.mastodon import TOKEN, FakeMastodon, Script
 from tests.fakes.social import run_harvest_job, start_body

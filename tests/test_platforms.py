@@ -16,7 +16,7 @@ import pytest
 
 from swath.core import discovery
 from swath.core.config import Config
-from swath.core.platforms import BadDeclaration, ExportKind, HarvestKind, Platform
+from swath.core.platforms import BadDeclaration, ExportKind, HarvestKind, Platform, RetiredKind
 from swath.exporters import registry as export_registry
 from swath.exporters.items import Source
 from swath.harvesters import registry
@@ -39,6 +39,13 @@ def test_pyproject_names_every_builtin_platform_once_and_each_loads_under_its_ow
     installed = {name: ep.value for name, ep in discovery.installed().items() if discovery.builtin(name)}
     assert installed == declared  # the editable install sees pyproject's lines (dev/setup.sh reinstalls)
     assert [p.name for p in builtins()] == sorted(declared)
+
+
+def test_each_room_is_one_platform_whose_entry_point_is_its_declaration():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["swath.platforms"]
+    rooms = sorted(path.parent.name for path in (ROOT / "platforms").glob("*/__init__.py"))
+    assert rooms and all(declared.get(room) == f"swath.platforms.{room}.declaration:PLATFORM" for room in rooms)
+    assert all(discovery.load(room).name == room for room in rooms)
 
 
 def test_no_type_is_declared_by_two_platforms():
@@ -119,20 +126,26 @@ from swath.services import service
 lookup("tumblr_blog_posts").load()
 export_lookup("tumblr_blog_posts")
 print(json.dumps([service("tumblr_harvester").service, service("tumblr_exporter").service,
-                  sorted(m for m in sys.modules if m.startswith("swath.harvesters.") or m in ("twarc", "flickrapi"))]))
+                  sorted(m for m in sys.modules if m.startswith(("swath.harvesters.", "swath.platforms."))
+                         or m in ("twarc", "flickrapi"))]))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     harvester, exporter, modules = json.loads(out)
     assert (harvester, exporter) == ("Tumblr Harvester", "Tumblr Exporter")
     others = [p.harvester.partition(":")[0] for p in builtins() if p.harvester and p.name != "tumblr"]
     assert not set(others) & set(modules) and not {"twarc", "flickrapi"} & set(modules), modules
-    assert "swath.harvesters.tumblr" in modules
+    assert "swath.platforms.tumblr.harvester" in modules
+    # of the rooms, only Tumblr's modules beyond the declarations (and their packages) are loaded
+    rooms = {m.split(".")[2] for m in modules
+             if m.startswith("swath.platforms.") and m.count(".") > 2 and not m.endswith(".declaration")}
+    assert rooms == {"tumblr"}, modules
 
 
 TOY = Platform(name="swath_test_toy", title="Toy", harvester="tests.test_platforms:ToyHarvester",
                harvest_types=(HarvestKind(name="swath_test_toy_pages", method="pages"),
                               HarvestKind(name="swath_test_toy_live", method="pages", stream=True)),
-               export_types=(ExportKind(name="swath_test_toy_pages", sources=("swath.exporters.tumblr:Tumblr",)),))
+               export_types=(ExportKind(name="swath_test_toy_pages",
+                                        sources=("swath.platforms.tumblr.exporter:Tumblr",)),))
 MISNAMED = Platform(name="swath_test_other", title="Other", export_types=TOY.export_types)
 
 
@@ -199,6 +212,10 @@ def test_a_third_party_platform_joins_every_derived_list_and_a_broken_one_hides_
     ({"name": "x", "export_types": TOY.export_types, "api_url": "api.example.org"}, "http"),
     ({"name": "x", "export_types": TOY.export_types, "api_url": "https://api.example.org"}, "api_url needs api_about"),
     ({"name": "x", "export_types": TOY.export_types, "login_names": ("",)}, "login name cannot be empty"),
+    ({"name": "x", "export_types": TOY.export_types, "codes": {"X-Y": "why"}}, "code 'X-Y' must be"),
+    ({"name": "x", "export_types": TOY.export_types, "codes": {"x_gone": " "}}, "code 'x_gone' needs a meaning"),
+    ({"name": "x", "harvester": "m:C", "harvest_types": TOY.harvest_types,
+      "retired_types": (RetiredKind(name="swath_test_toy_pages", gone="its API"),)}, "is a harvest type too"),
 ])
 def test_a_declaration_that_cannot_work_fails_when_its_module_is_imported(fields, why):
     with pytest.raises(BadDeclaration, match=why):

@@ -10,7 +10,7 @@ import pytest
 
 from swath.harvesters import registry
 from swath.messages import codes
-from swath.messages.retired import RETIRED
+from swath.messages.retired import retired_types
 from tests.brokerprobe import running_worker, until_final
 from tests.test_cli import swath
 from tests.test_sfm3_keys import SFM_UI_BINDINGS, mandatory_channel, publish_mandatory
@@ -39,13 +39,13 @@ def test_a_retired_type_gets_a_failure_status_naming_its_successor(config, broke
     assert status_key == key.replace(".start.", ".status.")
     assert final["id"] == body["id"] and final["status"] == "completed failure"
     assert [e["code"] for e in final["errors"]] == [codes.API_RETIRED]
-    assert RETIRED[harvest_type].use in final["errors"][0]["message"]
+    assert retired_types()[harvest_type].use in final["errors"][0]["message"]
     assert "8f2e" not in json.dumps(final)  # no credential in the status
     assert not list(config.data_root.glob("**/*.warc.gz"))
 
 
 def test_retired_types_are_refused_by_lookup_and_harvest_run(data_root):
-    for name, retired in RETIRED.items():
+    for name, retired in retired_types().items():
         with pytest.raises(registry.RetiredHarvestType) as info:
             registry.lookup(name)
         assert info.value.code == codes.API_RETIRED and (retired.use or "no harvest type") in info.value.message

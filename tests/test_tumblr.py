@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from swath.harvesters.tumblr import blog_host
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
+from swath.platforms.tumblr.harvester import blog_host
 from tests.fakes.social import run_harvest_job, start_body
 from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs
 

@@ -20,4 +20,13 @@ PLATFORM = Platform(
         termination={"type": "string", "description": "a termination file inside the data root "
                                                        "(default <path>/etc/termination.ini when it exists)"},
     ),
+    codes={
+        "kiel_bad_branches": "branches.xml is not well-formed or holds an XPath that does not compile",
+        "kiel_bad_record": "an AMF file or record could not be parsed or has no id; skipped",
+        "kiel_object_failed": "an object could not be fetched; stored as status 000 with an empty body",
+        "kiel_redirect_loop": "a redirect chain came back to a URL already in it or was too long",
+        "kiel_bad_termination": "the termination strategy file is invalid; nothing was pruned",
+        "kiel_no_record": "`swath kiel notes`: the archive has no record directory for that id",
+        "kiel_bad_note": "a line of a record's notes file is not a note (edited by hand); skipped",
+    },
 )

@@ -12,8 +12,10 @@ PLATFORM = Platform(
     # may stream: only a live crawl waits for harvest.stop
     harvest_types=(HarvestKind(name="xesam_pmh", method="crawl", stream=True, seeds=Seeds(
         example=({"id": "target", "token": "org.swath.xesam.Target"},))),),
-    export_types=(ExportKind(name="xesam_pmh", sources=("swath.exporters.xesam:Xesam",), current_state=True),),
+    export_types=(ExportKind(name="xesam_pmh", sources=("swath.exporters.xesam:Xesam",), current_state=True,
+                             reads="Xesam payload `resource` records + full-dump `metadata` records"),),
     exporter_service="Xesam Exporter",
+    clients=("jeepney",),
     options=options(
         live={"type": "boolean", "description": "keep crawling live changes until harvest.stop"},
         fields={**_STRINGS, "description": "hint: the field names wanted (default all)"},
@@ -24,4 +26,14 @@ PLATFORM = Platform(
         idle_timeout={"type": "number", "exclusiveMinimum": 0, "default": 30.0,
                       "description": "not live: seconds of silence after which the harvest ends (xesam_incomplete)"},
     ),
+    codes={
+        "xesam_no_bus": "DBUS_SESSION_BUS_ADDRESS is unset or the bus cannot be reached",
+        "xesam_target_unreachable": "the seed's target is not on the bus or refused ListRecords",
+        "xesam_full_dump": "the target sends a full dump; this target's earlier payloads are superseded",
+        "xesam_out_of_order": "payloads older than ones already received; stored, but the target is faulty",
+        "xesam_bad_payload": "an UpdateRecords call with the wrong signature or an invalid payload; refused",
+        "xesam_invalidated": "the target invalidated the crawler before the harvest was done",
+        "xesam_incomplete": "the target went silent before sending everything older than the start",
+        "xesam_stopped": "harvest.stop ended the crawl: what was received so far is stored, counts given",
+    },
 )

@@ -1,4 +1,5 @@
-"""Tumblr's declaration (data only; its harvester is harvesters/tumblr.py, its table exporters/tumblr.py)."""
+"""Tumblr's declaration: data only, importing only swath.core (its harvester is harvester.py beside it, its table
+exporter.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, optio
 PLATFORM = Platform(
     name="tumblr",
     title="Tumblr",
-    harvester="swath.harvesters.tumblr:TumblrHarvester",
+    harvester="swath.platforms.tumblr.harvester:TumblrHarvester",
     harvest_types=(HarvestKind(name="tumblr_blog_posts", method="blog_posts",
                                seeds=Seeds(example=({"id": "gwu-libraries", "uid": "gwulibraries"},))),),
-    export_types=(ExportKind(name="tumblr_blog_posts", sources=("swath.exporters.tumblr:Tumblr",)),),
+    export_types=(ExportKind(name="tumblr_blog_posts", sources=("swath.platforms.tumblr.exporter:Tumblr",),
+                             reads="v2 `blog/<blog>/posts`"),),
     api_url="https://api.tumblr.com",
     api_about="the Tumblr API v2 root (`/v2/blog/<host>/posts`)",
     options=with_sfm_ui_keys(options(incremental={"type": "boolean",

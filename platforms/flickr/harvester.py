@@ -12,12 +12,12 @@ import requests
 
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, Unauthorized
-from swath.harvesters.flickr_declaration import PLATFORM
 from swath.harvesters.pages import PageGuard, listing
 from swath.harvesters.social import credential, mount_recording
 from swath.harvesters.values import NESTED, as_number, as_text, field, kind_of
 from swath.messages import codes
 from swath.messages.model import Seed
+from swath.platforms.flickr.declaration import PLATFORM
 
 NOT_FOUND = {1}  # "User not found" / "Photo not found"
 AUTH_FAILED = {96, 97, 98, 99, 100}  # bad signature, missing signature, bad token, no permission, bad key

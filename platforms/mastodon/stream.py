@@ -23,15 +23,15 @@ from mastodon import StreamListener
 
 from swath.harvesters.base import Harvest
 from swath.harvesters.errors import BadResponse, HarvestStopped, RemoteError
-from swath.harvesters.mastodon_client import Clients, Target, call, hashtag, host_of, newer, target
 from swath.harvesters.streams import split_lines, start_cursor
 from swath.harvesters.values import as_text
 from swath.messages import codes
 from swath.messages.model import Seed
+from swath.platforms.mastodon.client import Clients, Target, call, hashtag, host_of, newer, target
 
 
 class Harvesting(Protocol):
-    """What a stream needs of harvesters/mastodon.py's harvester (which imports this module, not the reverse)."""
+    """What a stream needs of harvester.py's harvester (which imports this module, not the reverse)."""
 
     harvest: Harvest
 

@@ -1,7 +1,7 @@
 """Mastodon through Mastodon.py on the recording adapter: hashtag, account, public and search timelines paged
 by `max_id` from the `Link` headers (incremental runs ask with `since_id` and fetch only what is new), and
-live streams (harvesters/mastodon_stream.py). Retries, rate-limit waits (X-RateLimit-Reset), WARC writing
-and state commits are the engine's; instances and tokens are harvesters/mastodon_client.py's."""
+live streams (stream.py). Retries, rate-limit waits (X-RateLimit-Reset), WARC writing
+and state commits are the engine's; instances and tokens are client.py's."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ from typing import Any
 
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, DeadlineExceeded, HarvestError, RemoteError
-from swath.harvesters.mastodon_client import (
+from swath.harvesters.pages import listing
+from swath.harvesters.retry import MAX_RATE_WAIT
+from swath.harvesters.values import as_text
+from swath.messages import codes
+from swath.platforms.mastodon.client import (
     Clients,
     Refused,
     Target,
@@ -23,11 +27,7 @@ from swath.harvesters.mastodon_client import (
     newer,
     target,
 )
-from swath.harvesters.mastodon_declaration import PLATFORM, TYPES  # noqa: F401 (TYPES: imported from here before)
-from swath.harvesters.pages import listing
-from swath.harvesters.retry import MAX_RATE_WAIT
-from swath.harvesters.values import as_text
-from swath.messages import codes
+from swath.platforms.mastodon.declaration import PLATFORM
 
 PAGE = 40  # the most a Mastodon timeline page holds
 
@@ -224,6 +224,6 @@ class MastodonHarvester(Harvester, declaration=PLATFORM):
 
     # --- streams ---
     def stream(self) -> None:
-        from swath.harvesters.mastodon_stream import run_stream
+        from swath.platforms.mastodon.stream import run_stream
 
         run_stream(self)

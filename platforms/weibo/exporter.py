@@ -10,7 +10,6 @@ from swath.exporters.items import Doc, Item, Source, item_id, obj
 from swath.exporters.jsonspan import ANY
 from swath.exporters.table import Col, Table, json_list, no_newlines
 from swath.exporters.warc_reader import Response
-from swath.exporters.weibo_declaration import PLATFORM  # noqa: F401 (imported from here before it had a module)
 
 
 def _id(post: dict[str, Any]) -> str | None:

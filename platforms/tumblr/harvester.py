@@ -6,10 +6,10 @@ from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse
 from swath.harvesters.pages import listing
 from swath.harvesters.social import credential
-from swath.harvesters.tumblr_declaration import PLATFORM
 from swath.harvesters.values import as_number, json_body
 from swath.messages import codes
 from swath.messages.model import Seed
+from swath.platforms.tumblr.declaration import PLATFORM
 
 PAGE = 20  # the most /posts returns at once
 

@@ -1,0 +1,7 @@
+"""Platforms: one package (a room) per platform, holding everything that platform is and nothing else.
+
+A room: `declaration.py` (data only, importing only swath.core; pyproject.toml's `swath.platforms` entry point
+names it), `harvester.py` with its client and stream helpers, `exporter.py` with its export tables. A room
+imports the core, messages and the harvest and export engines; the engines never import a room, and no room
+imports another (tests/test_layers.py). docs/adding-a-platform.md says how to add one.
+"""

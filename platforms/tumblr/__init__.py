@@ -1,0 +1,1 @@
+"""Tumblr: a blog's posts through API v2 (docs/harvest-types.md)."""

@@ -1,0 +1,1 @@
+"""Weibo: export only, the posts of legacy SFM collections (swath has no Weibo harvester; docs/exporting.md)."""
