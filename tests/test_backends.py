@@ -13,9 +13,9 @@ from swath.harvesters.backends import Backend, Item, harvester_for
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError
 from swath.messages import codes
+from tests.backendkit import harvest
 from tests.entrypoints import install_entry_points
 from tests.fakes.httpserver import FakeServer, Response
-from tests.test_backends_support import harvest
 
 # What the plugin's remote lists: id -> what its detail answers (None: 404).
 CATALOG = {
@@ -67,7 +67,7 @@ def _server(listing: list) -> FakeServer:
 def listing_type(monkeypatch, tmp_path_factory):
     install_entry_points(tmp_path_factory.mktemp("plugins"), monkeypatch,
                          {"swath.platforms": {"listing": "tests.test_backends:LISTING"}})
-    from tests import test_backends_support as support
+    from tests import backendkit as support
 
     monkeypatch.setitem(support.BACKEND_TYPES, "listing", ("listing", "tests.test_backends:ListHarvester", False))
 
