@@ -6,7 +6,9 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from click.testing import CliRunner
 
+from swath.cli import cli
 from swath.core.platforms import HarvestKind, Platform
 from swath.harvesters.backend_plugins import describe_backends, installed_backends, load_backend
 from swath.harvesters.backends import Backend, Item, harvester_for
@@ -130,6 +132,9 @@ def test_entry_point_plugins_are_listed_and_loaded(tmp_path, monkeypatch):
     rows = {row["name"]: row for row in describe_backends()}
     assert rows["listing"]["origin"] == "entry point" and rows["listing"]["display_name"] == ListBackend.display_name
     assert "error" in rows["broken"] and rows["dcat"]["origin"] == "built-in"
+    # `swath harvest backends` shows these very rows, the broken plugin with its error
+    listed = CliRunner().invoke(cli, ["harvest", "backends", "--json"], catch_exceptions=False)
+    assert listed.exit_code == 0 and json.loads(listed.output) == list(rows.values())
     with pytest.raises(LookupError):
         load_backend("nope")
     cls = harvester_for(load_backend("listing"))
