@@ -100,7 +100,7 @@ def sources(ctx: click.Context, deleted: bool, as_json: bool) -> None:
 @click.command()
 @JSON_OPTION
 def backends(as_json: bool) -> None:
-    """List the metadata backends installed (built-in and `swath.backends` entry points), a broken one with its error."""
+    """List the metadata backends (built-in and `swath.backends` entry points), a broken one with its error."""
     from swath.harvesters.backend_plugins import describe_backends
 
     rows = describe_backends()
