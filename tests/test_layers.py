@@ -28,7 +28,9 @@ FLOORS: dict[str, tuple[str, ...]] = {"store": ("swath.store",), "shared": ("swa
                                       "cli": ("swath.cli", "swath.__main__", "swath.commands"),
                                       "web": ("swath.web",), "dashboard": ("swath.dashboard",)}
 FRONT_ENDS = ("cli", "web", "dashboard")
-FLOOR_RANK = {"store": 4, "shared": 5, **{end: 6 for end in FRONT_ENDS}}
+# the floors rank above every folder below swath/ (a module of swath/ takes its floor's rank, never its folder's)
+_BELOW = max(rank for package, rank in FOLDERS.values() if package != "swath")
+FLOOR_RANK = {"store": _BELOW + 1, "shared": _BELOW + 2, **{end: _BELOW + 3 for end in FRONT_ENDS}}
 # `swath web` and `swath dashboard` start those front ends (and make the web's accounts): the only crossings
 LAUNCHES = {("swath.commands.web", "swath.web.app"), ("swath.commands.web", "swath.web.auth"),
             ("swath.commands.dashboard", "swath.dashboard.server")}
@@ -113,7 +115,8 @@ def test_the_floors_of_swath_are_known_by_name():
     assert where == {"swath.store.repo": "store", "swath.shared.records": "shared", "swath.requester": "shared",
                      "swath.services": "shared", "swath.cli": "cli", "swath.commands.jobs": "cli",
                      "swath.web.app": "web", "swath.dashboard.server": "dashboard", "swath.core.config": None}
-    assert [modules[name][1] for name in where if floor_of(name)] == [4, 5, 5, 5, 6, 6, 6, 6]
+    rank = {floor: modules[name][1] for name, floor in where.items() if floor}
+    assert _BELOW < rank["store"] < rank["shared"] < rank["cli"] == rank["web"] == rank["dashboard"]
     # every module of swath/ has a floor, and each named prefix still holds a module (no stale name)
     assert all(floor_of(name) for name in modules if modules[name][0].is_relative_to(ROOT / "swath"))
     assert all(any((name + ".").startswith(prefix + ".") for name in modules)
