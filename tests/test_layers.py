@@ -172,8 +172,8 @@ def test_declarations_import_only_the_core():
 
 
 # In a fresh interpreter (this one has loaded click for other tests): every module of the web application, the
-# dashboard and the shared floor (swath/shared and swath/*.py) imported, the web app built and asked for pages, the dashboard served and asked
-# for its page and its JSON; then no click and nothing of the CLI may be loaded.
+# dashboard and the shared floor (swath/shared and swath/*.py) imported, the web app built and asked for pages,
+# the dashboard served and asked for its page and its JSON; then no click and nothing of the CLI may be loaded.
 FRONT_ENDS_AT_RUN_TIME = """
 import importlib, pkgutil, sys, urllib.request
 import swath, swath.dashboard, swath.shared, swath.web
@@ -212,4 +212,4 @@ def test_the_web_app_and_the_dashboard_load_no_cli_at_run_time(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     statuses, loaded = done.stdout.strip().splitlines()[-2:]
     assert statuses == "[200, 200, 200, 200, 200]"  # the pages were served: the probe ran the apps
-    assert loaded == "[]", f"the web application, the dashboard or the shared floor loaded click or the CLI: {loaded}"
+    assert loaded == "[]", f"the web app, the dashboard or the shared floor loaded click or the CLI: {loaded}"
