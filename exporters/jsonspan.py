@@ -84,7 +84,3 @@ def scan_spans(body: bytes, path: tuple[str, ...]) -> Spans:
         out.repeated = [out.repeated[n] for n in kept]
     return out
 
-
-def value_spans(body: bytes, path: tuple[str, ...]) -> list[tuple[int, int]]:
-    """(start, end) of every object/array value at `path` (scan_spans without the duplicate-key facts)."""
-    return scan_spans(body, path).spans

@@ -39,14 +39,20 @@ def _declared_backends() -> dict[str, str]:
 
 
 def describe_backends() -> list[dict[str, str]]:
-    """One row per installed backend (for `swath harvest backends`): name, display name, class, origin."""
+    """One row per installed backend (for `swath harvest backends`): name, display name, class, origin.
+
+    A declared backend's display name is its platform's title (tests/test_platforms.py holds them equal), so
+    listing imports no platform module and its client library (rdflib for DCAT); a plugin is loaded to be named.
+    """
     rows = []
+    titles = {platform.name: platform.title for platform in discovery.platforms() if platform.backend}
     declared = _declared_backends()
     for name, target in installed_backends().items():
         builtin = declared.get(name) == target and discovery.builtin(name)
         row = {"name": name, "target": target, "origin": "built-in" if builtin else "entry point"}
         try:
-            row["display_name"] = load_backend(name).display_name or name
+            row["display_name"] = titles[name] if declared.get(name) == target else load_backend(name).display_name
+            row["display_name"] = row["display_name"] or name
         except Exception as exc:  # a broken plugin is listed with its error, never hides the others
             row["display_name"], row["error"] = name, f"{type(exc).__name__}: {exc}"
         rows.append(row)

@@ -33,8 +33,8 @@ from swath.exporters.registry import start_routing_key
 from swath.harvesters import registry
 from swath.harvesters.run import run_harvest
 from swath.messages.routing import key
+from tests.enginekit import context, warc_files
 from tests.fakes.httpserver import FakeServer, Request, Response
-from tests.test_engine_support import context, warc_files
 
 MODES = ("rotated", "resumed", "incremental")
 

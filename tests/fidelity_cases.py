@@ -16,7 +16,7 @@ from tests.fakes.httpserver import FakeServer, Request
 from tests.fakes.oai import GeneratedRepository
 from tests.fakes.ods import ODSPortal
 from tests.fidelity import MODES, Case
-from tests.test_metashare_support import USERS, fixture_xml, lr_zip, node_storage, scripted_node
+from tests.metasharekit import USERS, fixture_xml, lr_zip, node_storage, scripted_node
 
 ALICE, ALICE_HANDLE = "did:plc:alice0000000000000000001", "alice.example.com"
 SCIENCE = "at://did:plc:bob000000000000000000002/app.bsky.feed.generator/science"

@@ -29,12 +29,12 @@ from swath.core.config import Config
 from swath.core.jobs import JobInterrupted
 from swath.harvesters import registry
 from swath.messages.routing import key
+from tests.enginekit import context, harvest_thread, wait_for, warc_files
 from tests.fakes.bluesky import FakeJetstream
 from tests.fakes.mastodon import TOKEN, FakeMastodon
 from tests.fakes.social import publishing
 from tests.fakes.twitter import BEARER_TOKEN, FakeTwitter
 from tests.fidelity import Run, export_ids, masked
-from tests.test_engine_support import context, harvest_thread, wait_for, warc_files
 
 ALICE = "did:plc:alice0000000000000000001"
 TAG = "libraries"

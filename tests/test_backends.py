@@ -6,16 +6,18 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from click.testing import CliRunner
 
+from swath.cli import cli
 from swath.core.platforms import HarvestKind, Platform
 from swath.harvesters.backend_plugins import describe_backends, installed_backends, load_backend
 from swath.harvesters.backends import Backend, Item, harvester_for
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError
 from swath.messages import codes
+from tests.backendkit import harvest
 from tests.entrypoints import install_entry_points
 from tests.fakes.httpserver import FakeServer, Response
-from tests.test_backends_support import harvest
 
 # What the plugin's remote lists: id -> what its detail answers (None: 404).
 CATALOG = {
@@ -67,7 +69,7 @@ def _server(listing: list) -> FakeServer:
 def listing_type(monkeypatch, tmp_path_factory):
     install_entry_points(tmp_path_factory.mktemp("plugins"), monkeypatch,
                          {"swath.platforms": {"listing": "tests.test_backends:LISTING"}})
-    from tests import test_backends_support as support
+    from tests import backendkit as support
 
     monkeypatch.setitem(support.BACKEND_TYPES, "listing", ("listing", "tests.test_backends:ListHarvester", False))
 
@@ -130,6 +132,9 @@ def test_entry_point_plugins_are_listed_and_loaded(tmp_path, monkeypatch):
     rows = {row["name"]: row for row in describe_backends()}
     assert rows["listing"]["origin"] == "entry point" and rows["listing"]["display_name"] == ListBackend.display_name
     assert "error" in rows["broken"] and rows["dcat"]["origin"] == "built-in"
+    # `swath harvest backends` shows these very rows, the broken plugin with its error
+    listed = CliRunner().invoke(cli, ["harvest", "backends", "--json"], catch_exceptions=False)
+    assert listed.exit_code == 0 and json.loads(listed.output) == list(rows.values())
     with pytest.raises(LookupError):
         load_backend("nope")
     cls = harvester_for(load_backend("listing"))

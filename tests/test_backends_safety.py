@@ -11,9 +11,9 @@ from swath.harvesters.mapping import rdf
 from swath.harvesters.mapping.errors import BadDocument
 from swath.harvesters.mapping.safexml import parse_xml
 from swath.messages import codes
+from tests.backendkit import harvest
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk
 from tests.fakes.oai import XML
-from tests.test_backends_support import harvest
 
 BOMB = b"""<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">

@@ -316,7 +316,7 @@ def test_a_shutdown_mid_feed_resumes_from_the_next_cursor_counting_each_post_onc
     from swath.core.jobs import JobInterrupted
     from swath.harvesters.recorder import Recorder
     from swath.harvesters.run import run_harvest
-    from tests.test_engine_support import context
+    from tests.enginekit import context
 
     stopping = threading.Event()  # the engine has begun the shutdown: no new request will be sent
     begin_stop = Recorder.begin_stop

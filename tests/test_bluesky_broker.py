@@ -10,11 +10,11 @@ from pathlib import Path
 from swath.messages import codes
 from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
+from tests.enginekit import wait_for, warcio_check
 from tests.fakes.bluesky import APP_PASSWORD, IDENTIFIER, FakeBluesky, FakeJetstream
 from tests.fakes.httpserver import Request, Response
 from tests.fakes.social import run_harvest_job, start_body
 from tests.test_bluesky_jetstream import recorded_events
-from tests.test_engine_support import wait_for, warcio_check
 
 ALICE = "did:plc:alice0000000000000000001"
 

@@ -19,10 +19,10 @@ from warcio.archiveiterator import ArchiveIterator
 
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from tests.enginekit import context, harvest_thread, read_records, wait_for, warc_files, warcio_check
 from tests.fakes.bluesky import FakeJetstream
 from tests.fakes.social import start_body
 from tests.test_bluesky import export_rows
-from tests.test_engine_support import context, harvest_thread, read_records, wait_for, warc_files, warcio_check
 from tests.test_warc_replay import cdxj
 
 ALICE, BOB = "did:plc:alice0000000000000000001", "did:plc:bob000000000000000000002"

@@ -25,7 +25,7 @@ from swath.messages import codes
 from swath.requester import Requester
 from swath.store import Store, repo
 from swath.store.models import ACCEPTED, FAILURE, QUEUED
-from tests.test_requester_kit import cli_env, pg_url  # noqa: F401  (pg_url: a fixture)
+from tests.requesterkit import cli_env, pg_url  # noqa: F401  (pg_url: a fixture)
 
 WRONG = "wrong-password-for-the-test"
 

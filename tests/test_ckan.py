@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from swath.harvesters.ckan import map_package
+from tests.backendkit import harvest
 from tests.fakes.ckan import CKANPortal, make_package
-from tests.test_backends_support import harvest
 
 
 def test_more_than_1000_datasets_despite_a_silent_rows_cap_and_a_change_while_paging(config):

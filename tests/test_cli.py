@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from swath.cli import cli
+from tests.enginekit import SECRET, PagedApi, wait_for
 from tests.fakes.httpserver import FakeServer
-from tests.test_engine_support import SECRET, PagedApi, wait_for
 
 
 def swath(

@@ -10,7 +10,7 @@ from swath.core.config import Config
 from swath.store import Store
 from swath.store.models import Export, Source
 from swath.store.web_models import CollectionSet
-from tests.test_requester_kit import swath
+from tests.requesterkit import swath
 from tests.webkit import member, web_config
 
 URL = "https://oai.example.org/oai"

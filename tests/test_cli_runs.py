@@ -11,9 +11,9 @@ import threading
 from pathlib import Path
 
 from swath.harvesters.embedded import EXIT_ALREADY_FINISHED, EXIT_INTERRUPTED, INTERRUPTING, STOPPING_STREAM
+from tests.enginekit import SECRET, PagedApi, StreamApi, wait_for
 from tests.fakes.httpserver import FakeServer, Request, Response
 from tests.test_cli import json_lines, swath
-from tests.test_engine_support import SECRET, PagedApi, StreamApi, wait_for
 
 
 def _message(tmp_path: Path, harvest_id: str, htype: str, url: str) -> Path:

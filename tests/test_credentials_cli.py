@@ -20,7 +20,7 @@ from swath.core.config import Config
 from swath.requester import Requester
 from swath.store import Store, repo
 from swath.store.secrets import SecretBox
-from tests.test_requester_kit import TEST_SECRET_KEY, cli_env
+from tests.requesterkit import TEST_SECRET_KEY, cli_env
 
 SECRET = "flickr-secret-7Hc2-only-typed"
 OTHER = "twitter-token-Pq0x-from-a-file"

@@ -22,8 +22,8 @@ from swath.messages.broker import (
 )
 from swath.monitor import record
 from swath.store import Store, repo
+from tests.requesterkit import swath
 from tests.test_monitor import warc_created
-from tests.test_requester_kit import swath
 from tests.test_store import status_body
 
 WINDOW = (1280, 1800)

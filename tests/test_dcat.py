@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from swath.messages import codes
+from tests.backendkit import harvest
 from tests.fakes.dcat import JSONLD_CONTEXT, DCATPortal
 from tests.fakes.httpserver import FakeServer, Response
-from tests.test_backends_support import harvest
 from tests.test_export import export, read_rows, run  # noqa: F401 - fixture
 
 

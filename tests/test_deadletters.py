@@ -17,7 +17,7 @@ from swath.messages import codes
 from swath.messages.worker import wait_for
 from tests.brokerprobe import running_worker
 from tests.dummyjob import dummy_spec
-from tests.test_requester_kit import cli_env
+from tests.requesterkit import cli_env
 
 SECRET = "dead-letter-secret-4711"
 START_KEY = "harvest.start.dummy.dummy"

@@ -14,10 +14,10 @@ from warcio.archiveiterator import ArchiveIterator
 
 from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
+from tests.enginekit import StreamApi, warcio_check
 from tests.fakes.httpserver import FakeServer
 from tests.fakes.tumblr import API_KEY, FakeTumblr
 from tests.generated import generate_tweets
-from tests.test_engine_support import StreamApi, warcio_check
 
 
 def response_payloads(paths: list[Path]) -> list[bytes]:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
+from tests.enginekit import warcio_check
 from tests.fakes.flickr import FakeFlickr
 from tests.fakes.twitter import FakeTwitter, matches
-from tests.test_engine_support import warcio_check
 from tests.test_messages import doc_examples
 
 

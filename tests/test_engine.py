@@ -14,8 +14,7 @@ from swath.harvesters.registry import UnknownHarvestType, harvester_types, looku
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
-from tests.fakes.httpserver import FakeServer, Response
-from tests.test_engine_support import (
+from tests.enginekit import (
     BEARER,
     SECRET,
     PagedApi,
@@ -28,6 +27,7 @@ from tests.test_engine_support import (
     warc_files,
     warcio_check,
 )
+from tests.fakes.httpserver import FakeServer, Response
 
 
 @pytest.fixture
@@ -214,7 +214,7 @@ def test_adapter_on_another_session_redacts_oauth1(config, data_root, server):
 
     from swath.harvesters.recorder import Recorder
     from swath.messages.model import HarvestStart
-    from tests.test_engine_support import raw_bytes as warc_bytes
+    from tests.enginekit import raw_bytes as warc_bytes
 
     api = PagedApi(server, pages=1, per_page=2)
     creds = {"consumer_key": "ck-123456789", "consumer_secret": "cs-abcdefghij",

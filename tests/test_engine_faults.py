@@ -10,8 +10,8 @@ import os
 from swath.harvesters import warc
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from tests.enginekit import PagedApi, context, page_item_ids, routing_key, start_message, warc_files
 from tests.fakes.httpserver import FakeServer
-from tests.test_engine_support import PagedApi, context, page_item_ids, routing_key, start_message, warc_files
 
 
 def test_a_local_fault_is_resumed_by_the_next_delivery(config, data_root, monkeypatch):

@@ -20,8 +20,8 @@ from swath.harvesters.errors import RemoteError, ResponseTooLarge, Unauthorized
 from swath.harvesters.http import MAX_RATE_WAIT
 from swath.harvesters.recorder import Recorder
 from swath.messages.model import HarvestStart
+from tests.enginekit import raw_bytes, read_records, start_message, warc_files, warcio_check
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk
-from tests.test_engine_support import raw_bytes, read_records, start_message, warc_files, warcio_check
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from swath.harvesters.base import Harvester
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.run import TICK, run_harvest
 from swath.messages import codes
+from tests.enginekit import context, read_records, start_message, warc_files
 from tests.entrypoints import install_entry_points
 from tests.fakes.httpserver import FakeServer, Response
-from tests.test_engine_support import context, read_records, start_message, warc_files
 
 PLUGIN = "swath_test_echo"
 

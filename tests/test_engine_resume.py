@@ -17,8 +17,7 @@ import pytest
 from swath.core.jobs import JobInterrupted
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
-from tests.fakes.httpserver import FakeServer
-from tests.test_engine_support import (
+from tests.enginekit import (
     SECRET,
     PagedApi,
     context,
@@ -30,6 +29,7 @@ from tests.test_engine_support import (
     warc_files,
     warcio_check,
 )
+from tests.fakes.httpserver import FakeServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -192,7 +192,7 @@ def test_a_leftover_open_warc_is_recovered_reported_and_never_reported_open(conf
     assert len(files) == 2 and not list(data_root.rglob("*.open"))
     assert [w["warc"]["path"] for w in published.warcs] == [str(leftover.final_path), str(files[1])]
     assert warcio_check(files).returncode == 0
-    from tests.test_engine_support import read_records
+    from tests.enginekit import read_records
 
     kept = [r[4] for r in read_records([leftover.final_path]) if r[0] == "resource"]
     assert kept == [b"kept 0", b"kept 1"]

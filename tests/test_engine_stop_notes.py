@@ -8,8 +8,8 @@ import pytest
 from swath.core.jobs import JobInterrupted
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from tests.enginekit import PagedApi, context, page_item_ids, routing_key, start_message, warc_files
 from tests.fakes.httpserver import FakeServer, Request, Response
-from tests.test_engine_support import PagedApi, context, page_item_ids, routing_key, start_message, warc_files
 
 
 def test_harvest_stop_ends_a_rest_harvest_at_its_next_page(config, data_root):

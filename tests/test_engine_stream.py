@@ -7,8 +7,7 @@ import json
 import threading
 
 from swath.harvesters.run import run_harvest
-from tests.fakes.httpserver import FakeServer, Response, write_chunk
-from tests.test_engine_support import (
+from tests.enginekit import (
     SECRET,
     StreamApi,
     context,
@@ -20,6 +19,7 @@ from tests.test_engine_support import (
     warc_files,
     warcio_check,
 )
+from tests.fakes.httpserver import FakeServer, Response, write_chunk
 
 
 def _start(config, url: str, harvest_id: str):

@@ -19,13 +19,13 @@ from swath.harvesters.warc import WarcFile, find_harvest_warcs, recover
 from swath.harvesters.warc_records import RecordFactory
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
-from tests.fakes.httpserver import FakeServer
-from tests.test_engine_support import (
+from tests.enginekit import (
     PagedApi,
     read_records,
     start_message,
     warcio_check,
 )
+from tests.fakes.httpserver import FakeServer
 
 
 def _write_warc(directory: Path, harvest_id: str, n: int) -> Path:

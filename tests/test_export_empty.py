@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from swath.messages import codes
+from tests.backendkit import harvest
 from tests.fakes.httpserver import Request, Response
 from tests.fakes.oai import SickleEndpoint
 from tests.fakes.social import run_harvest_job, start_body
 from tests.fakes.twitter import BEARER_TOKEN, FakeTwitter, matches
-from tests.test_backends_support import harvest
 from tests.test_export import collections, expected_items, export, out_dir, read_rows, run, warcs_of  # noqa: F401
 
 

@@ -26,8 +26,8 @@ from swath.monitor import record
 from swath.store import Store
 from swath.store.models import Job, Source, WarcSeed
 from tests.generated import bench_module
+from tests.requesterkit import db_url, pg_url  # noqa: F401  (fixtures)
 from tests.test_export import expected_items
-from tests.test_requester_kit import db_url, pg_url  # noqa: F401  (fixtures)
 
 gen = bench_module("gen_archive")
 SEARCH = "export.start.twitter.twitter_search_2"

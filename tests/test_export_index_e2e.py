@@ -25,8 +25,8 @@ from swath.store import Store
 from swath.store.models import Warc, WarcSeed
 from tests.brokerprobe import running_worker, until_final
 from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs
+from tests.requesterkit import running
 from tests.test_export import expected_items
-from tests.test_requester_kit import running
 
 BLOGS = {"alpha.tumblr.com": 23, "beta.tumblr.com": 17, "gamma.tumblr.com": 9}
 EXPORT_KEY = "export.start.tumblr.tumblr_blog_posts"

@@ -15,15 +15,15 @@ from swath.harvesters import registry as harvest_registry
 from swath.harvesters.metashare.server import NodeServer
 from swath.harvesters.metashare.storage import LRStorage
 from swath.harvesters.run import run_harvest
+from tests.backendkit import harvest
+from tests.enginekit import context
 from tests.fakes.ckan import CKANPortal
 from tests.fakes.dcat import DCATPortal
 from tests.fakes.oai import SickleEndpoint
 from tests.fakes.ods import ODSPortal
-from tests.test_backends_support import harvest
-from tests.test_engine_support import context
+from tests.metasharekit import USERS, fixture_xml, node_storage
 from tests.test_export import export, read_rows, run  # noqa: F401 - fixture
-from tests.test_metashare_support import USERS, fixture_xml, node_storage
-from tests.test_xesam_support import bus_config_fixture, bus_fixture, serve_fixture  # noqa: F401 - fixtures
+from tests.xesamkit import bus_config_fixture, bus_fixture, serve_fixture  # noqa: F401 - fixtures
 
 PATH = "collections/cs-1/c-1"  # the harvest path ends in the collection id, as the export finds it
 
@@ -178,9 +178,9 @@ def test_metashare_resources_follow_the_latest_inventory(run, config, tmp_path, 
 # ---------- Xesam ----------
 
 def test_xesam_live_payloads_and_full_dump_supersedes(run, config, bus_config, serve, tmp_path):
-    from tests.test_engine_support import wait_for
-    from tests.test_xesam_support import harvest as xesam_harvest
-    from tests.test_xesam_support import make_records, start_message, write_record
+    from tests.enginekit import wait_for
+    from tests.xesamkit import harvest as xesam_harvest
+    from tests.xesamkit import make_records, start_message, write_record
 
     directory = tmp_path / "recs"
     make_records(directory, 6)

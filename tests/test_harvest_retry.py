@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from swath.harvesters.embedded import EXIT_ALREADY_FINISHED, EXIT_FAILURE, EXIT_SUCCESS
+from tests.enginekit import SECRET, PagedApi
 from tests.fakes.httpserver import FakeServer, Request, Response
 from tests.test_cli import json_lines, swath
-from tests.test_engine_support import SECRET, PagedApi
 
 
 def message(tmp_path: Path, harvest_id: str, url: str) -> Path:

@@ -22,8 +22,8 @@ from swath.harvesters.kiel.termination import Termination
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
+from tests.enginekit import context, read_records, warc_files
 from tests.fakes.httpserver import FakeServer, Response
-from tests.test_engine_support import context, read_records, warc_files
 
 ROUTING_KEY = "harvest.start.kiel.kiel_archive"
 TEXT_ID = "RePEc:aaa:wpaper:0001"

@@ -19,8 +19,8 @@ from swath.harvesters.kiel.objects import mime_token
 from swath.harvesters.kiel.redist import NestedRedist, escape_name
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from tests.enginekit import context
 from tests.fakes.httpserver import FakeServer, Response
-from tests.test_engine_support import context
 from tests.test_kiel import clock  # noqa: F401 - fixture
 
 ROUTING_KEY = "harvest.start.kiel.kiel_archive"

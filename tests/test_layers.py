@@ -1,16 +1,19 @@
 """The layers point one way and no two project files import each other, directly or round a loop.
 
 Read from the source with `ast`, so the rule holds for imports inside functions too (those hide cycles that
-only show at run time). Layers, bottom first: core, messages (with schemas), harvesters, exporters (the harvest
-and export engines), platforms (a room per platform, none importing another), and the top, `swath/`, in three
-floors: the store; what the front ends share (swath/shared and the other modules in
-swath/: requester, scheduler, worker services, ...); the front ends, CLI (swath/cli.py, swath/commands), web
-application and dashboard, none of which imports another. A module may import its own layer and those below.
+only show at run time). Layers, bottom first: core, messages (with schemas), harvesters, exporters (the harvest and
+export engines), platforms (a room per platform, none importing another), and the top, `swath/`, in three floors
+known by name: "store" (swath/store); "shared", what the front ends share (swath/shared and the other modules of
+swath/: requester, scheduler, monitor, worker services, ...; the issue calls it the services floor, but
+swath/services.py already names the worker services); and the front ends side by side, "cli" (swath/cli.py,
+swath/commands), "web" and "dashboard", none of which imports another.
+A module may import its own layer and those below.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -21,25 +24,39 @@ ROOT = Path(__file__).resolve().parents[1]
 # folder -> (package it installs as, rank; a module may import ranks <= its own)
 FOLDERS = {"core": ("swath.core", 0), "schemas": ("swath.schemas", 1), "messages": ("swath.messages", 1),
            "harvesters": ("swath.harvesters", 2), "exporters": ("swath.exporters", 3),
-           "platforms": ("swath.platforms", 4), "swath": ("swath", 6)}
-# the floors of swath/ (rank 6 is the rest of it: what the front ends share)
-STORE = ("swath.store", 5)
-FRONT_ENDS = {"swath.cli": "cli", "swath.__main__": "cli", "swath.commands": "cli", "swath.web": "web",
-              "swath.dashboard": "dashboard"}
-FRONT_RANK = 7
+           "platforms": ("swath.platforms", 4), "swath": ("swath", 5)}
+# The floors of swath/, bottom first: floor -> the module prefixes it holds. A module of swath/ that no prefix
+# names is on the "shared" floor. The front ends stand side by side on the top floor.
+FLOORS: dict[str, tuple[str, ...]] = {"store": ("swath.store",), "shared": ("swath.shared",),
+                                      "cli": ("swath.cli", "swath.__main__", "swath.commands"),
+                                      "web": ("swath.web",), "dashboard": ("swath.dashboard",)}
+FRONT_ENDS = ("cli", "web", "dashboard")
+# the floors rank above every folder below swath/ (a module of swath/ takes its floor's rank, never its folder's)
+_BELOW = max(rank for package, rank in FOLDERS.values() if package != "swath")
+FLOOR_RANK = {"store": _BELOW + 1, "shared": _BELOW + 2, **{end: _BELOW + 3 for end in FRONT_ENDS}}
 # `swath web` and `swath dashboard` start those front ends (and make the web's accounts): the only crossings
 LAUNCHES = {("swath.commands.web", "swath.web.app"), ("swath.commands.web", "swath.web.auth"),
             ("swath.commands.dashboard", "swath.dashboard.server")}
 
 
+def floor_of(module: str) -> str | None:
+    """The floor of a module of swath/ ("store", "shared", "cli", "web", "dashboard"); None below swath/."""
+    lower = tuple(f"{package}." for package, _ in FOLDERS.values() if package != "swath")
+    if not (module + ".").startswith("swath.") or (module + ".").startswith(lower):
+        return None
+    named = (floor for floor, prefixes in FLOORS.items() for prefix in prefixes
+             if (module + ".").startswith(prefix + "."))
+    return next(named, "shared")
+
+
 def front_end(module: str) -> str | None:
-    return next((end for prefix, end in FRONT_ENDS.items() if (module + ".").startswith(prefix + ".")), None)
+    floor = floor_of(module)
+    return floor if floor in FRONT_ENDS else None
 
 
 def rank_of(module: str, folder_rank: int) -> int:
-    if (module + ".").startswith(STORE[0] + "."):
-        return STORE[1]
-    return FRONT_RANK if front_end(module) else folder_rank
+    floor = floor_of(module)
+    return FLOOR_RANK[floor] if floor else folder_rank
 
 
 def project_modules() -> dict[str, tuple[Path, int]]:
@@ -89,16 +106,32 @@ def test_front_ends_import_no_other_front_end():
                        for name, targets in import_graph().items() for target in targets
                        if front_end(name) and front_end(target) and front_end(name) != front_end(target)
                        and (name, target) not in LAUNCHES)
-    assert crossings == [], ("the CLI, the web application and the dashboard share code through swath/shared, "
-                             "never by importing one another:\n" + "\n".join(crossings))
+    assert crossings == [], ("the CLI, the web application and the dashboard share code through the shared floor "
+                             "(swath/shared, swath/*.py), never by importing one another:\n" + "\n".join(crossings))
 
 
-def test_the_floors_of_swath_are_known():
+def test_the_floors_of_swath_are_known_by_name():
     modules = project_modules()
-    assert [modules[name][1] for name in ("swath.store.repo", "swath.shared.records", "swath.requester",
-                                          "swath.cli", "swath.commands.jobs", "swath.web.app",
-                                          "swath.dashboard.server")] == [5, 6, 6, 7, 7, 7, 7]
+    where = {name: floor_of(name) for name in ("swath.store.repo", "swath.shared.records", "swath.requester",
+                                               "swath.services", "swath.cli", "swath.commands.jobs",
+                                               "swath.web.app", "swath.dashboard.server", "swath.core.config")}
+    assert where == {"swath.store.repo": "store", "swath.shared.records": "shared", "swath.requester": "shared",
+                     "swath.services": "shared", "swath.cli": "cli", "swath.commands.jobs": "cli",
+                     "swath.web.app": "web", "swath.dashboard.server": "dashboard", "swath.core.config": None}
+    rank = {floor: modules[name][1] for name, floor in where.items() if floor}
+    assert _BELOW < rank["store"] < rank["shared"] < rank["cli"] == rank["web"] == rank["dashboard"]
+    # every module of swath/ has a floor, and each named prefix still holds a module (no stale name)
+    assert all(floor_of(name) for name in modules if modules[name][0].is_relative_to(ROOT / "swath"))
+    assert all(any((name + ".").startswith(prefix + ".") for name in modules)
+               for prefixes in FLOORS.values() for prefix in prefixes)
     assert all(target in import_graph()[name] for name, target in LAUNCHES)  # no stale exception
+
+
+def test_a_front_end_importing_another_would_be_seen():
+    # the rule's own check: a web module importing a CLI helper is a crossing, a launch is not, shared is fine
+    assert (front_end("swath.web.routes_runs"), front_end("swath.commands.common")) == ("web", "cli")
+    assert front_end("swath.shared.records") is None and front_end("swath.scheduler") is None
+    assert ("swath.web.routes_runs", "swath.commands.common") not in LAUNCHES
 
 
 def test_no_import_cycles():
@@ -141,12 +174,48 @@ def test_declarations_import_only_the_core():
     assert wider == [], "a declaration imports more than the core and the standard library:\n" + "\n".join(wider)
 
 
-def test_the_web_app_and_the_dashboard_load_no_cli():
-    # a fresh interpreter: this one has loaded click for other tests
-    loaded = subprocess.run([sys.executable, "-c", "import sys, swath.web.app, swath.dashboard.server; "
-                             "print(sorted(m for m in sys.modules if m == 'click' or m.startswith('swath.commands')))"],
-                            capture_output=True, text=True, check=True).stdout.strip()
-    assert loaded == "[]"
+# In a fresh interpreter (this one has loaded click for other tests): every module of the web application, the
+# dashboard and the shared floor (swath/shared and swath/*.py) imported, the web app built and asked for pages,
+# the dashboard served and asked for its page and its JSON; then no click and nothing of the CLI may be loaded.
+FRONT_ENDS_AT_RUN_TIME = """
+import importlib, pkgutil, sys, urllib.request
+import swath, swath.dashboard, swath.shared, swath.web
+for package in (swath.web, swath.dashboard, swath.shared):
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        importlib.import_module(info.name)
+for info in pkgutil.iter_modules(swath.__path__):  # the shared floor's modules in swath/ itself
+    if not info.ispkg and info.name not in ("cli", "__main__"):
+        importlib.import_module(f"swath.{info.name}")
+from starlette.testclient import TestClient
+from swath.core.config import Config
+from swath.dashboard.server import Dashboard
+from swath.store import Store
+from swath.web.app import create_app
+
+config = Config.from_env()
+store = Store(url=config.db_url)
+with TestClient(create_app(config=config, store=store)) as client:
+    statuses = [client.get(path).status_code for path in ("/healthz", "/login", "/")]
+dashboard = Dashboard(config=config, store=store, port=0).start()
+try:
+    statuses += [urllib.request.urlopen(dashboard.url + path, timeout=60).status for path in ("", "api/status")]
+finally:
+    dashboard.close()
+print(statuses)
+print(sorted(m for m in sys.modules if m.partition(".")[0] == "click" or m == "swath.cli"
+             or m.startswith("swath.commands")))
+"""
+
+
+def test_the_web_app_and_the_dashboard_load_no_cli_at_run_time(tmp_path):
+    env = {**os.environ, "SWATH_DATA_ROOT": str(tmp_path / "data"),
+           "SWATH_DB_URL": f"sqlite:///{tmp_path / 'swath.sqlite'}"}
+    done = subprocess.run([sys.executable, "-c", FRONT_ENDS_AT_RUN_TIME], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    statuses, loaded = done.stdout.strip().splitlines()[-2:]
+    assert statuses == "[200, 200, 200, 200, 200]"  # the pages were served: the probe ran the apps
+    assert loaded == "[]", f"the web app, the dashboard or the shared floor loaded click or the CLI: {loaded}"
 
 
 def room_of(module: str) -> str | None:

@@ -1,6 +1,7 @@
-"""Issue #34 (1): the layers hold at run time. Finding a type, checking a message and listing the types read the
-platform declarations only, so they load no platform's client library; a harvest (or an export that needs one)
-loads it when it runs. Each case runs in a fresh interpreter: this process has imported everything already.
+"""Issue #34 (1): the layers hold at run time. Finding a type, checking a message, listing the types and the
+metadata backends read the platform declarations only, so they load no platform's client library; a harvest (or
+an export that needs one) loads it when it runs. Each case runs in a fresh interpreter: this process has imported
+everything already.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ elif case == "harvest_types":
     from swath.cli import cli
     cli.main(["harvest", "types", "--json"], standalone_mode=False)
     checked.append("swath harvest types --json")
+elif case == "harvest_backends":
+    from swath.cli import cli
+    cli.main(["harvest", "backends", "--json"], standalone_mode=False)
+    checked.append("swath harvest backends --json")
 elif case == "harvest_load":  # the control: running a harvest does load its platform's client library
     from swath.harvesters.registry import lookup
     lookup(sys.argv[3]).load()
@@ -67,10 +72,10 @@ def expected(case: str) -> list[str]:
         return export_registry.export_types()
     if case == "harvest_example":
         return [t.name for t in harvester_types()]
-    return ["swath harvest types --json"]
+    return [f"swath harvest {case.partition('_')[2]} --json"]
 
 
-@pytest.mark.parametrize("case", ["export_lookup", "harvest_example", "harvest_types"])
+@pytest.mark.parametrize("case", ["export_lookup", "harvest_example", "harvest_types", "harvest_backends"])
 def test_finding_checking_and_listing_types_load_no_client_library(case, tmp_path):
     result = probe(tmp_path, case)
     assert result["checked"] == expected(case)  # every type was looked up or validated, not an early exit

@@ -23,9 +23,9 @@ from swath.messages.worker import wait_for
 from swath.store import Store
 from tests.brokerprobe import running_worker
 from tests.dummyjob import dummy_spec
+from tests.requesterkit import swath
 from tests.test_deadletters import START_KEY
 from tests.test_deadletters import swath as dead_letters
-from tests.test_requester_kit import swath
 
 PASSWORD = "url-pass-9313"  # noqa: S105 - a planted secret the views must not show
 QUERY_SECRET = "query-secret-2718"  # noqa: S105

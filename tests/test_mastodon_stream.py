@@ -23,9 +23,9 @@ from swath.messages.broker import Publisher
 from swath.platforms.mastodon.declaration import TYPES
 from swath.platforms.mastodon.exporter import sse_events
 from tests.brokerprobe import running_worker, until_final
+from tests.enginekit import warcio_check
 from tests.fakes.mastodon import TOKEN, FakeMastodon, Script
 from tests.fakes.social import run_harvest_job, start_body
-from tests.test_engine_support import warcio_check
 from tests.test_mastodon import export_rows
 
 ROOT = Path(__file__).resolve().parents[1]

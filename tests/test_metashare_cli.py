@@ -12,7 +12,7 @@ import requests
 
 from swath.harvesters.metashare.client import MetashareClient, sync
 from swath.harvesters.metashare.storage import LRStorage
-from tests.test_metashare_support import USERS
+from tests.metasharekit import USERS
 
 SWATH = str(Path(sys.executable).parent / "swath")
 

@@ -13,7 +13,7 @@ from swath.harvesters.metashare.errors import MetashareError
 from swath.harvesters.metashare.server import NodeServer
 from swath.harvesters.metashare.storage import REMOTE, LRStorage
 from swath.messages import codes
-from tests.test_metashare_support import USERS, fixture_xml, logged_in, lr_zip, node_storage, scripted_node, zip_of
+from tests.metasharekit import USERS, fixture_xml, logged_in, lr_zip, node_storage, scripted_node, zip_of
 
 
 def lr_downloads(node: NodeServer) -> list[str]:

@@ -14,8 +14,8 @@ from swath.harvesters.metashare.storage import LRStorage
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
-from tests.test_engine_support import context, raw_bytes, read_records, warc_files
-from tests.test_metashare_support import USERS, fixture_xml, lr_zip, node_storage, scripted_node, zip_of
+from tests.enginekit import context, raw_bytes, read_records, warc_files
+from tests.metasharekit import USERS, fixture_xml, lr_zip, node_storage, scripted_node, zip_of
 
 ROUTING_KEY = "harvest.start.metashare.metashare_sync"
 

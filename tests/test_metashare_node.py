@@ -14,7 +14,7 @@ import requests
 from swath.harvesters.metashare.protocol import StorageGlobal, lr_checksum
 from swath.harvesters.metashare.server import NodeServer
 from swath.harvesters.metashare.storage import LRStorage
-from tests.test_metashare_support import USERS, fixture_xml, node_storage
+from tests.metasharekit import USERS, fixture_xml, node_storage
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from swath.harvesters.metashare.errors import MetashareError
 from swath.harvesters.metashare.safezip import read_zip
 from swath.harvesters.metashare.storage import LRStorage
 from swath.messages import codes
-from tests.test_metashare_support import (
+from tests.metasharekit import (
     files_under,
     fixture_xml,
     logged_in,

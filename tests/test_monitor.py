@@ -8,7 +8,7 @@ from swath.messages.worker import wait_for
 from swath.monitor import monitor_worker
 from swath.store import Store, repo
 from swath.store.models import RUNNING, SUCCESS
-from tests.test_requester_kit import running
+from tests.requesterkit import running
 from tests.test_store import status_body
 
 

@@ -22,8 +22,8 @@ from swath.store import Store, repo, web_repo
 from swath.store.models import FAILURE, RUNNING, SUCCESS, Source, utcnow
 from swath.store.notify_models import EVENT_KINDS, EXPORT_READY
 from swath.store.web_models import User
+from tests.requesterkit import running
 from tests.smtpkit import free_port, smtp_server
-from tests.test_requester_kit import running
 from tests.test_store import status_body
 from tests.webkit import client, login, post, user, web_config
 

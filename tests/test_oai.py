@@ -14,10 +14,10 @@ from swath.harvesters.mapping import oai
 from swath.harvesters.mapping.errors import BadDocument, OAIError
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from tests.backendkit import Result, harvest
+from tests.enginekit import context, wait_for
 from tests.fakes.httpserver import FakeServer, Response
 from tests.fakes.oai import XML, GeneratedRepository, PyoaiEndpoint, SickleEndpoint
-from tests.test_backends_support import Result, harvest
-from tests.test_engine_support import context, wait_for
 
 NS = {"o": oai.OAI}
 

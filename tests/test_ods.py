@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from swath.harvesters.opendatasoft import OpenDataSoftBackend, map_dataset
+from tests.backendkit import harvest
 from tests.fakes.ods import API, ODSPortal, make_dataset
-from tests.test_backends_support import harvest
 
 
 def test_catalog_of_more_than_1000_datasets(config):

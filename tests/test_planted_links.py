@@ -19,9 +19,9 @@ from swath.harvesters.claims import HarvestClaim
 from swath.harvesters.state import STATE_FILE, StateStore
 from swath.harvesters.warc import find_harvest_warcs, recover
 from swath.messages import codes
+from tests.requesterkit import swath
 from tests.test_engine_units import _write_warc
 from tests.test_export import collections, expected_items, export, out_dir, run, warcs_of  # noqa: F401 - fixtures
-from tests.test_requester_kit import swath
 
 VICTIM = b"outside the data root: never to be written\n"
 SFM_FLICKR = "sfm-warcs/flickr/1"

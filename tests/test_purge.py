@@ -19,7 +19,7 @@ from swath.store import Store, repo, web_repo
 from swath.store.models import Export, Source, Warc, utcnow
 from swath.store.web_models import CollectionSet
 from tests.purgekit import export_on_disk, warcs_on_disk
-from tests.test_requester_kit import swath
+from tests.requesterkit import swath
 from tests.test_store import make_source
 from tests.webkit import web_config
 

@@ -11,7 +11,7 @@ import pytest
 from swath.core.config import Config
 from swath.store import Store, repo
 from tests.fakes.httpserver import FakeServer, Response
-from tests.test_requester_kit import swath
+from tests.requesterkit import swath
 
 SECRET = "s3cr3t-value-never-printed"
 

@@ -7,7 +7,7 @@ from swath.core.config import Config
 from swath.core.stops import stop_recorded
 from swath.store import Store, repo
 from swath.store.models import RUNNING
-from tests.test_requester_kit import swath
+from tests.requesterkit import swath
 
 KEY = {"TEST_KEY": "k"}
 

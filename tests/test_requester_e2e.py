@@ -12,7 +12,7 @@ from swath.demo import DEMO_API_KEY, DEMO_BLOG, ReplayServer
 from swath.messages.worker import Worker, wait_for
 from swath.monitor import monitor_worker
 from swath.store import Store, repo
-from tests.test_requester_kit import running, spec_named, swath
+from tests.requesterkit import running, spec_named, swath
 
 
 def test_source_to_export_through_workers_and_monitor(config: Config, broker) -> None:

@@ -6,9 +6,9 @@ from swath.core.config import Config
 from swath.messages.worker import Worker, wait_for
 from swath.monitor import monitor_worker
 from swath.store import Store, repo
+from tests.enginekit import StreamApi
 from tests.fakes.httpserver import FakeServer
-from tests.test_engine_support import StreamApi
-from tests.test_requester_kit import running, spec_named, swath
+from tests.requesterkit import running, spec_named, swath
 
 
 def test_stop_reaches_the_replica_running_the_stream(config: Config, broker) -> None:

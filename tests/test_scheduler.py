@@ -22,7 +22,7 @@ from swath.scheduler import (
 )
 from swath.store import Store, repo
 from tests.fakes.httpserver import FakeServer, Response
-from tests.test_requester_kit import running, spec_named, swath
+from tests.requesterkit import running, spec_named, swath
 from tests.test_store import status_body
 
 

@@ -11,8 +11,8 @@ import pytest
 from swath.messages.broker import declare_work_queue
 from swath.services import UnknownService, service
 from tests.brokerprobe import running_worker, until_final
+from tests.enginekit import PagedApi, start_message
 from tests.fakes.httpserver import FakeServer
-from tests.test_engine_support import PagedApi, start_message
 
 
 def test_a_worker_serving_nothing_enabled_is_refused_and_unknown_names_are_named():

@@ -28,8 +28,8 @@ from swath.store import Store, repo, web_repo
 from swath.store.models import utcnow
 from swath.store.secrets import SecretBox, generate_key
 from swath.store.web_models import CollectionSet
+from tests.requesterkit import fresh_database
 from tests.test_cli import swath
-from tests.test_requester_kit import fresh_database
 from tests.webkit import client, login, user, web_config
 
 # sfm-ui's tables as Django makes them (app `ui`: ui_<model>, a serial id, foreign keys as <field>_id), with the

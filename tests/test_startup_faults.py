@@ -16,7 +16,7 @@ import pytest
 
 from swath.core.config import DEFAULT_AMQP_URL
 from tests.fakes.httpserver import FakeServer, Request, Response
-from tests.test_requester_kit import pg_url  # noqa: F401
+from tests.requesterkit import pg_url  # noqa: F401
 
 
 def swath(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -26,8 +26,7 @@ from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
-from tests.fakes.httpserver import FakeServer, Request, Response, end_chunks, write_chunk
-from tests.test_engine_support import (
+from tests.enginekit import (
     PagedApi,
     context,
     page_item_ids,
@@ -37,6 +36,7 @@ from tests.test_engine_support import (
     warc_files,
     warcio_check,
 )
+from tests.fakes.httpserver import FakeServer, Request, Response, end_chunks, write_chunk
 from tests.test_export import expected_items, item_id, read_rows
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root (CI runs as root)")

@@ -22,7 +22,7 @@ from swath.store.models import (
     Source,
 )
 from swath.store.secrets import SecretBox
-from tests.test_requester_kit import TEST_SECRET_KEY, db_url, pg_url, store  # noqa: F401  (fixtures)
+from tests.requesterkit import TEST_SECRET_KEY, db_url, pg_url, store  # noqa: F401  (fixtures)
 
 BOX = SecretBox(keys=(TEST_SECRET_KEY,))
 
@@ -146,7 +146,7 @@ def test_claim_due_writes_one_launch_record_per_slot_and_never_overlaps(store: S
 
 
 def test_postgres_claims_skip_rows_another_scheduler_holds(pg_url: str) -> None:  # noqa: F811
-    from tests.test_requester_kit import empty_tables
+    from tests.requesterkit import empty_tables
 
     empty_tables(pg_url)
     store = Store(url=pg_url)

@@ -20,7 +20,7 @@ from swath.store import Store, repo
 from swath.store.db import alembic_config
 from swath.store.secrets import CredentialKeyInvalid, SecretBox, generate_key, load_keys
 from tests.reliability.kit import leaks
-from tests.test_requester_kit import TEST_SECRET_KEY, db_url, pg_url, swath  # noqa: F401  (fixtures)
+from tests.requesterkit import TEST_SECRET_KEY, db_url, pg_url, swath  # noqa: F401  (fixtures)
 
 SECRET = "tumblr-key-Zq81-never-at-rest"
 

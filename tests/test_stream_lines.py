@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from swath.harvesters.run import run_harvest
 from swath.harvesters.streams import split_lines
 from swath.messages import codes
+from tests.enginekit import context, read_records, routing_key, start_message, warc_files, warcio_check
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk
-from tests.test_engine_support import context, read_records, routing_key, start_message, warc_files, warcio_check
 
 
 @given(st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", b"\n\n", b"{}"]), max_size=30),

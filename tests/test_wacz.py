@@ -16,10 +16,10 @@ from warcio.archiveiterator import ArchiveIterator
 
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from tests.backendkit import harvest as backend_harvest
+from tests.enginekit import PagedApi, context, routing_key, start_message
 from tests.fakes.httpserver import FakeServer
 from tests.fakes.oai import SickleEndpoint
-from tests.test_backends_support import harvest as backend_harvest
-from tests.test_engine_support import PagedApi, context, routing_key, start_message
 
 VENV_BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,10 +27,10 @@ from swath.harvesters.capture import safe_uri
 from swath.harvesters.recorder import Recorder
 from swath.harvesters.run import run_harvest
 from swath.messages.model import HarvestStart
+from tests.backendkit import harvest as backend_harvest
+from tests.enginekit import StreamApi, context, routing_key, start_message, wait_for, warcio_check
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk
 from tests.fakes.oai import SickleEndpoint
-from tests.test_backends_support import harvest as backend_harvest
-from tests.test_engine_support import StreamApi, context, routing_key, start_message, wait_for, warcio_check
 
 VENV_BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parent.parent

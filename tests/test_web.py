@@ -16,7 +16,7 @@ from swath.store import Store, repo
 from swath.store.models import Secret, Source
 from swath.store.web_models import WebSession
 from swath.web import auth
-from tests.test_requester_kit import pg_url  # noqa: F401
+from tests.requesterkit import pg_url  # noqa: F401
 from tests.webkit import PASSWORD, client, csrf_of, group_id, login, post, preview, user, web_config
 
 
@@ -132,7 +132,7 @@ def test_a_member_of_another_group_sees_nothing_of_it_even_by_guessing_urls(web)
 
 
 def test_group_isolation_on_postgresql(config: Config, pg_url: str) -> None:
-    from tests.test_requester_kit import empty_tables
+    from tests.requesterkit import empty_tables
 
     empty_tables(pg_url)
     config = web_config(config, pg_url)
@@ -263,7 +263,7 @@ def test_adduser_makes_the_first_admin_from_stdin(config: Config) -> None:
     from click.testing import CliRunner
 
     from swath.cli import cli
-    from tests.test_requester_kit import cli_env
+    from tests.requesterkit import cli_env
 
     out = CliRunner().invoke(cli, ["web", "adduser", "--admin", "--group", "library", "root", "--json"],
                              input=PASSWORD + "\n", env=cli_env(config))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from swath.core.config import Config
 from swath.store import Store
-from tests.test_requester_kit import swath
+from tests.requesterkit import swath
 from tests.webkit import client, login, member, user, web_config
 
 

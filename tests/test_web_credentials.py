@@ -18,7 +18,7 @@ from swath.store.models import Source
 from swath.store.secrets import SecretBox, generate_key
 from tests.browserkit import chromium, logged_in, site  # noqa: F401
 from tests.fakes.tumblr import API_KEY, FakeTumblr
-from tests.test_requester_kit import swath
+from tests.requesterkit import swath
 from tests.test_web import make_set
 from tests.webkit import csrf_of, member, web_config
 

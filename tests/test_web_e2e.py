@@ -23,11 +23,11 @@ from swath.monitor import monitor_worker
 from swath.store import Store, repo
 from swath.web.app import create_app
 from swath.web.auth import add_user
+from tests.enginekit import StreamApi
 from tests.fakes.httpserver import FakeServer
 from tests.fakes.oai import GeneratedRepository
 from tests.fakes.tumblr import API_KEY, FakeTumblr
-from tests.test_engine_support import StreamApi
-from tests.test_requester_kit import running, spec_named, swath
+from tests.requesterkit import running, spec_named, swath
 from tests.webkit import PASSWORD, web_config
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from swath.core.config import Config
 from swath.store import Store
 from tests.browserkit import chromium, logged_in, site  # noqa: F401
-from tests.test_requester_kit import swath
+from tests.requesterkit import swath
 from tests.test_web import make_oai, make_set
 from tests.webkit import client, login, post, user, web_config
 

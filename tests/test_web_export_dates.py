@@ -15,8 +15,8 @@ from swath.messages.worker import Worker
 from swath.monitor import monitor_worker
 from swath.store import Store, repo
 from tests.browserkit import chromium, logged_in, site  # noqa: F401
+from tests.requesterkit import running, spec_named
 from tests.test_export import SFM, expected_items
-from tests.test_requester_kit import running, spec_named
 from tests.test_web import make_set
 from tests.webkit import member, post, web_config
 

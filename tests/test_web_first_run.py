@@ -15,7 +15,7 @@ from swath.core.config import Config
 from swath.store import Store, repo, web_repo
 from swath.store.models import Secret
 from swath.store.secrets import data_root_key
-from tests.test_requester_kit import cli_env, pg_url  # noqa: F401
+from tests.requesterkit import cli_env, pg_url  # noqa: F401
 from tests.test_web import make_set
 from tests.webkit import PASSWORD, client, login, post
 

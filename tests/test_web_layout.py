@@ -14,7 +14,7 @@ from swath.monitor import record
 from swath.store import Store, repo
 from swath.web.app import create_app
 from swath.web.auth import add_user
-from tests.test_requester_kit import swath
+from tests.requesterkit import swath
 from tests.test_store import status_body
 from tests.test_web_e2e import CHROMIUM, log_in_and_make_a_set, new_collection, serving, shot
 from tests.webkit import PASSWORD, web_config

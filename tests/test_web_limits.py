@@ -14,7 +14,7 @@ from swath.core.config import Config
 from swath.messages import codes
 from swath.store import Store
 from swath.web import auth
-from tests.test_requester_kit import db_url, pg_url  # noqa: F401
+from tests.requesterkit import db_url, pg_url  # noqa: F401
 from tests.webkit import PASSWORD, user, web_config
 from tests.webprocess import MIB, WebProcess, form_fields, send_raw, web_process
 

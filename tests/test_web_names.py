@@ -8,7 +8,7 @@ import pytest
 
 from swath.core.config import Config
 from swath.store import Store, repo
-from tests.test_requester_kit import db_url, pg_url  # noqa: F401
+from tests.requesterkit import db_url, pg_url  # noqa: F401
 from tests.test_web import make_oai, make_set
 from tests.webkit import member, post, web_config
 

@@ -9,7 +9,7 @@ from swath.core.config import Config
 from swath.messages import settings
 from swath.store import Store, repo
 from tests.browserkit import chromium, logged_in, site  # noqa: F401
-from tests.test_requester_kit import swath
+from tests.requesterkit import swath
 from tests.test_web import make_set
 from tests.test_web_e2e import new_collection
 from tests.webkit import member, post, web_config

@@ -18,7 +18,7 @@ from swath.monitor import record_warc_created
 from swath.store import Store, repo
 from swath.store.models import FAILURE, SUCCESS, Source
 from swath.web.app import create_app
-from tests.test_requester_kit import pg_url  # noqa: F401 (the fixture)
+from tests.requesterkit import pg_url  # noqa: F401 (the fixture)
 from tests.test_web import make_oai, make_set, web  # noqa: F401 (the fixture)
 from tests.test_web_e2e import CHROMIUM, serving, shot
 from tests.webkit import PASSWORD, client, login, user, web_config
@@ -92,7 +92,7 @@ def test_collection_and_seed_statistics_as_json_for_the_group_only(web) -> None:
 
 
 def test_statistics_on_postgresql(config: Config, pg_url: str) -> None:
-    from tests.test_requester_kit import empty_tables
+    from tests.requesterkit import empty_tables
 
     empty_tables(pg_url)
     store = Store(url=pg_url)

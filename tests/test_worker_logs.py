@@ -14,9 +14,9 @@ from contextlib import contextmanager
 
 from swath.core.config import Config
 from swath.messages.worker import wait_for
+from tests.enginekit import SECRET, PagedApi, StreamApi, start_message
 from tests.fakes.httpserver import FakeServer
-from tests.test_engine_support import SECRET, PagedApi, StreamApi, start_message
-from tests.test_requester_kit import cli_env
+from tests.requesterkit import cli_env
 
 
 class LoggedWorker:

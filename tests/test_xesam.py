@@ -19,7 +19,7 @@ from swath.harvesters.xesam.payload import (
     ms_to_iso,
 )
 from swath.messages import codes
-from tests.test_xesam_support import (  # noqa: F401 (fixtures)
+from tests.xesamkit import (  # noqa: F401 (fixtures)
     TARGET_NAME,
     bus_config_fixture,
     bus_fixture,

@@ -18,8 +18,8 @@ from swath.harvesters.state import StateStore
 from swath.harvesters.xesam.bus import DBUS, BusError, Endpoint
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
-from tests.test_engine_support import wait_for
-from tests.test_xesam_support import (  # noqa: F401 (fixtures)
+from tests.enginekit import wait_for
+from tests.xesamkit import (  # noqa: F401 (fixtures)
     TARGET_NAME,
     bus_config_fixture,
     bus_fixture,

@@ -29,8 +29,8 @@ from swath.harvesters.xesam.target import NO_REPLY
 from swath.messages import codes
 from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
-from tests.test_engine_support import context, harvest_thread, wait_for, warc_files
-from tests.test_xesam_support import (  # noqa: F401 (fixtures)
+from tests.enginekit import context, harvest_thread, wait_for, warc_files
+from tests.xesamkit import (  # noqa: F401 (fixtures)
     ROUTING_KEY,
     TARGET_NAME,
     bus_config_fixture,

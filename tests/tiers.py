@@ -31,7 +31,7 @@ def needed_service(item: pytest.Item) -> str | None:
         if fixture in fixtures:
             return service
     callspec = getattr(item, "callspec", None)
-    # tests.test_requester_kit's db_url asks for pg_url only at run time, for its "postgresql" parameter.
+    # tests.requesterkit's db_url asks for pg_url only at run time, for its "postgresql" parameter.
     if callspec is not None and callspec.params.get("db_url") == "postgresql":
         return "PostgreSQL"
     module = getattr(item, "module", None)

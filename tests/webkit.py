@@ -12,7 +12,7 @@ from swath.core.config import Config
 from swath.store import Store
 from swath.web.app import create_app
 from swath.web.auth import add_user
-from tests.test_requester_kit import TEST_SECRET_KEY
+from tests.requesterkit import TEST_SECRET_KEY
 
 PASSWORD = "correct horse battery"
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')

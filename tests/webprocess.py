@@ -18,7 +18,7 @@ import httpx
 from swath.core.config import Config
 from swath.messages.worker import wait_for
 from swath.web.routes_auth import LOGIN_CSRF
-from tests.test_requester_kit import cli_env
+from tests.requesterkit import cli_env
 from tests.webkit import csrf_of
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -100,11 +100,12 @@ def sources(ctx: click.Context, deleted: bool, as_json: bool) -> None:
 @click.command()
 @JSON_OPTION
 def backends(as_json: bool) -> None:
-    """List the metadata backends installed (built-in and `swath.backends` entry points)."""
-    from swath.harvesters.backend_plugins import installed_backends
+    """List the metadata backends (built-in and `swath.backends` entry points), a broken one with its error."""
+    from swath.harvesters.backend_plugins import describe_backends
 
-    rows = [{"name": name, "target": target} for name, target in installed_backends().items()]
-    emit(rows, as_json, "\n".join(f"{r['name']:<16} {r['target']}" for r in rows))
+    rows = describe_backends()
+    emit(rows, as_json, "\n".join(f"{r['name']:<16} {r['origin']:<12} {r['target']}"
+                                   + (f"  error: {r['error']}" if "error" in r else "") for r in rows))
 
 
 @click.command()

@@ -21,13 +21,13 @@ from swath.harvesters.metashare.protocol import INVENTORY_JSON, lr_checksum
 from swath.harvesters.metashare.storage import LRStorage
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from tests.enginekit import context
+from tests.metasharekit import USERS, fixture_xml, lr_zip, node_storage, scripted_node, zip_of
 from tests.reliability.kit import everything_written
-from tests.test_engine_support import context
 from tests.test_export import Run, export, read_rows
 from tests.test_export_behaviour import SEARCH, v2_page, v2_tweet, write_warc
 from tests.test_kiel import TEXT_ID, amf, clock, setup_archive, site  # noqa: F401 - fixtures
 from tests.test_kiel import harvest as kiel_harvest
-from tests.test_metashare_support import USERS, fixture_xml, lr_zip, node_storage, scripted_node, zip_of
 
 pytestmark = pytest.mark.reliability
 

@@ -22,6 +22,7 @@ from swath.core.jobs import JobInterrupted
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from swath.messages.model import COMPLETED_FAILURE
+from tests.enginekit import context, wait_for
 from tests.fakes.flickr import API_KEY as FLICKR_KEY
 from tests.fakes.flickr import API_SECRET as FLICKR_SECRET
 from tests.fakes.flickr import FakeFlickr
@@ -37,7 +38,6 @@ from tests.reliability.kit import (
     leaks,
     warc_responses,
 )
-from tests.test_engine_support import context, wait_for
 
 pytestmark = pytest.mark.reliability
 

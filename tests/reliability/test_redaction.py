@@ -25,6 +25,7 @@ from swath.harvesters.base import Harvest
 from swath.harvesters.recorder import Recorder
 from swath.messages.broker import Publisher
 from swath.messages.model import HarvestStart
+from tests.backendkit import harvest as backend_harvest
 from tests.fakes.ckan import CKANPortal
 from tests.fakes.flickr import API_KEY, API_SECRET, FakeFlickr
 from tests.fakes.httpserver import FakeServer, Request, Response, end_chunks, write_chunk
@@ -37,7 +38,6 @@ from tests.reliability.kit import (
     leaks,
     warcio_check,
 )
-from tests.test_backends_support import harvest as backend_harvest
 
 SECRET = "rk-5ecr/t+Key=9Qx2"  # '/', '+' and '=' make its encoded forms differ from it
 COOKIE = "sess-7Hq2Lm9Zp4Xc"  # what the fake sets as its session cookie

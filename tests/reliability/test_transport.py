@@ -21,11 +21,11 @@ from swath.harvesters.base import Harvest
 from swath.harvesters.recorder import Recorder
 from swath.messages import codes
 from swath.messages.model import HarvestStart
+from tests.enginekit import warc_files, warcio_check
 from tests.fakes.httpserver import FakeServer, Request, Response, write_chunk
 from tests.fakes.social import Outcome, run_harvest_job, start_body
 from tests.fakes.twitter import ACCESS_TOKEN, ACCESS_TOKEN_SECRET, CONSUMER_KEY, CONSUMER_SECRET, FakeTwitter
-from tests.test_engine_support import warc_files, warcio_check
-from tests.test_metashare_support import USERS, scripted_node
+from tests.metasharekit import USERS, scripted_node
 
 USER_AUTH = {"consumer_key": CONSUMER_KEY, "consumer_secret": CONSUMER_SECRET,
              "access_token": ACCESS_TOKEN, "access_token_secret": ACCESS_TOKEN_SECRET}

@@ -17,7 +17,7 @@ import pytest
 from swath.harvesters.run import run_harvest
 from swath.harvesters.xesam.bus import Endpoint
 from swath.harvesters.xesam.target import Target
-from tests.test_engine_support import context, read_records, warc_files
+from tests.enginekit import context, read_records, warc_files
 
 ROUTING_KEY = "harvest.start.xesam.xesam_pmh"
 TARGET_NAME = "org.swath.test.Target"
