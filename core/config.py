@@ -133,6 +133,9 @@ class Config:
     platforms: tuple[str, ...] = ()
     # SWATH_SFM_API_URL: sfm-ui's root; exports then take their WARC list from its /api/v1/warcs/
     sfm_api_url: str = ""
+    # SWATH_STORAGE_URL: where WARCs are kept; None: the data root. s3://bucket/prefix: object storage, and then
+    # harvest claims and state live in the PostgreSQL store (SWATH_DB_URL), not in files (docs/reliability.md)
+    storage_url: str | None = None
 
     @property
     def harvest_base(self) -> Path:
@@ -189,6 +192,7 @@ class Config:
             web_preview_slots=max(1, _int(env, "SWATH_WEB_PREVIEW_SLOTS", 2)),
             purge_after_days=max(0, _int(env, "SWATH_PURGE_AFTER_DAYS", 30)),
             dashboard_token=env.get("SWATH_DASHBOARD_TOKEN") or "",
+            storage_url=env.get("SWATH_STORAGE_URL") or None,
         )
 
     def with_api_url(self, platform: str, url: str) -> Config:

@@ -17,14 +17,37 @@ import os
 import socket
 import threading
 from pathlib import Path
+from typing import Protocol
 
+from swath.core.errors import SwathError
 from swath.core.paths import make_dirs_inside, open_lock, safe_id
+from swath.messages import codes
 
 POLL = 0.2  # seconds between tries while another process holds the claim
 
 
 class ClaimLost(RuntimeError):
     """The claim file was removed or replaced under its holder: another process may hold it now."""
+
+
+class ClaimFenced(SwathError, ClaimLost):
+    """A newer runner of the harvest took its claim since this one did (its fencing token is higher): what
+    this runner would upload or commit now is refused. A ClaimLost, so the run ends as one (no final status)."""
+
+    code = codes.CLAIM_FENCED
+
+
+class Claim(Protocol):
+    """The right to run one harvest id, wherever it is kept: `HarvestClaim` (flock, the default) or the
+    store's advisory lock (swath/store/pg_claim.py) when the workers share no POSIX filesystem."""
+
+    harvest_id: str
+
+    def holder(self) -> str: ...
+    def try_acquire(self) -> bool: ...
+    def acquire(self, *, give_up: threading.Event) -> bool: ...
+    def check(self) -> None: ...
+    def release(self) -> None: ...
 
 
 class HarvestClaim:

@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
@@ -30,6 +30,9 @@ from swath.messages import codes
 from swath.messages.model import COMPLETED_FAILURE, COMPLETED_SUCCESS, HarvestStart, decode_body
 from swath.messages.routing import key as routing_key_for
 from swath.messages.validation import InvalidMessage, validate, validate_for_key
+
+if TYPE_CHECKING:
+    from swath.harvesters.coordination import Coordination
 
 EXIT_SUCCESS, EXIT_FAILURE, EXIT_INVALID, EXIT_INTERRUPTED, EXIT_ALREADY_FINISHED = 0, 1, 2, 3, 4
 MAX_RETRIES = 1000  # `--retry` ids of one message looked at before giving up on finding one not failed
@@ -110,9 +113,10 @@ def retry_id(body: dict[str, Any], config: Config) -> str:
 
 def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None = None,
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr, stop: threading.Event | None = None,
-                shutdown: threading.Event | None = None, as_json: bool = False) -> int:
+                shutdown: threading.Event | None = None, as_json: bool = False,
+                coordination: Coordination | None = None) -> int:
     """Run one harvest start message in this process; returns an exit code (EXIT_*). With `as_json` a
-    refusal is also a JSON line `{"error": {"code", "message"}}` on `out`."""
+    refusal is also a JSON line `{"error": {"code", "message"}}` on `out`. `coordination`: run_harvest's."""
     from swath.harvesters.run import run_harvest
 
     def refuse(code: str, message: str, **extra: Any) -> None:
@@ -131,7 +135,7 @@ def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None
                      stop=stop or threading.Event(), shutdown=shutdown or threading.Event(),
                      log=logging.getLogger("swath.harvest"), progress=terminal_progress(err))
     try:
-        run_harvest(body, routing_key=routing_key, ctx=ctx)
+        run_harvest(body, routing_key=routing_key, ctx=ctx, coordination=coordination)
     except InvalidMessage as exc:
         refuse(exc.code or codes.SCHEMA_INVALID, str(exc))
         return EXIT_INVALID

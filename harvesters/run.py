@@ -13,20 +13,22 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.paths import PathOutsideDataRoot, harvest_path
 from swath.core.stops import clear_stop, stop_recorded
 from swath.core.storage import Ballast, StorageFault, check_free_space, storage_fault, storage_writes
 from swath.harvesters import registry
 from swath.harvesters.base import Harvest, Harvester
-from swath.harvesters.claims import ClaimLost, HarvestClaim
+from swath.harvesters.claims import Claim, ClaimLost
+from swath.harvesters.coordination import Coordination, LocalFiles, shared_filesystem
 from swath.harvesters.errors import HarvestError, HarvestStopped
 from swath.harvesters.outcome import FinalOutcome, harvest_status, is_final
 from swath.harvesters.recorder import Recorder
+from swath.harvesters.state import CollectionState
 from swath.harvesters.values import NESTED
 from swath.harvesters.warc import ClosedWarc, WarcWriteFailed, find_harvest_warcs
 from swath.messages import codes
@@ -265,8 +267,10 @@ def _refuse(ctx: JobContext, status_key: str, start: HarvestStart, service: str,
     ctx.publish(status_key, status.to_dict())
 
 
-def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> None:
-    """The Job for harvest.start.<platform>.<type> messages (InvalidMessage propagates)."""
+def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext,
+                coordination: Coordination | None = None) -> None:
+    """The Job for harvest.start.<platform>.<type> messages (InvalidMessage propagates). `coordination`: where
+    the claim and state are kept; None: files under the data root (harvesters/coordination.py)."""
     start = HarvestStart.from_dict(body)
     try:
         status_key = status_key_for(routing_key)
@@ -285,17 +289,25 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
         directory = harvest_path(ctx.config, start.path)
     except PathOutsideDataRoot as exc:
         return _refuse(ctx, status_key, start, cls.service, codes.PATH_OUTSIDE_DATA_ROOT, str(exc))
-    claim = HarvestClaim(data_root=ctx.config.data_root, harvest_id=start.id)
+    if coordination is None:
+        if not shared_filesystem(ctx.config):  # a flock here would exclude no runner on another host
+            return _refuse(ctx, status_key, start, cls.service, codes.CLAIM_STORE_UNAVAILABLE,
+                           "SWATH_STORAGE_URL is object storage: this runner cannot take the harvest's claim "
+                           "in the store (run it with `swath worker` or `swath harvest run`)")
+        coordination = LocalFiles(ctx.config.data_root)
+    claim: Claim | None = None
     claimed = False
     try:  # a disk that is full, read-only or failing refuses the harvest with its code, before any file is touched
         check_free_space(directory, ctx.config.min_free_bytes, what=f"harvest {start.id}")
         with storage_writes(ctx.config.data_root):
+            claim = coordination.claim(start.id, instance=ctx.instance)
             claimed = claim.try_acquire()
             directory.mkdir(parents=True, exist_ok=True)
-    except StorageFault as exc:
-        if claimed:
+    except (StorageFault, SwathError) as exc:  # SwathError: the store holding claims failed (its code says how)
+        if claim is not None and claimed:
             claim.release()
         return _refuse(ctx, status_key, start, cls.service, exc.code, exc.message)
+    assert claim is not None  # made before anything in the block above could fail but the disk check
     if not claimed:
         # e.g. the broker redelivered it here after a dropped connection while its runner goes on
         ctx.log.info("harvest %s is running in %s; waiting for it to end", start.id, claim.holder())
@@ -303,16 +315,20 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
             raise JobInterrupted(f"harvest {start.id} still running elsewhere at shutdown")
         ctx.log.info("harvest %s: the claim is free now; looking at what its runner left", start.id)
     try:
-        _run_claimed(start, cls, directory, status_key, ctx, claim.check)
+        try:
+            state = coordination.state(directory=directory, claim=claim)
+        except SwathError as exc:
+            return _refuse(ctx, status_key, start, cls.service, exc.code, exc.message)
+        _run_claimed(start, cls, directory, status_key, ctx, claim, state)
     finally:
         claim.release()
 
 
 def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, status_key: str,
-                 ctx: JobContext, fence: Callable[[], None]) -> None:
+                 ctx: JobContext, claim: Claim, state: CollectionState) -> None:
     recorder = Recorder(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start),
-                        stoppable=cls.honours_stop(start), log=ctx.log, fence=fence, stop=ctx.stop,
-                        shutdown=ctx.shutdown)
+                        stoppable=cls.honours_stop(start), log=ctx.log, fence=claim.check, stop=ctx.stop,
+                        shutdown=ctx.shutdown, state=state)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:

@@ -138,7 +138,10 @@ def harvest_run(ctx: click.Context, message: str, as_json: bool, retry: bool) ->
         body["id"] = again
     stop, shutdown = threading.Event(), threading.Event()
     install_signal_handlers(stop, shutdown, stream=is_stream_message(body), notify=stderr_notice)
-    ctx.exit(run_message(body, config=config, stop=stop, shutdown=shutdown, as_json=as_json))
+    from swath.harvest_job import coordination_for  # flock and files, or the store's claim and state (s3://)
+
+    ctx.exit(run_message(body, config=config, stop=stop, shutdown=shutdown, as_json=as_json,
+                         coordination=coordination_for(config)))
 
 
 @harvest.command("types")
