@@ -1,7 +1,8 @@
-"""Where a harvest's claim and its collection's state are kept: the data root's files (`LocalFiles`, the
-default: flock claims, swath-state.json), or, when WARCs go to object storage and workers share no
-filesystem, the PostgreSQL store (swath/store/harvest_state.py `PgCoordination`). The engine sits below the
-store, so the worker service hands that one in (swath/harvest_job.py); harvesters/ never imports the store.
+"""Where a harvest's claim, its collection's state and its final-status record are kept: the data root's
+files (`LocalFiles`, the default: flock claims, swath-state.json, .swath/harvests/), or, when WARCs go to
+object storage and workers share no filesystem, the PostgreSQL store (swath/store/harvest_state.py
+`PgCoordination`). The engine sits below the store, so the worker service hands that one in
+(swath/harvest_job.py); harvesters/ never imports the store.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Protocol
 
 from swath.core.config import Config
 from swath.harvesters.claims import Claim, HarvestClaim
+from swath.harvesters.outcome import FinalOutcome, Outcome
 from swath.harvesters.state import CollectionState, StateStore
 
 
@@ -21,6 +23,9 @@ class Coordination(Protocol):
 
     def state(self, *, directory: Path, claim: Claim) -> CollectionState:
         """The state of the collection in `directory`, committed under `claim` (taken)."""
+
+    def outcome(self, *, directory: Path, harvest_id: str, state: CollectionState) -> Outcome:
+        """The harvest's final-status record (`state`: what `state()` gave for this run)."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,9 @@ class LocalFiles:
 
     def state(self, *, directory: Path, claim: Claim) -> CollectionState:
         return StateStore(directory=directory)
+
+    def outcome(self, *, directory: Path, harvest_id: str, state: CollectionState) -> Outcome:
+        return FinalOutcome(directory=directory, harvest_id=harvest_id)
 
 
 def shared_filesystem(config: Config) -> bool:

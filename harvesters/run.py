@@ -26,7 +26,7 @@ from swath.harvesters.base import Harvest, Harvester
 from swath.harvesters.claims import Claim, ClaimLost
 from swath.harvesters.coordination import Coordination, LocalFiles, shared_filesystem
 from swath.harvesters.errors import HarvestError, HarvestStopped
-from swath.harvesters.outcome import FinalOutcome, harvest_status, is_final
+from swath.harvesters.outcome import FinalOutcome, Outcome, harvest_status, is_final
 from swath.harvesters.recorder import Recorder
 from swath.harvesters.state import CollectionState
 from swath.harvesters.values import NESTED
@@ -51,7 +51,7 @@ class _Run:
     """The control loop of one harvest, on the job's thread (the only thread that publishes)."""
 
     def __init__(self, *, recorder: Recorder, harvester: Harvester, method: str, ctx: JobContext,
-                 status_key: str, origin: Origin) -> None:
+                 status_key: str, origin: Origin, outcome: Outcome) -> None:
         self.recorder = recorder
         self.ledger = recorder.ledger
         self.start = recorder.start
@@ -62,6 +62,7 @@ class _Run:
         self.origin = origin
         self.started = now_iso()
         self.exc: BaseException | None = None
+        self.outcome = outcome  # the final-status record (a file, or the store's when no filesystem is shared)
         # room set aside for the final-status record, given back when the disk fills (core/storage.py)
         self.ballast = Ballast(FinalOutcome(directory=recorder.directory, harvest_id=self.start.id).path
                                .with_suffix(".ballast"))
@@ -98,7 +99,7 @@ class _Run:
                 f"written, {len(recorder.warcs)} WARC(s) closed")
 
     def run(self) -> None:
-        outcome = FinalOutcome(directory=self.recorder.directory, harvest_id=self.start.id)
+        outcome = self.outcome
         if self._finished_before(outcome):
             return
         self.ballast.lay()
@@ -107,7 +108,7 @@ class _Run:
         finally:
             self.ballast.release()
 
-    def _harvest(self, outcome: FinalOutcome) -> None:
+    def _harvest(self, outcome: Outcome) -> None:
         recorder, ctx, harvest_id = self.recorder, self.ctx, self.start.id
         if stop_recorded(ctx.config.data_root, harvest_id):  # stopped while between workers
             ctx.log.info("harvest %s was stopped while no worker ran it; stopping now", harvest_id)
@@ -165,13 +166,15 @@ class _Run:
                                 f"({recorder.bytes_written} bytes) kept; run it again to resume")
         self.ctx.log.warning("harvest %s stopped: %s: %s", self.start.id, code, message)
 
-    def _keep(self, outcome: FinalOutcome, body: dict[str, Any], *, published: bool) -> None:
+    def _keep(self, outcome: Outcome, body: dict[str, Any], *, published: bool) -> None:
         """The final-status record; a disk too full for it does not keep the status from being published
         (without the record a redelivery resumes the harvest rather than reporting it again)."""
         try:
             outcome.write(body, published=published)
-        except StorageFault as exc:
-            self.ctx.log.warning("harvest %s: its final status could not be kept on disk: %s", self.start.id, exc)
+        except ClaimLost as exc:  # the store's record refused: a newer runner holds the harvest (claim_fenced)
+            raise JobInterrupted(str(exc)) from exc
+        except (StorageFault, SwathError) as exc:  # SwathError: the store holding the record failed
+            self.ctx.log.warning("harvest %s: its final status could not be kept: %s", self.start.id, exc)
 
     def _check_free_space(self) -> None:
         """The free-space guard while running: below SWATH_MIN_FREE_BYTES the harvest ends cleanly, resumable."""
@@ -183,7 +186,7 @@ class _Run:
                 self.ctx.log.warning("harvest %s stopped: %s: %s", self.start.id, fault.code, fault.message)
                 self.recorder.halt()
 
-    def _finished_before(self, outcome: FinalOutcome) -> bool:
+    def _finished_before(self, outcome: Outcome) -> bool:
         """A start for a harvest that already finished: report what was not confirmed, harvest nothing."""
         record = outcome.read()
         if record is None:
@@ -319,13 +322,14 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext,
             state = coordination.state(directory=directory, claim=claim)
         except SwathError as exc:
             return _refuse(ctx, status_key, start, cls.service, exc.code, exc.message)
-        _run_claimed(start, cls, directory, status_key, ctx, claim, state)
+        outcome = coordination.outcome(directory=directory, harvest_id=start.id, state=state)
+        _run_claimed(start, cls, directory, status_key, ctx, claim, state, outcome)
     finally:
         claim.release()
 
 
 def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, status_key: str,
-                 ctx: JobContext, claim: Claim, state: CollectionState) -> None:
+                 ctx: JobContext, claim: Claim, state: CollectionState, outcome: Outcome) -> None:
     recorder = Recorder(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start),
                         stoppable=cls.honours_stop(start), log=ctx.log, fence=claim.check, stop=ctx.stop,
                         shutdown=ctx.shutdown, state=state)
@@ -337,7 +341,7 @@ def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, sta
             code = exc.code if isinstance(exc, HarvestError) else codes.UNKNOWN_ERROR
             return _refuse(ctx, status_key, start, cls.service, code,
                            recorder.redactor.text(f"{type(exc).__name__}: {exc}"))
-        _Run(recorder=recorder, harvester=harvester, method=cls.types[start.type], ctx=ctx,
-             status_key=status_key, origin=origin).run()
+        _Run(recorder=recorder, harvester=harvester, method=cls.types[start.type], ctx=ctx, status_key=status_key,
+             origin=origin, outcome=outcome).run()
     finally:
         recorder.close()

@@ -193,6 +193,12 @@ def test_a_harvest_interrupted_on_one_host_resumes_on_another_from_the_store(pg_
         ctx, published = context(configs[1])
         run_harvest(message, routing_key=routing_key(), ctx=ctx,
                     coordination=PgCoordination(config=configs[1]))
+        served = len(api.served)
+        # the start delivered once more, to a third host: the store's final-status record says it is finished
+        third = _config(pg_url, data_root=tmp_path / "host-c")
+        ctx, again = context(third)
+        run_harvest(message, routing_key=routing_key(), ctx=ctx, coordination=PgCoordination(config=third))
+        assert again.messages == [] and len(api.served) == served
     final = published.statuses[-1]
     assert final["status"] == "completed success", final["errors"]
     assert codes.HARVEST_RESUMED in [w["code"] for w in final["warnings"]]

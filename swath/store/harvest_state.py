@@ -1,6 +1,7 @@
 """A collection's harvest state (since ids, cursors, the resume journal) in the store, for sites whose WARCs go to
 object storage and whose workers share no data root; and `PgCoordination`, which hands a harvest run its claim
-(swath/store/pg_claim.py) and this state (harvesters/coordination.py `Coordination`).
+(swath/store/pg_claim.py), this state and the harvest's final-status record, kept in it
+(harvesters/coordination.py `Coordination`).
 
 Each key is a row of `harvest_state` under the collection's scope (its folder relative to the harvest root,
 the same on every host). A commit writes its keys in one transaction that first runs `fence_check` for the
@@ -21,11 +22,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from swath.core.config import Config
 from swath.harvesters.claims import Claim, ClaimFenced
+from swath.harvesters.outcome import Outcome
 from swath.harvesters.state import CollectionState, StagedState
 from swath.store.db import Store, StoreError
 from swath.store.lease_models import HarvestStateRow
 from swath.store.models import utcnow
 from swath.store.pg_claim import ClaimStoreUnavailable, PgClaim, fence_check, unavailable
+
+# the final-status record's key in the collection's state (a file under .swath/harvests/ on a shared data root)
+OUTCOME_PREFIX = "outcome:"
 
 
 class StoreState(StagedState):
@@ -72,6 +77,22 @@ class StoreState(StagedState):
             raise unavailable(exc, f"cannot commit the state of {self.scope}") from None
 
 
+class StoreOutcome:
+    """A harvest's final-status record as a key of its collection's state (harvesters/outcome.py `Outcome`), so
+    a start delivered again to another host is acked as finished; written under the fence like any commit."""
+
+    def __init__(self, *, state: StoreState, harvest_id: str) -> None:
+        self.state = state
+        self.key = f"{OUTCOME_PREFIX}{harvest_id}"
+
+    def read(self) -> dict[str, Any] | None:
+        record: dict[str, Any] | None = self.state.get(self.key)  # read when the claim was taken: none wrote since
+        return record
+
+    def write(self, status: dict[str, Any], *, published: bool) -> None:
+        self.state.commit({self.key: {"status": status, "published": published}})
+
+
 class PgCoordination:
     """Claims and state in the PostgreSQL store (harvesters/coordination.py `Coordination`). One per process
     and store URL: its engine (a pool) serves state reads, commits and `fence_check`; each claim opens its own
@@ -104,6 +125,10 @@ class PgCoordination:
     def state(self, *, directory: Path, claim: Claim) -> CollectionState:
         assert isinstance(claim, PgClaim)  # a claim this coordination made
         return StoreState(engine=self.engine, scope=self.scope(directory), claim=claim)
+
+    def outcome(self, *, directory: Path, harvest_id: str, state: CollectionState) -> Outcome:
+        assert isinstance(state, StoreState)  # what state() gave
+        return StoreOutcome(state=state, harvest_id=harvest_id)
 
     def scope(self, directory: Path) -> str:
         """The collection's folder relative to the harvest root: the same on every host."""
