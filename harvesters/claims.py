@@ -42,6 +42,9 @@ class Claim(Protocol):
     store's advisory lock (swath/store/pg_claim.py) when the workers share no POSIX filesystem."""
 
     harvest_id: str
+    # the fencing token of this holding (grows with each acquisition), written beside what the runner uploads;
+    # None where the claim has none (flock: the kernel's lock is the fence)
+    token: int | None
 
     def holder(self) -> str: ...
     def try_acquire(self) -> bool: ...
@@ -58,6 +61,7 @@ class HarvestClaim:
         self.path = data_root / ".swath" / "claims" / f"{safe_id(harvest_id)}.lock"
         self.harvest_id = harvest_id
         self._fd: int | None = None
+        self.token: int | None = None  # flock needs none: check() compares the locked file itself
 
     def holder(self) -> str:
         """Who holds the claim, as its holder wrote it (for log lines)."""

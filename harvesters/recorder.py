@@ -54,7 +54,8 @@ class Recorder:
     def __init__(self, *, start: HarvestStart, config: Config, directory: Path, stream: bool = False,
                  stoppable: bool | None = None, log: logging.Logger | None = None,
                  fence: Callable[[], None] = lambda: None, stop: threading.Event | None = None,
-                 shutdown: threading.Event | None = None, state: CollectionState | None = None) -> None:
+                 shutdown: threading.Event | None = None, state: CollectionState | None = None,
+                 fence_token: int | None = None) -> None:
         self.start = start
         self.config = config
         self.directory = directory
@@ -62,6 +63,8 @@ class Recorder:
         self.stoppable = stream if stoppable is None else stoppable  # harvest.stop ends it (Harvester.honours_stop)
         self.log = log
         self.fence = fence  # raises ClaimLost if this process no longer holds the harvest's claim
+        # the claim's fencing token (None with flock): an upload to object storage writes it beside the object
+        self.fence_token = fence_token
         # the job's stop and shutdown, looked at before each request: a stop ends a REST harvest at its next page
         self._signals = (stop or threading.Event(), shutdown or threading.Event())
         self._stop_lock = threading.Lock()

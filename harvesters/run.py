@@ -332,7 +332,7 @@ def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, sta
                  ctx: JobContext, claim: Claim, state: CollectionState, outcome: Outcome) -> None:
     recorder = Recorder(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start),
                         stoppable=cls.honours_stop(start), log=ctx.log, fence=claim.check, stop=ctx.stop,
-                        shutdown=ctx.shutdown, state=state)
+                        shutdown=ctx.shutdown, state=state, fence_token=claim.token)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:
