@@ -240,3 +240,24 @@ def test_object_storage_without_a_postgresql_store_refuses_the_start_with_a_code
         assert (final["status"], [e["code"] for e in final["errors"]]) == (
             "completed failure", [codes.CLAIM_STORE_UNAVAILABLE])
     assert not list(tmp_path.rglob("*.warc.gz"))
+
+
+def test_swath_harvest_run_on_two_hosts_finds_the_first_hosts_final_status_in_the_store(pg_url, tmp_path):  # noqa: F811
+    from swath.harvesters.embedded import EXIT_ALREADY_FINISHED
+    from tests.test_cli import json_lines, swath
+
+    env = {"SWATH_STORAGE_URL": "s3://swath-test/warcs", "SWATH_DB_URL": pg_url}
+    harvest_id = f"cli:{uuid.uuid4().hex[:8]}"
+    with FakeServer() as server:
+        api = PagedApi(server, pages=2)
+        message = tmp_path / "start.json"
+        message.write_text(json.dumps(start_message(server.url + "/pages?page=1", harvest_id=harvest_id,
+                                                    path=f"coll-{harvest_id[-8:]}")))
+        first = swath("harvest", "run", str(message), data_root=tmp_path / "host-a", env=env)
+        assert first.returncode == 0, first.stderr
+        served = len(api.served)
+        again = swath("harvest", "run", "--json", str(message), data_root=tmp_path / "host-b", env=env)
+    assert len(api.served) == served  # nothing fetched again on the other host
+    assert again.returncode == EXIT_ALREADY_FINISHED, again.stderr
+    (line,) = json_lines(again.stdout)
+    assert line["status"] == json_lines(first.stdout)[-1]["message"]  # as the first host published it
