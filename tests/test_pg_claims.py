@@ -261,3 +261,14 @@ def test_swath_harvest_run_on_two_hosts_finds_the_first_hosts_final_status_in_th
     assert again.returncode == EXIT_ALREADY_FINISHED, again.stderr
     (line,) = json_lines(again.stdout)
     assert line["status"] == json_lines(first.stdout)[-1]["message"]  # as the first host published it
+
+
+def test_config_check_names_the_missing_postgresql_store_for_object_storage(tmp_path):
+    from swath.core.config import Config
+    from swath.site_check import problems
+
+    sqlite = Config(data_root=tmp_path, db_url=f"sqlite:///{tmp_path / 's.sqlite'}")
+    assert not [line for line in problems(sqlite) if "SWATH_STORAGE_URL" in line]  # the default: nothing to say
+    lines = [line for line in problems(dataclasses.replace(sqlite, storage_url="s3://b/p"))
+             if "SWATH_STORAGE_URL" in line]
+    assert len(lines) == 1 and "SWATH_DB_URL" in lines[0] and "postgresql://" in lines[0]
