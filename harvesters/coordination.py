@@ -24,8 +24,8 @@ class Coordination(Protocol):
     def state(self, *, directory: Path, claim: Claim) -> CollectionState:
         """The state of the collection in `directory`, committed under `claim` (taken)."""
 
-    def outcome(self, *, directory: Path, harvest_id: str, state: CollectionState) -> Outcome:
-        """The harvest's final-status record (`state`: what `state()` gave for this run)."""
+    def outcome(self, *, directory: Path, claim: Claim) -> Outcome:
+        """The final-status record of the claim's harvest (read without taking the claim; written under it)."""
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,8 @@ class LocalFiles:
     def state(self, *, directory: Path, claim: Claim) -> CollectionState:
         return StateStore(directory=directory)
 
-    def outcome(self, *, directory: Path, harvest_id: str, state: CollectionState) -> Outcome:
-        return FinalOutcome(directory=directory, harvest_id=harvest_id)
+    def outcome(self, *, directory: Path, claim: Claim) -> Outcome:
+        return FinalOutcome(directory=directory, harvest_id=claim.harvest_id)
 
 
 def shared_filesystem(config: Config) -> bool:

@@ -97,8 +97,8 @@ def earlier_final_status(body: dict[str, Any], config: Config,
     if coordination is None:
         record = FinalOutcome(directory=directory, harvest_id=start.id).read()
     else:  # a claim made, never taken: reading needs none
-        state = coordination.state(directory=directory, claim=coordination.claim(start.id, instance="lookup"))
-        record = coordination.outcome(directory=directory, harvest_id=start.id, state=state).read()
+        claim = coordination.claim(start.id, instance="lookup")
+        record = coordination.outcome(directory=directory, claim=claim).read()
     return record["status"] if record else None
 
 

@@ -322,7 +322,7 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext,
             state = coordination.state(directory=directory, claim=claim)
         except SwathError as exc:
             return _refuse(ctx, status_key, start, cls.service, exc.code, exc.message)
-        outcome = coordination.outcome(directory=directory, harvest_id=start.id, state=state)
+        outcome = coordination.outcome(directory=directory, claim=claim)
         _run_claimed(start, cls, directory, status_key, ctx, claim, state, outcome)
     finally:
         claim.release()

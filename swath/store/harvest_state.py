@@ -25,12 +25,9 @@ from swath.harvesters.claims import Claim, ClaimFenced
 from swath.harvesters.outcome import Outcome
 from swath.harvesters.state import CollectionState, StagedState
 from swath.store.db import Store, StoreError
-from swath.store.lease_models import HarvestStateRow
+from swath.store.lease_models import HarvestOutcomeRow, HarvestStateRow
 from swath.store.models import utcnow
 from swath.store.pg_claim import ClaimStoreUnavailable, PgClaim, fence_check, unavailable
-
-# the final-status record's key in the collection's state (a file under .swath/harvests/ on a shared data root)
-OUTCOME_PREFIX = "outcome:"
 
 
 class StoreState(StagedState):
@@ -78,19 +75,38 @@ class StoreState(StagedState):
 
 
 class StoreOutcome:
-    """A harvest's final-status record as a key of its collection's state (harvesters/outcome.py `Outcome`), so
-    a start delivered again to another host is acked as finished; written under the fence like any commit."""
+    """A harvest's final-status record in `harvest_outcomes` (harvesters/outcome.py `Outcome`), so a start
+    delivered again to another host is acked as finished; written under the fence like a state commit."""
 
-    def __init__(self, *, state: StoreState, harvest_id: str) -> None:
-        self.state = state
-        self.key = f"{OUTCOME_PREFIX}{harvest_id}"
+    def __init__(self, *, engine: Engine, claim: PgClaim) -> None:
+        self.engine = engine
+        self.claim = claim
 
     def read(self) -> dict[str, Any] | None:
-        record: dict[str, Any] | None = self.state.get(self.key)  # read when the claim was taken: none wrote since
+        try:
+            with self.engine.connect() as conn:
+                raw = conn.execute(select(HarvestOutcomeRow.record)
+                                   .where(HarvestOutcomeRow.harvest_id == self.claim.harvest_id)).scalar()
+        except SQLAlchemyError as exc:
+            raise unavailable(exc, f"cannot read the final status of harvest {self.claim.harvest_id}") from None
+        record: dict[str, Any] | None = None if raw is None else json.loads(raw)
         return record
 
     def write(self, status: dict[str, Any], *, published: bool) -> None:
-        self.state.commit({self.key: {"status": status, "published": published}})
+        harvest_id, token = self.claim.harvest_id, self.claim.token
+        if token is None:
+            raise ClaimFenced(f"harvest {harvest_id}: final status written without its claim")
+        row = {"harvest_id": harvest_id, "record": json.dumps({"status": status, "published": published}),
+               "updated_at": utcnow()}
+        try:
+            with self.engine.begin() as conn:
+                fence_check(harvest_id, token, connection=conn)
+                upsert = insert(HarvestOutcomeRow).values(row)
+                conn.execute(upsert.on_conflict_do_update(
+                    index_elements=["harvest_id"],
+                    set_={"record": upsert.excluded.record, "updated_at": upsert.excluded.updated_at}))
+        except SQLAlchemyError as exc:
+            raise unavailable(exc, f"cannot keep the final status of harvest {harvest_id}") from None
 
 
 class PgCoordination:
@@ -126,9 +142,9 @@ class PgCoordination:
         assert isinstance(claim, PgClaim)  # a claim this coordination made
         return StoreState(engine=self.engine, scope=self.scope(directory), claim=claim)
 
-    def outcome(self, *, directory: Path, harvest_id: str, state: CollectionState) -> Outcome:
-        assert isinstance(state, StoreState)  # what state() gave
-        return StoreOutcome(state=state, harvest_id=harvest_id)
+    def outcome(self, *, directory: Path, claim: Claim) -> Outcome:
+        assert isinstance(claim, PgClaim)  # a claim this coordination made
+        return StoreOutcome(engine=self.engine, claim=claim)
 
     def scope(self, directory: Path) -> str:
         """The collection's folder relative to the harvest root: the same on every host."""

@@ -1,5 +1,6 @@
-"""Tables of the claim without a shared filesystem (issue 36): each harvest's fencing counter and holder, and
-the collections' state, for sites whose WARCs go to object storage (swath/store/pg_claim.py, harvest_state.py).
+"""Tables of the claim without a shared filesystem (issue 36): each harvest's fencing counter and holder, its
+final-status record, and the collections' state, for sites whose WARCs go to object storage
+(swath/store/pg_claim.py, harvest_state.py).
 """
 
 from __future__ import annotations
@@ -35,4 +36,15 @@ class HarvestStateRow(Base):
     scope: Mapped[str] = mapped_column(String(1000), primary_key=True)
     key: Mapped[str] = mapped_column(String(1000), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
+
+
+class HarvestOutcomeRow(Base):
+    """A harvest's final-status record (what .swath/harvests/<id>.json holds on a local data root): the status
+    and whether the broker confirmed it, as JSON."""
+
+    __tablename__ = "harvest_outcomes"
+
+    harvest_id: Mapped[str] = mapped_column(String(400), primary_key=True)
+    record: Mapped[str] = mapped_column(Text)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)

@@ -1,5 +1,6 @@
 """The claim and state of harvests without a shared filesystem (issue 36): `harvest_claims` (fencing token and
-holder per harvest id) and `harvest_state` (a collection's state, key by key).
+holder per harvest id), `harvest_state` (a collection's state, key by key) and `harvest_outcomes` (each
+harvest's final-status record).
 
 Revision ID: 0011
 Revises: 0010 (jobs.created_at index)
@@ -34,8 +35,15 @@ def upgrade() -> None:
         sa.Column('value', sa.Text(), nullable=False),
         sa.Column('updated_at', sa.DateTime(), nullable=False),
     )
+    op.create_table(
+        'harvest_outcomes',
+        sa.Column('harvest_id', sa.String(400), primary_key=True),
+        sa.Column('record', sa.Text(), nullable=False),
+        sa.Column('updated_at', sa.DateTime(), nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table('harvest_outcomes')
     op.drop_table('harvest_state')
     op.drop_table('harvest_claims')
