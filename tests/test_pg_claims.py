@@ -232,14 +232,30 @@ def test_object_storage_without_a_postgresql_store_refuses_the_start_with_a_code
     from swath.core.config import Config
 
     config = Config(data_root=tmp_path, db_url=f"sqlite:///{tmp_path / 's.sqlite'}", storage_url="s3://b/p")
-    message = start_message("http://127.0.0.1:9/pages")
     for coordination in (None, PgCoordination(config=config)):
-        ctx, published = context(config)
-        run_harvest(message, routing_key=routing_key(), ctx=ctx, coordination=coordination)
-        final = published.statuses[-1]
-        assert (final["status"], [e["code"] for e in final["errors"]]) == (
-            "completed failure", [codes.CLAIM_STORE_UNAVAILABLE])
+        _assert_refused(config, coordination)
     assert not list(tmp_path.rglob("*.warc.gz"))
+
+
+@pytest.mark.services  # a PostgreSQL driver connects (to a port where nothing listens)
+def test_an_unreachable_postgresql_store_refuses_the_start_with_a_code_and_no_password(tmp_path):
+    from swath.core.config import Config
+
+    config = Config(data_root=tmp_path, db_url="postgresql://swath:hunter2secret@127.0.0.1:1/swath",
+                    storage_url="s3://b/p")
+    published = _assert_refused(config, PgCoordination(config=config))
+    assert "hunter2secret" not in json.dumps(published.messages)
+    assert not list(tmp_path.rglob("*.warc.gz"))
+
+
+def _assert_refused(config, coordination):
+    message = start_message("http://127.0.0.1:9/pages")
+    ctx, published = context(config)
+    run_harvest(message, routing_key=routing_key(), ctx=ctx, coordination=coordination)
+    final = published.statuses[-1]
+    assert (final["status"], [e["code"] for e in final["errors"]]) == (
+        "completed failure", [codes.CLAIM_STORE_UNAVAILABLE])
+    return published
 
 
 def test_swath_harvest_run_on_two_hosts_finds_the_first_hosts_final_status_in_the_store(pg_url, tmp_path):  # noqa: F811

@@ -19,7 +19,7 @@ import threading
 
 from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from swath.core.errors import SwathError
@@ -159,7 +159,7 @@ class PgClaim:
                 held, newest = self._conn.execute(_HELD, {"hi": (self.key >> 32) & 0xFFFFFFFF,
                                                           "lo": self.key & 0xFFFFFFFF, "id": self.harvest_id}).one()
                 self._conn.commit()
-            except (DBAPIError, SQLAlchemyError) as exc:
+            except SQLAlchemyError as exc:
                 raise ClaimLost(f"the claim on harvest {self.harvest_id} was lost with its connection to the "
                                 f"store: {classify(exc)[1]}") from None
             if newest is None or newest > self.token:
