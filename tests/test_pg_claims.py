@@ -288,3 +288,25 @@ def test_config_check_names_the_missing_postgresql_store_for_object_storage(tmp_
     lines = [line for line in problems(dataclasses.replace(sqlite, storage_url="s3://b/p"))
              if "SWATH_STORAGE_URL" in line]
     assert len(lines) == 1 and "SWATH_DB_URL" in lines[0] and "postgresql://" in lines[0]
+
+
+def test_the_claims_own_session_is_set_to_notice_a_dead_peer_and_never_hang(pg_url):  # noqa: F811
+    from swath.store.pg_claim import SESSION_SETTINGS
+
+    coordination = PgCoordination(config=_config(pg_url))
+    claim = coordination.claim(f"settings:{uuid.uuid4().hex[:8]}", instance="test")
+    assert claim.try_acquire()
+    try:
+        conn = claim._conn  # the claim's own connection (not from the store's pool)
+        assert conn is not None
+        for setting in SESSION_SETTINGS:  # e.g. "SET statement_timeout = '30s'"
+            name, _, value = setting.removeprefix("SET ").partition(" = ")
+            shown = conn.exec_driver_sql(f"SHOW {name}").scalar_one()
+            assert shown == value.strip("'"), (name, shown, value)  # SHOW prints what SET was given
+        with coordination.engine.connect() as pooled:  # the store's pool: state commits, never the lock
+            other = pooled.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+        assert conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one() != other
+        conn.commit()
+    finally:
+        claim.release()
+        coordination.engine.dispose()

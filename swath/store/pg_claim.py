@@ -35,7 +35,7 @@ CLIENT_KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interva
 # of the claim's may hang the runner
 SESSION_SETTINGS = ("SET tcp_keepalives_idle = 10", "SET tcp_keepalives_interval = 5",
                     "SET tcp_keepalives_count = 3", "SET statement_timeout = '30s'",
-                    "SET idle_in_transaction_session_timeout = '60s'")
+                    "SET idle_in_transaction_session_timeout = '1min'")
 _TAKE = text("""
     INSERT INTO harvest_claims (harvest_id, token, host, pid, instance, acquired_at)
     VALUES (:id, 1, :host, :pid, :instance, now() AT TIME ZONE 'utc')
@@ -103,6 +103,9 @@ class PgClaim:
             conn = self._engine.connect()
             for setting in SESSION_SETTINGS:
                 conn.exec_driver_sql(setting)
+            if int(conn.exec_driver_sql("SHOW server_version_num").scalar_one()) >= 140000:
+                # the claim's session is idle while its harvest runs: a site-wide idle_session_timeout must not end it
+                conn.exec_driver_sql("SET idle_session_timeout = 0")
             conn.commit()
             self._conn = conn
         return self._conn
