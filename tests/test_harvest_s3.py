@@ -1,0 +1,115 @@
+"""Harvests with SWATH_STORAGE_URL=s3://...: WARCs uploaded, checked, then announced and removed locally; a store
+that fails keeps them on disk for the next run, which uploads them first (harvesters/uploads.py). Against a real
+SeaweedFS (tests/seaweed.py) and the fake paged API of the engine tests."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import hashlib
+import io
+import json
+import re
+
+from warcio.archiveiterator import ArchiveIterator
+
+from swath.harvesters.run import run_harvest
+from swath.harvesters.uploads import COMMIT_SUFFIX
+from swath.harvesters.warc import name_pattern
+from swath.messages import codes
+from tests.fakes.httpserver import FakeServer
+from tests.seaweed import ACCESS_KEY, SECRET_KEY, Seaweed
+from tests.test_engine_support import PagedApi, context, routing_key, start_message, warc_files
+
+
+def _bucket_and_prefix(config):
+    bucket, _, prefix = config.storage_url.removeprefix("s3://").partition("/")
+    return bucket, prefix
+
+
+def _objects(seaweed, config) -> dict[str, bytes]:
+    """Every object under the store's prefix, by its s3:// URL."""
+    client, (bucket, prefix) = seaweed.client(), _bucket_and_prefix(config)
+    listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/").get("Contents", [])
+    return {f"s3://{bucket}/{o['Key']}": client.get_object(Bucket=bucket, Key=o["Key"])["Body"].read()
+            for o in listed}
+
+
+def _item_ids(data: bytes) -> list[int]:
+    """The ids of the items in the API responses a WARC recorded."""
+    ids = []
+    for record in ArchiveIterator(io.BytesIO(data)):
+        if record.rec_type == "response":
+            ids.extend(item["id"] for item in json.loads(record.content_stream().read())["items"])
+    return ids
+
+
+def _check_stored(published, objects, seaweed, config) -> None:
+    """Every WARC announced is in the bucket with its size and SHA-1 (also in the object's metadata), under the
+    key its local path had; nothing in the bucket was left unannounced."""
+    client, (bucket, prefix) = seaweed.client(), _bucket_and_prefix(config)
+    announced = {w["warc"]["path"]: w["warc"] for w in published.warcs}
+    assert set(announced) == set(objects)
+    for url, warc in announced.items():
+        data = objects[url]
+        assert (len(data), hashlib.sha1(data).hexdigest()) == (warc["bytes"], warc["sha1"])
+        key = url.removeprefix(f"s3://{bucket}/")
+        assert client.head_object(Bucket=bucket, Key=key)["Metadata"]["sha1"] == warc["sha1"]
+        folders, _, name = key.rpartition("/")
+        # the folder layout under the data root, one to one: <path>/YYYY/MM/DD/HH/<harvest>-<stamp>-<serial>
+        assert re.fullmatch(rf"{prefix}/coll/\d{{4}}/\d{{2}}/\d{{2}}/\d{{2}}", folders), key
+        assert name_pattern("test:1").fullmatch(name), key
+        gzip.decompress(data)  # whole
+
+
+def test_a_harvest_uploads_every_warc_announces_it_and_keeps_none_locally(s3_config, seaweed, data_root):
+    config = dataclasses.replace(s3_config, warc_max_bytes=3000)  # several WARCs
+    with FakeServer() as server:
+        api = PagedApi(server, pages=12, per_page=5, delay=0.05)
+        ctx, published = context(config)
+        run_harvest(start_message(server.url + "/pages"), routing_key=routing_key(), ctx=ctx)
+    assert published.statuses[-1]["status"] == "completed success", published.statuses[-1]
+    objects = _objects(seaweed, config)
+    assert len(objects) == len(published.warcs) == published.statuses[-1]["warcs"]["count"]
+    assert len(objects) > 1
+    _check_stored(published, objects, seaweed, config)
+    assert sorted(i for data in objects.values() for i in _item_ids(data)) == sorted(api.served)
+    assert warc_files(data_root) == [] and list(data_root.rglob(f"*{COMMIT_SUFFIX}")) == []
+
+
+def test_a_store_without_its_volume_server_keeps_the_warc_and_the_rerun_uploads_it_first(config, data_root, tmp_path):
+    seaweed = Seaweed.start(tmp_path / "seaweed")  # its own: this test stops it
+    try:
+        bucket = seaweed.new_bucket()
+        s3 = dataclasses.replace(config, storage_url=f"s3://{bucket}/archive", storage_endpoint=seaweed.endpoint,
+                                 storage_access_key_id=ACCESS_KEY, storage_secret_access_key=SECRET_KEY,
+                                 http_retries=1, http_backoff=0.05, http_timeout=5)
+        with FakeServer() as server:
+            api = PagedApi(server, pages=4, per_page=5)
+            message = start_message(server.url + "/pages")
+            seaweed.stop_volume()  # the gateway and filer answer (listings work); the bytes cannot be stored
+            ctx, first = context(s3)
+            run_harvest(message, routing_key=routing_key(), ctx=ctx)
+            final = first.statuses[-1]
+            assert final["status"] == "completed failure"
+            assert [e["code"] for e in final["errors"]] == [codes.STORAGE_UNAVAILABLE]
+            assert SECRET_KEY not in json.dumps(first.messages)
+            assert first.warcs == []  # nothing announced that is not in the bucket
+            kept = warc_files(data_root)
+            assert len(kept) == 1 and kept[0].with_name(kept[0].name + COMMIT_SUFFIX).exists()
+            kept_sha1 = hashlib.sha1(kept[0].read_bytes()).hexdigest()
+            served = list(api.served)
+
+            seaweed.start_volume()
+            seaweed.wait_ready()
+            ctx, second = context(s3)
+            run_harvest(message, routing_key=routing_key(), ctx=ctx)
+        assert second.statuses[-1]["status"] == "completed success", second.statuses[-1]
+        assert api.served == served  # the kept WARC held everything: its commit says the harvest got to its end
+        objects = _objects(seaweed, s3)
+        assert [w["warc"]["sha1"] for w in second.warcs] == [kept_sha1]  # uploaded and announced once
+        _check_stored(second, objects, seaweed, s3)
+        assert sorted(_item_ids(next(iter(objects.values())))) == sorted(served)
+        assert warc_files(data_root) == [] and list(data_root.rglob(f"*{COMMIT_SUFFIX}")) == []
+    finally:
+        seaweed.stop()
