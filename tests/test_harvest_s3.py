@@ -113,3 +113,59 @@ def test_a_store_without_its_volume_server_keeps_the_warc_and_the_rerun_uploads_
         assert warc_files(data_root) == [] and list(data_root.rglob(f"*{COMMIT_SUFFIX}")) == []
     finally:
         seaweed.stop()
+
+
+def test_refused_credentials_end_the_harvest_before_it_begins_resumably(s3_config, data_root):
+    config = dataclasses.replace(s3_config, storage_secret_access_key="wrong-" + SECRET_KEY[::-1])
+    with FakeServer() as server:
+        api = PagedApi(server, pages=2, per_page=5)
+        ctx, published = context(config)
+        run_harvest(start_message(server.url + "/pages"), routing_key=routing_key(), ctx=ctx)
+    final = published.statuses[-1]
+    assert final["status"] == "completed failure"
+    assert [e["code"] for e in final["errors"]] == [codes.STORAGE_REFUSED]
+    assert config.storage_secret_access_key not in json.dumps(published.messages)
+    assert api.served == [] and published.warcs == [] and warc_files(data_root) == []
+    ctx, again = context(s3_config)  # the keys fixed: the start delivered again runs (the failure was not final)
+    with FakeServer() as server:
+        api = PagedApi(server, pages=2, per_page=5)
+        run_harvest(start_message(server.url + "/pages"), routing_key=routing_key(), ctx=ctx)
+    assert again.statuses[-1]["status"] == "completed success"
+    assert sorted(i for w in again.warcs for i in _item_ids(_objects_of(s3_config, w))) == sorted(api.served)
+
+
+def test_a_redelivered_start_whose_final_status_was_lost_reports_the_stored_warcs(s3_config, seaweed, data_root):
+    class BrokerGone(Exception):
+        pass
+
+    def publish_until_final(routing_key, body):
+        if body.get("status") in ("completed success", "completed failure"):
+            raise BrokerGone
+        first(routing_key, body)
+
+    with FakeServer() as server:
+        api = PagedApi(server, pages=3, per_page=2)
+        message = start_message(server.url + "/pages")
+        _ctx, first = context(s3_config)
+        try:
+            run_harvest(message, routing_key=routing_key(), ctx=dataclasses.replace(_ctx, publish=publish_until_final))
+        except BrokerGone:
+            pass
+        served = list(api.served)
+        ctx, second = context(s3_config)
+        run_harvest(message, routing_key=routing_key(), ctx=ctx)
+    assert api.served == served and second.kinds()[-1] == "completed success"
+    fields = ("path", "sha1", "bytes", "id", "date_created")  # (record dates are not kept with a WARC, as on disk)
+    assert [[w["warc"][f] for f in fields] for w in second.warcs] == [[w["warc"][f] for f in fields]
+                                                                      for w in first.warcs]  # from the store
+    _check_stored(second, _objects(seaweed, s3_config), seaweed, s3_config)
+
+
+def _objects_of(config, warc_created) -> bytes:
+    """One announced WARC's bytes, read back from the store through swath's own interface."""
+    from swath.core.objects import store_for
+    from swath.harvesters.uploads import storage_retry
+
+    store = store_for(config, retry=storage_retry(config))
+    key = warc_created["warc"]["path"].removeprefix(config.storage_url + "/")
+    return store.read_range(key, 0, warc_created["warc"]["bytes"])
