@@ -25,14 +25,13 @@ from requests.adapters import HTTPAdapter
 
 from swath.core.config import Config
 from swath.core.encodings import ACCEPT_ENCODING
-from swath.core.objects import StorageError
 from swath.harvesters.guard import OriginGuard, credential_origins, guard_session
 from swath.harvesters.http import GuardedAdapter, Limits, RecordingAdapter
 from swath.harvesters.ledger import Ledger
 from swath.harvesters.redaction import harvest_redactor, install_log_filter
 from swath.harvesters.state import StateStore
 from swath.harvesters.streams import StreamRecording
-from swath.harvesters.uploads import WarcUploader
+from swath.harvesters.uploads import UploadQueue, WarcUploader
 from swath.harvesters.warc import (
     SOFTWARE,
     ClosedWarc,
@@ -75,6 +74,8 @@ class Recorder:
         self.state = StateStore(directory=directory)
         # SWATH_STORAGE_URL set: each closed WARC is uploaded before its state commits (harvesters/uploads.py)
         self.uploader = WarcUploader.for_harvest(config, directory, start.id)
+        self._uploads = None if self.uploader is None else UploadQueue(
+            uploader=self.uploader, apply=self.state.commit, on_stored=self._stored, on_failed=self._write_failed)
         self.resumed = False  # True when this run continues an interrupted harvest of the same id
         self.stop_requested = False  # harvest.stop (not a shutdown) ended this harvest
         self.halted = False  # a storage fault or the free-space guard ended it: its journal is kept for a resume
@@ -242,8 +243,9 @@ class Recorder:
 
     @property
     def write_failed(self) -> BaseException | None:
-        """The error that stopped the WARC writer (a StorageFault when the disk refused), else None."""
-        return self._series.failed
+        """The error that stopped the WARC writer (a StorageFault when the disk refused) or the uploads (a
+        StorageError), else None."""
+        return self._series.failed or (self._uploads.failed if self._uploads is not None else None)
 
     def committed_journal(self) -> dict[str, Any] | None:
         """The journal as last committed with a complete WARC (None: none yet)."""
@@ -253,7 +255,8 @@ class Recorder:
     @property
     def bytes_written(self) -> int:
         """Bytes on disk in this harvest's WARCs, the one being written included: what progress reports."""
-        return sum(w.bytes for w in self.warcs) + self._series.written
+        uploading = self._uploads.pending_bytes if self._uploads is not None else 0
+        return sum(w.bytes for w in self.warcs) + uploading + self._series.written
 
     def rotate_due(self) -> bool:
         """Size: the WARC on disk passed the limit. Time (streams only): the WARC period is over and
@@ -297,12 +300,21 @@ class Recorder:
         # with object storage the journal goes up with the last WARC and is removed once that is stored: a
         # failed last upload leaves a journal that says the harvest got to its end, so the rerun fetches nothing
         keep_journal = not final or self.uploader is not None
-        self._close((self.state.take_pending(), self.ledger.journal() if keep_journal else None), last=True)
+        try:
+            self._close((self.state.take_pending(), self.ledger.journal() if keep_journal else None), last=True)
+        finally:
+            if self._uploads is not None:
+                self._uploads.drain()  # every closed WARC stored (or kept after a failure) before the end
+        if self._uploads is not None and self._uploads.failed is not None:
+            raise WarcWriteFailed(f"storing WARCs failed: {self._uploads.failed}") from self._uploads.failed
         if final and self.uploader is not None:
             self.state.commit({self._journal_key: None})
 
     def close(self) -> None:
-        """Release the session and stop redacting this harvest's secrets from library logs."""
+        """Release the session and stop redacting this harvest's secrets from library logs; uploads under way end
+        first (the claim is released after this: no other runner may find a WARC half-handled)."""
+        if self._uploads is not None:
+            self._uploads.drain()
         self.http.close()
         install_log_filter().remove(self.redactor)
 
@@ -341,15 +353,11 @@ class Recorder:
         failed write; its data's state and journal are not committed, so the resumed run fetches it again).
         With object storage the WARC is uploaded first and its state committed once the upload is checked; a
         failed upload ends the harvest (the writer fails) with the WARC and its commit kept for the next run."""
-        if closed is not None and self.uploader is not None:
+        if closed is not None and self._uploads is not None:
+            self._uploads.put(closed, None if token is None else {**token[0], self._journal_key: token[1]})
             if token is None:
-                self._salvaged_upload(closed)
-                return
-            staged, journal = token
-            closed = self.uploader.upload(closed, {**staged, self._journal_key: journal}, self.state.commit)
-            with self._lock:
-                self._warcs.append(closed)
-            self._outbox.put(closed)
+                self.ledger.warning(codes.WARC_RECOVERED, f"{closed.path.name} was cut after its last complete "
+                                                          "record when writing failed, and closed")
             return
         if closed is not None:
             with self._lock:
@@ -363,20 +371,11 @@ class Recorder:
         staged, journal = token
         self.state.commit({**staged, self._journal_key: journal})
 
-    def _salvaged_upload(self, closed: ClosedWarc) -> None:
-        """A WARC cut after a failed write, uploaded without a commit (its data is fetched again on resume);
-        a store that fails now leaves it for the next run, which uploads it first."""
-        try:
-            closed = self.uploader.upload(closed, None, self.state.commit) if self.uploader else closed
-        except StorageError as exc:
-            self.ledger.warning(exc.code, f"{closed.path.name} stays on disk until the harvest runs again: "
-                                          f"{exc.message}")
-            return
+    def _stored(self, closed: ClosedWarc) -> None:
+        """On the upload thread: a WARC is in the store, checked, its state committed: it can be announced."""
         with self._lock:
             self._warcs.append(closed)
         self._outbox.put(closed)
-        self.ledger.warning(codes.WARC_RECOVERED, f"{closed.path.name} was cut after its last complete record when "
-                                                  "writing failed, and closed")
 
     def _warcinfo(self) -> dict[str, str]:
         return {

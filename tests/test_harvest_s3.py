@@ -169,3 +169,60 @@ def _objects_of(config, warc_created) -> bytes:
     store = store_for(config, retry=storage_retry(config))
     key = warc_created["warc"]["path"].removeprefix(config.storage_url + "/")
     return store.read_range(key, 0, warc_created["warc"]["bytes"])
+
+
+def test_the_volume_server_stopped_mid_harvest_then_the_rerun_completes_it(config, data_root, tmp_path):
+    """The fault of issue 36's tests at engine level: the store loses its volume server after the first WARC went
+    up; later WARCs stay on disk with their commits; the rerun uploads them in order and finishes the harvest."""
+    import threading
+
+    seaweed = Seaweed.start(tmp_path / "seaweed")
+    try:
+        bucket = seaweed.new_bucket()
+        s3 = dataclasses.replace(config, storage_url=f"s3://{bucket}/archive", storage_endpoint=seaweed.endpoint,
+                                 storage_access_key_id=ACCESS_KEY, storage_secret_access_key=SECRET_KEY,
+                                 http_retries=1, http_backoff=0.05, http_timeout=5, warc_max_bytes=2500)
+        pages, per_page = 30, 5
+        with FakeServer() as server:
+            api = PagedApi(server, pages=pages, per_page=per_page, delay=0.02)
+            stopped = threading.Event()
+
+            def gated(request):  # past page 10 the fake waits until the volume server is gone
+                if int(request.arg("page", "1")) > 10:
+                    stopped.wait(120)
+                return api.handle(request)
+
+            server.route("/pages")(gated)
+            message = start_message(server.url + "/pages")
+            _ctx, first = context(s3)
+
+            def publish(routing_key, body):
+                first(routing_key, body)
+                if routing_key == "warc_created" and not stopped.is_set():
+                    seaweed.stop_volume()
+                    stopped.set()
+
+            run_harvest(message, routing_key=routing_key(), ctx=dataclasses.replace(_ctx, publish=publish))
+            assert stopped.is_set()
+            assert [e["code"] for e in first.statuses[-1]["errors"]] == [codes.STORAGE_UNAVAILABLE]
+            kept = warc_files(data_root)
+            assert kept and all(p.with_name(p.name + COMMIT_SUFFIX).exists() for p in kept)
+            kept_sha1 = [hashlib.sha1(p.read_bytes()).hexdigest() for p in kept]
+
+            seaweed.start_volume()
+            seaweed.wait_ready()
+            ctx, second = context(s3)
+            run_harvest(message, routing_key=routing_key(), ctx=ctx)
+        final = second.statuses[-1]
+        assert final["status"] == "completed success", final
+        objects = _objects(seaweed, s3)
+        _check_stored(second, objects, seaweed, s3)  # the earlier, the kept and the new WARCs, each in the store
+        announced = [w["warc"]["sha1"] for w in second.warcs]
+        assert len(announced) == len(set(announced)) and set(kept_sha1) <= set(announced)
+        assert {w["warc"]["path"] for w in first.warcs} <= set(objects)
+        recorded = [i for data in objects.values() for i in _item_ids(data)]
+        assert set(recorded) == set(range(pages * per_page))  # nothing lost (a re-fetched page may repeat)
+        assert sum(day.get("items", 0) for day in final["stats"].values()) == pages * per_page
+        assert warc_files(data_root) == [] and list(data_root.rglob(f"*{COMMIT_SUFFIX}")) == []
+    finally:
+        seaweed.stop()
