@@ -226,3 +226,69 @@ def test_the_volume_server_stopped_mid_harvest_then_the_rerun_completes_it(confi
         assert warc_files(data_root) == [] and list(data_root.rglob(f"*{COMMIT_SUFFIX}")) == []
     finally:
         seaweed.stop()
+
+
+def test_kill_9_mid_harvest_then_the_rerun_uploads_what_was_left_and_finishes(s3_config, seaweed, data_root,
+                                                                              tmp_path):
+    """A worker killed while it writes and uploads: whatever it left (closed WARCs with or without their commit, an
+    .open one) goes up first in the rerun; the store then holds every item, each announced WARC once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    from pathlib import Path
+
+    from tests.test_engine_support import wait_for
+
+    root = Path(__file__).resolve().parents[1]
+    pages, per_page = 60, 5
+    with FakeServer() as server:
+        api = PagedApi(server, pages=pages, per_page=per_page, delay=0.02)
+        killed = threading.Event()
+
+        def gated(request):  # past page 30 the fake waits for the kill
+            if int(request.arg("page", "1")) > 30:
+                killed.wait(240)
+            return api.handle(request)
+
+        server.route("/pages")(gated)
+        message = start_message(server.url + "/pages", harvest_id="sfmui:78")
+        message_file = tmp_path / "start.json"
+        message_file.write_text(json.dumps(message))
+        env = dict(os.environ, SWATH_DATA_ROOT=str(data_root), SWATH_WARC_MAX_BYTES="2500", PYTHONPATH=str(root),
+                   SWATH_STORAGE_URL=s3_config.storage_url, SWATH_STORAGE_ENDPOINT=s3_config.storage_endpoint,
+                   SWATH_STORAGE_ACCESS_KEY_ID=ACCESS_KEY, SWATH_STORAGE_SECRET_ACCESS_KEY=SECRET_KEY)
+        proc = subprocess.Popen([sys.executable, "-m", "swath.harvesters.embedded", str(message_file)], cwd=root,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            wait_for(lambda: len(_objects(seaweed, s3_config)) >= 2 and len(api.served) >= 20 * per_page,
+                     what="two WARCs in the store and 20 pages served")
+        finally:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=120)
+            killed.set()
+        out, err = proc.communicate(timeout=120)
+        assert SECRET_KEY.encode() not in out + err
+        before = [json.loads(line)["message"] for line in out.splitlines()]
+        assert all(m["warc"]["path"].startswith("s3://") for m in before if "warc" in m)
+        assert len(api.served) < pages * per_page  # it really was cut short
+        leftovers = list(data_root.rglob("*.open"))
+
+        ctx, published = context(s3_config)
+        run_harvest(message, routing_key=routing_key(), ctx=ctx)
+    final = published.statuses[-1]
+    assert final["status"] == "completed success", final
+    objects = _objects(seaweed, s3_config)
+    announced = {w["warc"]["path"]: w["warc"] for w in published.warcs}
+    assert set(announced) == set(objects) and len(announced) == len(published.warcs)  # each once
+    for url, warc in announced.items():
+        assert (len(objects[url]), hashlib.sha1(objects[url]).hexdigest()) == (warc["bytes"], warc["sha1"])
+    assert {m["warc"]["path"] for m in before if "warc" in m} <= set(objects)
+    recorded = [i for data in objects.values() for i in _item_ids(data)]
+    assert set(recorded) == set(range(pages * per_page))  # nothing lost (a re-fetched page may repeat)
+    assert sum(day.get("items", 0) for day in final["stats"].values()) == pages * per_page
+    assert warc_files(data_root) == [] and list(data_root.rglob(f"*{COMMIT_SUFFIX}")) == []
+    assert list(data_root.rglob("*.open")) == []
+    warnings = [w["code"] for w in final["warnings"]]
+    assert (codes.WARC_RECOVERED in warnings) == bool(leftovers)  # a cut WARC was closed and went up too
