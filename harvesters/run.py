@@ -215,7 +215,12 @@ class _Run:
             return True
         ctx.log.info("harvest %s finished but its final status was not confirmed; publishing it again",
                      harvest_id)
-        for warc in self.recorder.stored_warcs():
+        try:
+            stored = self.recorder.stored_warcs()
+        except StorageError as exc:  # they were announced before that status was; the status matters more now
+            ctx.log.warning("harvest %s: its WARCs are not reported again: %s: %s", harvest_id, exc.code, exc.message)
+            stored = []
+        for warc in stored:
             self.publish_warc(warc)
         ctx.publish(self.status_key, record["status"])
         outcome.write(record["status"], published=True)
