@@ -92,7 +92,9 @@ class S3Store:
     def open_range(self, key: str, start: int, length: int | None = None) -> IO[bytes]:
         if length == 0:
             return io.BytesIO(b"")
-        return self._call(f"GET {self.url(key)} from byte {start}", lambda: self._get(key, start, length))
+        what = f"GET {self.url(key)} from byte {start}"
+        body = self._call(what, lambda: self._get(key, start, length))
+        return _Body(body, lambda exc: self._error(f"{what}: reading", exc))  # type: ignore[return-value]
 
     def read_range(self, key: str, start: int, length: int) -> bytes:
         if length == 0:
@@ -196,6 +198,31 @@ class S3Store:
         return StorageRefused(text, status=status)
 
 
+class _Body:
+    """A ranged GET's stream whose read errors (a connection cut, a read timeout) are coded like the request's;
+    not retried: the caller knows how far it got and may ask for the rest."""
+
+    def __init__(self, body: IO[bytes], error: Callable[[BaseException], StorageUnavailable | StorageRefused]) -> None:
+        self._body: Any = body  # botocore's StreamingBody: read(None) reads to the end
+        self._coded = error
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            data: bytes = self._body.read(None if size is None or size < 0 else size)
+            return data
+        except Exception as exc:
+            raise self._coded(exc) from None
+
+    def close(self) -> None:
+        self._body.close()
+
+    def __enter__(self) -> _Body:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class _Mismatch(Exception):
     """The object after an upload is not the file (a store that lost or mixed bytes): uploaded again."""
 
@@ -225,13 +252,24 @@ def _error_status(exc: BaseException) -> int | None:
 
 def _is_transient(exc: BaseException, status: int | None, code: str | None) -> bool:
     """Connection errors, timeouts, 5xx and throttling: the store may answer a later try."""
-    from botocore.exceptions import BotoCoreError, ConnectionError, HTTPClientError, ReadTimeoutError
+    from botocore.exceptions import (
+        BotoCoreError,
+        ConnectionError,
+        HTTPClientError,
+        IncompleteReadError,
+        ReadTimeoutError,
+        ResponseStreamingError,
+    )
+    from urllib3.exceptions import HTTPError as Urllib3Error
 
     if code in _TRANSIENT_CODES or (status is not None and (status >= 500 or status == 429)):
         return True
+    # the network or the store's side: no answer, a cut connection, a body shorter than announced
+    network = (ConnectionError, HTTPClientError, ReadTimeoutError, IncompleteReadError, ResponseStreamingError,
+               Urllib3Error, OSError)
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, ConnectionError | HTTPClientError | ReadTimeoutError | OSError):
+        if isinstance(seen, network):
             return True
         if isinstance(seen, BotoCoreError) and "Credentials" in type(seen).__name__:
             return False  # NoCredentialsError and friends: configuration, not the network

@@ -202,3 +202,25 @@ def test_swath_config_shows_the_storage_keys_as_set_never_their_values():
     assert (shown["storage_url"], shown["storage_access_key_id"], shown["storage_secret_access_key"]) == (
         "s3://warcs", "***", "***")
     assert shown["storage_replica_secret_access_key"] == ""
+
+
+def test_a_ranged_stream_cut_by_the_store_is_storage_unavailable(config, tmp_path):
+    """The stream's own read errors are coded too: the volume server killed while a body is read."""
+    from tests.seaweed import Seaweed
+
+    seaweed = Seaweed.start(tmp_path / "seaweed")
+    try:
+        store = S3Store(target=StorageTarget(url=f"s3://{seaweed.new_bucket()}/p", endpoint=seaweed.endpoint,
+                                             access_key_id=ACCESS_KEY, secret_access_key=SECRET_KEY),
+                        retry=QUICK, timeout=5)
+        path, data = _file(tmp_path / "big.warc.gz", 24 * MIB)
+        store.put_file("big.warc.gz", path)
+        with store.open_range("big.warc.gz", 0) as body:
+            assert body.read(1000) == data[:1000]
+            seaweed.stop()
+            with pytest.raises(StorageUnavailable) as caught:
+                while body.read(MIB):
+                    pass
+        assert SECRET_KEY not in str(caught.value)
+    finally:
+        seaweed.stop()
