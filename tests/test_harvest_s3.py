@@ -17,9 +17,9 @@ from swath.harvesters.run import run_harvest
 from swath.harvesters.uploads import COMMIT_SUFFIX
 from swath.harvesters.warc import name_pattern
 from swath.messages import codes
+from tests.enginekit import PagedApi, context, routing_key, start_message, warc_files
 from tests.fakes.httpserver import FakeServer
 from tests.seaweed import ACCESS_KEY, SECRET_KEY, Seaweed
-from tests.enginekit import PagedApi, context, routing_key, start_message, warc_files
 
 
 def _bucket_and_prefix(config):

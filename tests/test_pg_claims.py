@@ -23,8 +23,8 @@ from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from swath.store.harvest_state import PgCoordination
 from swath.store.pg_claim import lock_key
-from tests.fakes.httpserver import FakeServer
 from tests.enginekit import PagedApi, context, page_item_ids, routing_key, start_message, wait_for, warc_files
+from tests.fakes.httpserver import FakeServer
 from tests.requesterkit import pg_url  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
