@@ -197,7 +197,7 @@ class Requester:
             body = self.harvest_start(source, job.id)
             service = lookup_harvest_type(source.harvest_type).load().service
 
-            def publish(routing_key: str, body: dict[str, Any]) -> None:
+            def publish(routing_key: str, body: Mapping[str, object]) -> None:
                 record(self.store, routing_key, body, data_root=self.config.harvest_base)
 
             ctx = JobContext(config=self.config, service=service, publish=publish)
