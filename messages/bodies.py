@@ -92,21 +92,28 @@ class NoteBody(TypedDict):
 
 
 class StatusBody(TypedDict):
-    """What harvest and export statuses share (harvest_status.json, export_status.json); each adds its own keys."""
+    """What harvest and export statuses share (harvest_status.json, export_status.json): the schemas require only
+    id and status; swath's own statuses carry every key (model._Status)."""
 
     id: str
     status: str
-    date_started: str
+    date_started: NotRequired[str]
     date_ended: NotRequired[str]
-    infos: list[NoteBody]
-    warnings: list[NoteBody]
-    errors: list[NoteBody]
-    service: str
-    host: str
-    instance: str
+    infos: NotRequired[list[NoteBody]]
+    warnings: NotRequired[list[NoteBody]]
+    errors: NotRequired[list[NoteBody]]
+    service: NotRequired[str]
+    host: NotRequired[str]
+    instance: NotRequired[str]
+
+
+class WarcsCount(TypedDict):
+    count: int
+    bytes: int
 
 
 class HarvestStatusBody(StatusBody):
-    stats: dict[str, dict[str, int]]  # per day, per item kind
-    token_updates: dict[str, str]
-    uids: dict[str, str]
+    stats: NotRequired[dict[str, dict[str, int]]]  # per day, per item kind
+    token_updates: NotRequired[dict[str, str]]
+    uids: NotRequired[dict[str, str]]
+    warcs: NotRequired[WarcsCount]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from swath.store.models import Job, Source, Warc, as_utc
 
 
@@ -16,7 +14,7 @@ def stats_total(stats: dict[str, dict[str, int]]) -> dict[str, int]:
     return total
 
 
-def job_dict(job: Job, warcs: list[Warc]) -> dict[str, Any]:
+def job_dict(job: Job, warcs: list[Warc]) -> dict[str, object]:
     return {
         "id": job.id, "source_id": job.source_id, "type": job.harvest_type, "routing_key": job.routing_key,
         "trigger": job.trigger, "status": job.status, "scheduled_for": as_utc(job.scheduled_for),
@@ -31,7 +29,7 @@ def job_dict(job: Job, warcs: list[Warc]) -> dict[str, Any]:
     }
 
 
-def source_dict(src: Source) -> dict[str, Any]:
+def source_dict(src: Source) -> dict[str, object]:
     """A source for output: credential references only, never values."""
     return {
         "id": src.id, "name": src.name, "type": src.harvest_type, "platform": src.platform,
