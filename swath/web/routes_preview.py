@@ -50,7 +50,7 @@ def run_preview(ctx: Ctx, source_id: str) -> dict[str, Any]:
         raise SwathError(f"{src.harvest_type} has no dry run", code=codes.BAD_REQUEST)
     preview_id = f"preview-{repo.new_id()}"
     body = requester.harvest_start(src, preview_id)
-    body["options"] = {**body["options"], "dryrun": True}
+    body["options"] = {**src.options, "dryrun": True}  # what harvest_start put there, as a dry run
     body["path"] = f"{PREVIEWS}/{preview_id}"
     seconds = ctx.web.config.web_preview_seconds
     # every exchange ends within the limit and is not retried: the run is over soon after the page answered
