@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import requests
 from requests.models import ITER_CHUNK_SIZE
+from warcio.recordloader import ArcWarcRecord
 
 from swath.harvesters.capture import new_record_id, warc_date
 from swath.harvesters.errors import StreamLineTooLong
@@ -32,7 +33,7 @@ CONTINUE_CURSOR = "continue_cursor"  # the option: false starts a new harvest wi
 class StreamSink(Protocol):
     """What the tap needs from the recorder it writes into (harvesters/recorder.py `Recorder`)."""
 
-    def write_records(self, records: list | Callable[[], list]) -> None: ...
+    def write_records(self, records: list[ArcWarcRecord] | Callable[[], list[ArcWarcRecord]]) -> None: ...
     def remove_stream(self, stream: StreamRecording) -> None: ...
 
 
@@ -179,7 +180,7 @@ class StreamRecording(io.RawIOBase):
                 extra["WARC-Truncated"] = "length"
             self.sink.write_records(self.records(body, extra, first=first))
 
-    def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list]:
+    def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list[ArcWarcRecord]]:
         """What one segment is written as (built on the writer thread); a subclass may record it otherwise."""
         # the request once per connection (with the first segment); later segments point at it
         build = self.factory.pair if first else self.factory.segment

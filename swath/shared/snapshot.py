@@ -51,7 +51,8 @@ class Snapshot:
 
     def to_dict(self) -> dict[str, object]:
         """The JSON of /api/status and `--once --json`: masked as every view is (seed URLs lose passwords)."""
-        return masked({k: v for k, v in self.__dict__.items() if k != "names"})
+        shown: dict[str, object] = {k: v for k, v in self.__dict__.items() if k != "names"}
+        return masked(shown)
 
 
 @dataclass(frozen=True)
