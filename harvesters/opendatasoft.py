@@ -41,7 +41,8 @@ class OpenDataSoftBackend(Backend):
             if offset + PAGE_SIZE > self.max_window:
                 yield from self._from_export(skip=offset)
                 return
-            params = {"limit": PAGE_SIZE, "offset": offset, "order_by": "dataset_id"}
+            params: dict[str, str | int | float | None] = {"limit": PAGE_SIZE, "offset": offset,
+                                                           "order_by": "dataset_id"}
             if where:
                 params["where"] = where
             body = self.fetch_json(f"{self.root}{API}/catalog/datasets", params=params)

@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 
 import orjson
 import pika
@@ -41,6 +42,21 @@ class DeadLetterNotFound(SwathError):
     code = codes.DEAD_LETTER_NOT_FOUND
 
 
+class LetterView(TypedDict):
+    """A dead letter as `swath broker dead-letters` prints it (DeadLetter.view), credentials masked."""
+
+    id: str
+    routing_key: str
+    queue: str | None
+    code: str | None
+    reason: str | None
+    bytes: int
+    message_id: JSON
+    type: JSON
+    body: NotRequired[object]  # with `full`: the parsed body, masked
+    headers: NotRequired[dict[str, str]]
+
+
 @dataclass(frozen=True)
 class DeadLetter:
     id: str  # the AMQP message id, or a digest of the body when the publisher set none
@@ -65,11 +81,11 @@ class DeadLetter:
                    queue=_text(headers.get(DEAD_QUEUE)) or _text(headers.get("x-first-death-queue")),
                    code=code, reason=reason, body=body, headers=headers, properties=props)
 
-    def view(self, *, full: bool = False) -> dict[str, object]:
+    def view(self, *, full: bool = False) -> LetterView:
         """What list (and with `full`, show) prints: every credential value masked, wherever it appears."""
         parsed = _json(self.body)
         secrets = _credential_values(parsed)  # masked wherever they appear; URLs lose passwords (core/masking.py)
-        data: dict[str, object] = {
+        data: LetterView = {
             "id": self.id, "routing_key": self.routing_key, "queue": self.queue, "code": self.code,
             "reason": mask_text(self.reason, secrets) if self.reason else self.reason, "bytes": len(self.body),
             "message_id": parsed.get("id") if isinstance(parsed, dict) else None,
