@@ -96,7 +96,7 @@ def _type(schema: dict[str, Any]) -> str:
     return str(schema.get("type", "any"))
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return "true" if value is True else "false" if value is False else str(value)
 
 

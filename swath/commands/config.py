@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import click
 from click.core import ParameterSource
@@ -20,9 +19,9 @@ __all__ = ["MASK", "command", "effective", "mask_url"]  # mask_url: its old home
 _SECRETS = {"secret_key", "dashboard_token"}  # shown as set or not, never the value
 
 
-def effective(config: Config) -> dict[str, Any]:
+def effective(config: Config) -> dict[str, object]:
     """Every Config field as printable values: paths as text, secrets masked."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
         if f.name in _SECRETS:

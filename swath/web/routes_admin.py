@@ -3,8 +3,7 @@ groups and admin role (either ends their sessions, so the change holds at their 
 
 from __future__ import annotations
 
-from typing import Any
-
+from sqlalchemy.orm import Session
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -72,7 +71,7 @@ def _other_user(ctx: Ctx) -> str:
     return user_id
 
 
-def _user(s: Any, user_id: str) -> User:
+def _user(s: Session, user_id: str) -> User:
     other: User | None = s.get(User, user_id)
     if other is None:
         raise NotFound(f"no user {user_id!r}")

@@ -29,7 +29,7 @@ class Web:
     previews: Slots = field(init=False)  # the preview pool (routes_preview.py): none waits, a full pool is 429
     # a preview's result until its page is shown (and reloaded): 200 at most, for 30 minutes
     preview_results: Kept[dict[str, Any]] = field(default_factory=lambda: Kept(size=200, seconds=30 * 60))
-    kept_forms: Kept[dict[str, Any]] = field(default_factory=kept_forms.store)  # forms sent after a session ended
+    kept_forms: Kept[kept_forms.KeptForm] = field(default_factory=kept_forms.store)  # forms sent after a session ended
 
     def __post_init__(self) -> None:
         self.previews = Slots(size=self.config.web_preview_slots, wait=0.0, queue=0, what="previews")
