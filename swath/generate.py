@@ -12,10 +12,9 @@ import argparse
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from swath.core import discovery
-from swath.core.platforms import Platform
+from swath.core.platforms import OptionSchema, Platform
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout (an editable install): a developer's tool
 COMPOSE = "docker-compose.yml"
@@ -88,7 +87,7 @@ def _with_worker(types: str, platform: str, role: str, service: str) -> str:
     return f"{types}<br>`{platform}_{role}`, \"{service}\"" if types else "—"
 
 
-def _type(schema: dict[str, Any]) -> str:
+def _type(schema: OptionSchema) -> str:
     if "enum" in schema:
         return " or ".join(f"`{_json(v)}`" for v in schema["enum"])
     if schema.get("type") == "array":
