@@ -31,7 +31,7 @@ class Harvester:
     # from the first page, so the counts of the interrupted run carry over instead of starting again
     continues_from_state: ClassVar[bool] = False
 
-    def __init_subclass__(cls, *, declaration: Platform | None = None, **kwargs: Any) -> None:
+    def __init_subclass__(cls, *, declaration: Platform | None = None, **kwargs: object) -> None:
         """`class MastodonHarvester(Harvester, declaration=PLATFORM)` takes `platform`, `service`, `types` and
         `stream_types` from the platform's declaration; a class may still set them by hand (its own win)."""
         super().__init_subclass__(**kwargs)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from swath.core.jsontypes import JSON, JSONObject
+from swath.core.jsontypes import JSONObject
 
 
 class IdRef(TypedDict):
@@ -17,7 +17,7 @@ class IdRef(TypedDict):
 
 class SeedBody(TypedDict):
     id: str
-    token: NotRequired[JSON]
+    token: NotRequired[str | JSONObject]
     uid: NotRequired[str]
 
 

@@ -65,7 +65,7 @@ class Note:
 @dataclass(frozen=True)
 class Seed:
     id: str
-    token: Any = None
+    token: str | JSONObject | None = None  # the schema: a string or an object (a search with its parameters)
     uid: str | None = None
 
 
@@ -76,7 +76,7 @@ class HarvestStart:
     path: str
     seeds: list[Seed] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
-    credentials: dict[str, Any] = field(default_factory=dict, repr=False)  # never in logs
+    credentials: dict[str, str | int | float | bool | None] = field(default_factory=dict, repr=False)  # never in logs
     collection_set_id: str = ""
     collection_id: str = ""
     raw: JSONObject = field(default_factory=dict, repr=False)
