@@ -64,7 +64,7 @@ def disable_user(ctx: Ctx) -> Response:
 
 def _other_user(ctx: Ctx) -> str:
     """The user id of the page; an admin's own account is changed on Your account (no locking oneself out)."""
-    user_id = ctx.request.path_params["user_id"]
+    user_id: str = ctx.request.path_params["user_id"]
     if user_id == ctx.user.id:
         raise SwathError("change your own password on Your account; another admin changes your role",
                          code=codes.BAD_REQUEST)
