@@ -14,7 +14,7 @@ import io
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import requests
 from requests.models import ITER_CHUNK_SIZE
@@ -25,6 +25,7 @@ from swath.harvesters.errors import StreamLineTooLong
 
 if TYPE_CHECKING:
     from swath.harvesters.base import Harvest
+    from swath.harvesters.warc_records import RecordFactory
 
 STREAM_FLUSH_BYTES = 1 << 20  # complete lines are written as a segment once this much is buffered
 CONTINUE_CURSOR = "continue_cursor"  # the option: false starts a new harvest without the collection's cursor
@@ -76,11 +77,33 @@ class LineStreamResponse(requests.Response):
         return split_lines(self.iter_content(chunk_size=chunk_size))
 
 
+class Upstream(Protocol):
+    """What the tap reads from: urllib3's response to a streamed request, or a WebSocket's frames
+    (harvesters/jetstream_frames.py `Frames`)."""
+
+    def read1(self, size: int, /, *, decode_content: bool) -> bytes: ...
+    def close(self) -> None: ...
+    def shutdown(self) -> None: ...
+
+
+class Exchange(TypedDict, total=False):
+    """The request and the response head of a streamed exchange: what each of its records repeats (empty for a
+    tap whose `records` writes something else, the WebSocket's)."""
+
+    uri: str
+    request_line: str
+    request_headers: list[tuple[str, str]]
+    request_body: bytes
+    status_line: str
+    response_headers: list[tuple[str, str]]
+    protocol: str
+
+
 class StreamRecording(io.RawIOBase):
     """A streamed response body: the client reads decoded bytes through it; what it read is written
     as response records, each holding the original headers and the complete lines of one segment."""
 
-    def __init__(self, *, sink: StreamSink, factory: Any, upstream: Any, pair: dict[str, Any],
+    def __init__(self, *, sink: StreamSink, factory: RecordFactory, upstream: Upstream, pair: Exchange,
                  max_line_bytes: int) -> None:
         super().__init__()
         self.sink = sink
