@@ -24,7 +24,7 @@ from swath.core.masking import masked
 from swath.messages.deadletters import DeadLetter
 from swath.messages.nodes import amqp_urls
 from swath.messages.topology import connection_parameters
-from swath.shared.records import job_dict, source_dict
+from swath.shared.records import JobView, job_dict, source_dict
 from swath.store import Store, repo
 from swath.store.models import ACTIVE_STATES, Export, Source, as_utc
 from swath.store.repo import AnySelect
@@ -36,8 +36,8 @@ PEEK_LIMIT = 10
 @dataclass
 class Snapshot:
     sources: list[dict[str, object]]
-    running: list[dict[str, object]]
-    recent: list[dict[str, object]]
+    running: list[JobView]
+    recent: list[JobView]
     volume: list[dict[str, object]]
     rejected_total: int
     rejected: list[dict[str, object]]
