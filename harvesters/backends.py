@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NotRequired, TypedDict
 from urllib.parse import quote, urlsplit
 
 import orjson
@@ -79,6 +79,18 @@ class Fetched:
     headers: dict[str, str]
 
 
+class BackendArgs(TypedDict):
+    """What a Backend is built with (a subclass's `__init__(**kwargs: Unpack[BackendArgs])` hands them on)."""
+
+    source: Source
+    http: requests.Session
+    max_bytes: int
+    state: State
+    stopping: NotRequired[Callable[[], bool]]
+    timeout: NotRequired[float]
+    resume: NotRequired[JSONable]
+
+
 class Backend:
     """Base class: override `list_items` (yield Items, and a Page after each remote page so an interrupted
     harvest resumes there) and `process`; set `full_listing` False when the listing is partial."""
@@ -88,7 +100,7 @@ class Backend:
 
     def __init__(self, *, source: Source, http: requests.Session, max_bytes: int,
                  state: State, stopping: Callable[[], bool] = lambda: False, timeout: float = 60.0,
-                 resume: Any = None) -> None:
+                 resume: JSONable = None) -> None:
         self.source = source
         self.resume = resume  # the cursor of the interrupted run's last Page, or None: list from the start
         self.http = http
@@ -248,7 +260,7 @@ class _Run:
         self.outcome.counts[status] += 1
         self.pending[status] = self.pending.get(status, 0) + 1
 
-    def checkpoint(self, cursor: Any) -> None:
+    def checkpoint(self, cursor: JSONable) -> None:
         """The items so far are recorded: counts and cursor in one step, so a resumed run (which starts at
         the cursor with these counts) counts each item once. {"done": true} once the source is finished."""
         self.harvest.checkpoint(checkpoint_key(self.backend), cursor, **self.pending)
