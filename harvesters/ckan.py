@@ -41,7 +41,8 @@ class CKANBackend(Backend):
         if not isinstance(body, dict) or not body.get("success") or not isinstance(body.get("result"), dict):
             error = body.get("error") if isinstance(body, dict) else None
             raise MetadataError(f"package_search failed: {error or 'unexpected answer'}")
-        return body["result"]
+        result: dict[str, Any] = body["result"]
+        return result
 
     def _filters(self) -> list[str]:
         options = self.source.options

@@ -60,7 +60,7 @@ class Payload:
     def deleted(self) -> bool:
         return self.state == DELETED
 
-    def to_wire(self) -> tuple:
+    def to_wire(self) -> tuple[str, str, str, str, int, list[tuple[str, str]]]:
         return (self.uri, self.timestamp, self.content_cat, self.source_cat, self.state, list(self.fields))
 
     @classmethod
