@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from swath.core.jsontypes import JSONable
 from swath.harvesters.values import as_text, kind_of
 from swath.messages import codes
 from swath.messages.model import Note
@@ -60,7 +61,7 @@ class Ledger:
         with self._lock:
             self._count(label, n, day)
 
-    def checkpoint(self, key: str, value: object, **counts: int) -> None:
+    def checkpoint(self, key: str, value: JSONable, **counts: int) -> None:
         json.dumps(value)  # fail now, in the platform's code, on a value that cannot be stored
         with self._lock:
             for label, n in counts.items():
