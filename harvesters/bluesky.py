@@ -43,7 +43,7 @@ class BlueskyHarvester(Harvester, declaration=PLATFORM):
 
         return Xrpc(self.harvest, api_root=PLATFORM.api_root(self.harvest.config))
 
-    def _query(self, nsid: str, seed: Seed, what: str, **params: Any) -> dict[str, Any] | None:
+    def _query(self, nsid: str, seed: Seed, what: str, **params: object) -> dict[str, Any] | None:
         """The JSON object a query answered; None (and a note for the seed) when Bluesky refused it."""
         from swath.harvesters.bluesky_xrpc import XrpcRefused
 
@@ -59,7 +59,7 @@ class BlueskyHarvester(Harvester, declaration=PLATFORM):
             return None
 
     # --- paged listings ---
-    def _pages(self, seed: Seed, *, nsid: str, field: str, params: dict[str, Any], key: str,
+    def _pages(self, seed: Seed, *, nsid: str, field: str, params: dict[str, object], key: str,
                chronological: bool = True) -> None:
         """Page a listing by its cursor, counting the posts newer than the last run's mark (incremental),
         and move the mark on when the listing ended cleanly. Each page is a checkpoint: a resumed run of
