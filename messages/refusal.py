@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from swath.core.config import Config
+from swath.core.jobs import Publish
 from swath.core.jsontypes import JSON, JSONObject
 from swath.messages import codes, retired, routing
 from swath.messages.broker import DEAD_QUEUE, DEAD_REASON_CODE, DEAD_REASON_MESSAGE, DEAD_ROUTING_KEY, Publisher
@@ -21,7 +22,6 @@ from swath.messages.validation import InvalidMessage
 log = logging.getLogger("swath.messages.worker")  # the worker's log: one place for an operator to read
 
 Accepts = Callable[[JSONObject], str | None]
-Publish = Callable[[str, Mapping[str, object]], None]
 
 
 def delivery_id(parsed: JSON) -> str | None:

@@ -34,14 +34,13 @@ from pika.spec import Basic, BasicProperties
 
 from swath.core.config import Config
 from swath.core.jobs import Job, JobContext, JobInterrupted
-from swath.core.jsontypes import JSONObject
 from swath.core.stops import record_stop
 from swath.messages import codes
 from swath.messages.broker import Publisher, declare_topology, declare_work_queue
 from swath.messages.broker_errors import classify
 from swath.messages.model import HarvestStop, decode_body
 from swath.messages.nodes import Nodes
-from swath.messages.refusal import Refuser, accepted, delivery_id
+from swath.messages.refusal import Accepts, Refuser, accepted, delivery_id
 from swath.messages.validation import InvalidMessage, validate_for_key
 
 log = logging.getLogger(__name__)
@@ -62,7 +61,7 @@ class ServiceSpec:
     bindings: list[str]  # start routing keys, e.g. ["harvest.start.twitter.*"]
     job: Job  # runs one start message
     # Returns None if this service handles the body's type, else a readable refusal.
-    accepts: Callable[[JSONObject], str | None]
+    accepts: Accepts
     stop_bindings: list[str] = field(default_factory=list)  # e.g. ["harvest.stop.twitter.*"]
     concurrency: int = 1  # jobs at once (stream workers run several streams)
     # Called once with the worker's Config when it starts, before it consumes: set-up its jobs share.
