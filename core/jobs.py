@@ -9,15 +9,16 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from swath.core.config import Config
+from swath.core.jsontypes import JSONObject
 
 
 class Publish(Protocol):
-    def __call__(self, routing_key: str, body: dict[str, Any]) -> None:
+    def __call__(self, routing_key: str, body: Mapping[str, object]) -> None:
         """Publish `body` on `routing_key`; returns once the broker confirmed it (or it was printed)."""
 
 
@@ -42,5 +43,5 @@ class JobInterrupted(Exception):
 
 
 class Job(Protocol):
-    def __call__(self, body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> None:
+    def __call__(self, body: JSONObject, *, routing_key: str, ctx: JobContext) -> None:
         """Do the work for one validated start message, publishing statuses through ctx.publish."""

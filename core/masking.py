@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import overload
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 MASK = "***"
@@ -94,7 +94,11 @@ def _secret_field(key: str) -> bool:
     return any(word in key.lower() for word in _SECRET_WORDS)
 
 
-def masked(value: Any, secrets: Iterable[str] = (), *, key: str | None = None) -> Any:
+@overload
+def masked(value: dict[str, object], secrets: Iterable[str] = (), *, key: None = None) -> dict[str, object]: ...
+@overload
+def masked(value: object, secrets: Iterable[str] = (), *, key: str | None = None) -> object: ...
+def masked(value: object, secrets: Iterable[str] = (), *, key: str | None = None) -> object:
     """A JSON-like structure as it may be shown: a secret-named field's value and every value of a `credentials`
     object become ***, strings go through mask_text (known secrets, URLs)."""
     secrets = list(secrets)

@@ -12,10 +12,14 @@ the worker services, the `SWATH_<PLATFORM>_API_URL` settings, docker-compose.yml
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict, TypeVar
 
 from swath.core.config import Config, api_url_env
+from swath.core.jsontypes import JSON, JSONObject
+
+_V = TypeVar("_V")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # a routing-key part and a worker-name prefix
 _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")  # "module:Attribute"
@@ -23,6 +27,32 @@ _TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")  # "module:Attribute"
 
 class BadDeclaration(ValueError):
     """A platform declaration that cannot work (caught when its module is imported)."""
+
+
+class OptionSchema(TypedDict, total=False):
+    """One option's JSON Schema, in the keywords the declarations use (what the forms and docs read)."""
+
+    type: str | list[str]
+    title: str
+    description: str
+    default: JSON
+    enum: list[JSON]
+    items: OptionSchema
+    minimum: int | float
+    maximum: int | float
+    exclusiveMinimum: int | float
+    maxItems: int
+    pattern: str
+    format: str  # checked: messages/settings.py FORMATS
+
+
+class OptionsSchema(TypedDict, total=False):
+    """The JSON Schema of a harvest's `options` (`options()` builds one): an object of named options."""
+
+    type: str
+    properties: dict[str, OptionSchema]
+    additionalProperties: bool
+    patternProperties: dict[str, OptionSchema]
 
 
 SEED_TOKENS = ("text", "url", "none")  # what a seed token must be: anything the platform reads, an http(s) URL, absent
@@ -35,7 +65,7 @@ class Seeds:
     token: str = "text"  # one of SEED_TOKENS
     required: bool = True  # at least one seed
     # seeds `swath harvest example` prints; a "url" type's token is replaced by the platform's API root when set
-    example: tuple[dict[str, Any], ...] = ()
+    example: tuple[JSONObject, ...] = ()
     max_length: int = 2000  # a text token's characters at most (a platform's query limit when it has one)
 
 
@@ -93,7 +123,7 @@ class Platform:
     backend: str = ""  # "module:Class" of its harvesters.backends.Backend, for a metadata-protocol platform
     # JSON Schema of the harvest.start `options` it reads (checked at `harvest create` and in harvest.start);
     # empty: not declared, anything goes
-    options: dict[str, Any] = field(default_factory=dict)
+    options: OptionsSchema = field(default_factory=lambda: OptionsSchema())
     # the credential names a harvest needs: any one of these sets, every name in it (empty: none needed)
     credentials: tuple[tuple[str, ...], ...] = ()
     # credential names whose value names an account rather than proves it (a handle, a user name, an e-mail
@@ -137,7 +167,7 @@ class Platform:
         """The API root this deployment talks to: SWATH_<NAME>_API_URL if set, else the declared default."""
         return config.api_urls.get(self.name) or self.api_url
 
-    def secret_credentials(self, credentials: dict[str, Any]) -> dict[str, Any]:
+    def secret_credentials(self, credentials: Mapping[str, _V]) -> dict[str, _V]:
         """The credentials that authenticate (passwords, tokens, keys): all but the login names."""
         return {name: value for name, value in credentials.items() if name not in self.login_names}
 
@@ -150,23 +180,25 @@ class Platform:
 
 # option schemas (and texts) more than one platform declares, here (the core) so a declaration need not import
 # the engine that reads them: `dryrun` harvesters/backends.py, `continue_cursor` harvesters/streams.py
-DRYRUN_OPTION = {"type": "boolean", "title": "Dry run", "description": "list and map everything, write nothing"}
+DRYRUN_OPTION: OptionSchema = {"type": "boolean", "title": "Dry run",
+                               "description": "list and map everything, write nothing"}
 # what the metadata backends' export types read (docs/exporting.md)
 DATASET_RECORDS = "swath's dataset `resource` records of that backend"
-CONTINUE_CURSOR_OPTION = {"type": "boolean", "description": "streams with a cursor: a new harvest continues from "
-                          "the collection's last committed cursor (default); false starts from now"}
+CONTINUE_CURSOR_OPTION: OptionSchema = {
+    "type": "boolean", "description": "streams with a cursor: a new harvest continues from the collection's last "
+                                      "committed cursor (default); false starts from now"}
 
 # keys SFM's UI puts in `harvest_options` (sfm-ui forms, 1.x to 2.x) that swath does not read
 SFM_UI_OPTIONS = ("media", "web_resources", "user_images", "tweets", "deactivate_not_found_seeds",
                   "deactivate_unauthorized_seeds", "deactivate_suspended_seeds")
 
 
-def options(**properties: dict[str, Any]) -> dict[str, Any]:
+def options(**properties: OptionSchema) -> OptionsSchema:
     """A JSON Schema for harvest options: an object with these properties and no other key (a typo is refused)."""
     return {"type": "object", "properties": properties, "additionalProperties": False}
 
 
-def with_sfm_ui_keys(schema: dict[str, Any]) -> dict[str, Any]:
+def with_sfm_ui_keys(schema: OptionsSchema) -> OptionsSchema:
     """`schema` letting SFM_UI_OPTIONS through too (any value), so an SFM requester's messages stay valid; a
     pattern, not properties: they are not swath's options and stay out of docs/platforms.md."""
     return {**schema, "patternProperties": {f"^({'|'.join(SFM_UI_OPTIONS)})$": {}}}

@@ -21,11 +21,12 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
+from swath.core.jsontypes import JSONObject
 from swath.core.paths import PathOutsideDataRoot, export_path, make_dirs_inside
 from swath.core.storage import check_free_space, storage_fault
 from swath.exporters import registry
@@ -51,7 +52,7 @@ from swath.messages.routing import parse
 
 PROGRESS_INTERVAL = 1.0  # seconds between progress lines for people (ctx.progress); statuses keep their interval
 
-def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index: WarcIndex | None = None,
+def run_export(body: JSONObject, *, routing_key: str, ctx: JobContext, index: WarcIndex | None = None,
                workers: int | None = None) -> None:
     """swath.core.jobs.Job for every export type (see exporters.registry).
 
@@ -124,13 +125,13 @@ class Request:
     dedupe: bool  # current-state tables (datasets, LRs, Xesam payloads) always keep only an item's latest copy
 
 
-def export_id(body: Any) -> str:
+def export_id(body: object) -> str:
     """The id statuses carry; none is published before accept() has checked it."""
     value = body.get("id") if isinstance(body, dict) else None
     return value if isinstance(value, str) else ""
 
 
-def accept(body: Any, report: Report) -> ExportStart | None:
+def accept(body: object, report: Report) -> ExportStart | None:
     """The message as an ExportStart, or None once a request without exactly one of seeds/collection got
     its failure status."""
     # SFM asks for exactly one of seeds/collection: a failure status, not a dead letter.
@@ -265,7 +266,7 @@ class Report:
         self.duplicate_keys: dict[str, int] = {}  # per WARC: responses whose JSON repeated a key
         self._started = self._last_status = self._last_progress = time.monotonic()
 
-    def _publish(self, status: str, **extra: Any) -> None:
+    def _publish(self, status: str, **extra: object) -> None:
         msg = ExportStatus(
             id=self.export_id, status=status, origin=self.origin, date_started=self.date_started,
             date_ended=None if status == RUNNING else now_iso(), infos=list(self.infos),
@@ -273,7 +274,7 @@ class Report:
         )
         self.ctx.publish(self.status_key, msg.to_dict())
 
-    def _progress(self) -> dict[str, Any]:
+    def _progress(self) -> dict[str, object]:
         return {"progress": {"items": self.items, "warcs_done": self.warcs_done, "warcs_total": self.warcs_total}}
 
     # --- notes ---

@@ -47,7 +47,7 @@ def bsky_url(item: Item) -> str | None:
     return f"https://bsky.app/profile/{who}/post/{rkey}"
 
 
-def _features(item: Item, kind: str, key: str) -> list[Any]:
+def _features(item: Item, kind: str, key: str) -> list[object]:
     return [f.get(key) for facet in objs(_record(item).get("facets")) for f in objs(obj(facet).get("features"))
             if f.get("$type") == _FACET + kind]
 
@@ -79,7 +79,7 @@ def _embeds(embed: Any) -> Iterator[dict[str, Any]]:
 
 
 def media_urls(item: Item) -> str | None:
-    urls: list[Any] = []
+    urls: list[object] = []
     for embed in _embeds(_post(item).get("embed")):
         urls += [image.get("fullsize") for image in objs(embed.get("images"))]
         if type(embed.get("playlist")) is str:  # a video view's HLS playlist
@@ -87,7 +87,7 @@ def media_urls(item: Item) -> str | None:
     return json_list(urls) if urls else None
 
 
-def quote_of(item: Item) -> Any:
+def quote_of(item: Item) -> object:
     embed = obj(_record(item).get("embed"))
     quoted = obj(embed.get("record"))
     return obj(quoted.get("record")).get("uri") or quoted.get("uri")  # record-with-media nests one deeper
@@ -98,11 +98,11 @@ def labels(item: Item) -> str | None:
     return json_list(values) if values else None
 
 
-def langs(value: Any) -> str | None:
+def langs(value: object) -> str | None:
     return ",".join(v for v in value if type(v) is str) if type(value) is list and value else None
 
 
-def repost_by(item: Item) -> Any:
+def repost_by(item: Item) -> object:
     reason = obj(item.item.get("reason"))
     return obj(reason.get("by")).get("handle") if "Repost" in str(reason.get("$type", "")) else None
 

@@ -7,7 +7,7 @@ the export type is a current-state one, so records come newest first and deletio
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
 from swath.exporters.dates import iso_date
@@ -17,15 +17,15 @@ from swath.exporters.warc_reader import Response
 from swath.harvesters.redaction import Redactor
 
 
-def _tags(value: Any) -> str | None:
+def _tags(value: Iterable[object] | None) -> str | None:
     return ", ".join(str(t) for t in value) if value else None
 
 
-def _count(value: Any) -> int:
+def _count(value: object) -> int:
     return len(value) if isinstance(value, list) else 0
 
 
-def _no_userinfo(url: Any) -> Any:
+def _no_userinfo(url: object) -> object:
     """A seed URL without user:password@ or credential parameters (a seed's credential is no column value)."""
     return Redactor().url(url) if isinstance(url, str) else url
 

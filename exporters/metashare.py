@@ -11,6 +11,7 @@ collection) are not in the WARCs and so not exported.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -114,7 +115,7 @@ TABLE = Table(
 )
 
 
-def _modified(value: Any) -> Any:
+def _modified(value: object) -> dt.datetime:
     return iso_date(str(value).replace(" ", "T"))
 
 

@@ -25,7 +25,7 @@ def _user(key: str):
 
 
 @with_inline('({fn}(_v) if type(_v := {value}) is not str or "\\n" in _v or "\\r" in _v else _v)')
-def one_line(value: Any) -> str | None:
+def one_line(value: object) -> str | None:
     """json2csv's excel cleaning, which SFM asks for: LF as a space, CR dropped, a non-text value empty."""
     if type(value) is not str:
         return None
@@ -77,7 +77,7 @@ def _tweet_type(item: Item) -> str:
 
 
 def _referenced(key: str, user_key: str | None = None):
-    def get(item: Item) -> Any:
+    def get(item: Item) -> object:
         t = item.item
         ref = t.get("retweeted_status") or t.get("quoted_status")
         if not ref:
@@ -87,7 +87,7 @@ def _referenced(key: str, user_key: str | None = None):
     return get
 
 
-def _favorite_count(item: Item) -> Any:
+def _favorite_count(item: Item) -> object:
     return (item.item.get("retweeted_status") or item.item).get("favorite_count")
 
 
@@ -157,7 +157,7 @@ TABLE = Table(
 )
 
 
-def _tweet_id(value: Any) -> str | None:
+def _tweet_id(value: object) -> str | None:
     """The id of a tweet; None for anything else (streams interleave delete/limit/warning notices)."""
     if type(value) is dict and "user" in value and ("text" in value or "full_text" in value):
         return item_id(value.get("id_str"))

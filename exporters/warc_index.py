@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, write_atomic
 from swath.messages import codes
@@ -60,11 +60,19 @@ def is_warc(name: str) -> bool:
     return name.endswith(WARC_SUFFIXES) and not name.startswith(".")
 
 
+class _Dir(TypedDict):
+    """One directory as the scan cache keeps it."""
+
+    mtime: int  # ns
+    warcs: list[str]
+    subdirs: list[str]
+
+
 class ScanIndex:
     def __init__(self, *, data_root: Path) -> None:
         self.root = Path(os.path.realpath(data_root))
         self.cache_path = self.root / CACHE_NAME
-        self._dirs: dict[str, dict] = {}  # relative dir -> {"mtime": ns, "warcs": [...], "subdirs": [...]}
+        self._dirs: dict[str, _Dir] = {}  # relative dir -> its entry
         self._added: dict[str, list[str]] = {}
         self._load()
         self._refresh()
@@ -82,7 +90,7 @@ class ScanIndex:
         write_atomic(self.cache_path, json.dumps({"dirs": self._dirs, "added": self._added}).encode())
 
     def _refresh(self) -> None:
-        fresh: dict[str, dict] = {}
+        fresh: dict[str, _Dir] = {}
         changed = False
         stack = [""]
         while stack:
@@ -95,7 +103,8 @@ class ScanIndex:
             entry = self._dirs.get(rel)
             if entry is None or entry["mtime"] != mtime:
                 changed = True
-                warcs, subdirs = [], []
+                warcs: list[str] = []
+                subdirs: list[str] = []
                 try:
                     with os.scandir(full) as it:
                         for e in it:

@@ -10,8 +10,9 @@ import datetime as dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
-from fastwarc.warc import ArchiveIterator, WarcRecordType
+from fastwarc.warc import ArchiveIterator, WarcRecord, WarcRecordType
 
 from swath.core.encodings import DECODERS, decode_checked
 
@@ -79,7 +80,7 @@ def dechunk(data: bytes) -> bytes:
     return b"".join(out)
 
 
-def _payload(record) -> tuple[bytes, str | None]:
+def _payload(record: WarcRecord) -> tuple[bytes, str | None]:
     """The record's body with transfer and content codings undone, and why it could not be (or None)."""
     body = record.reader.read()
     if not record.is_http:
@@ -98,13 +99,13 @@ def _payload(record) -> tuple[bytes, str | None]:
     return body, f"its content coding {failed!r} {known} (Content-Encoding: {ce})"
 
 
-def _complete(record) -> bool:
+def _complete(record: WarcRecord) -> bool:
     """Skip over a record's block; False if the file ended before Content-Length bytes."""
     expected = record.content_length
     return record.reader.consume() >= expected if expected else True
 
 
-def _response(path: str, record, on_truncated: OnTruncated) -> Response | None:
+def _response(path: str, record: WarcRecord, on_truncated: OnTruncated) -> Response | None:
     headers = record.headers
     url = headers.get("WARC-Target-URI") or ""
     expected = record.content_length
@@ -184,7 +185,7 @@ def scan_refs(path: str | Path, *, on_truncated: OnTruncated, is_fact: IsFact | 
                 start = resume
 
 
-def _next_member(fh, offset: int) -> int:
+def _next_member(fh: IO[bytes], offset: int) -> int:
     """Offset of the next gzip member header at or after `offset`, or -1."""
     offset = max(offset, 0)
     fh.seek(offset)
@@ -201,7 +202,7 @@ def _next_member(fh, offset: int) -> int:
         offset += len(block)
 
 
-def read_at(fh, ref: RecordRef, *, on_truncated: OnTruncated) -> Response | None:
+def read_at(fh: IO[bytes], ref: RecordRef, *, on_truncated: OnTruncated) -> Response | None:
     """The response record starting at `ref.offset` of the open file `fh`."""
     fh.seek(ref.offset)
     try:

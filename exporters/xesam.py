@@ -9,7 +9,7 @@ the columns (in order of first appearance), after the fixed ones.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -52,7 +52,7 @@ def _fields(item: Item) -> dict[str, str]:
     return out
 
 
-def _field(name: str):
+def _field(name: str) -> Callable[[Item], object]:
     return lambda item: item.scratch.get(name)
 
 

@@ -10,15 +10,16 @@ harvest metadata is filled in, and each mapped dataset (or deletion) is written 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NotRequired, TypedDict
 from urllib.parse import quote, urlsplit
 
 import orjson
 import requests
 
-from swath.harvesters.base import Harvester
+from swath.core.jsontypes import JSONable
+from swath.harvesters.base import Harvest, Harvester, State
 from swath.harvesters.capture import safe_uri
 from swath.harvesters.errors import HarvestError, HarvestStopped
 from swath.harvesters.http import RecordingAdapter, read_limited
@@ -47,6 +48,9 @@ RETRY_AFTER_ATTEMPTS = 5
 RETRY_POLICY = RetryPolicy(retries=RETRY_AFTER_ATTEMPTS, backoff=None, max_wait=MAX_RETRY_AFTER, max_rate_limits=0)
 
 
+Params = Mapping[str, str | int | float | None]  # a GET's query parameters (None: left out)
+
+
 @dataclass(kw_only=True)
 class Item:
     """A remote item found while listing (udata's HarvestItem before processing)."""
@@ -64,7 +68,7 @@ class Page:
     """Yielded by list_items between items: everything listed so far is done, and `cursor` (JSON) is where
     a resumed listing starts (handed back as `Backend.resume`). Counts are checkpointed with it."""
 
-    cursor: Any
+    cursor: JSONable
 
 
 @dataclass(kw_only=True)
@@ -75,6 +79,18 @@ class Fetched:
     headers: dict[str, str]
 
 
+class BackendArgs(TypedDict):
+    """What a Backend is built with (a subclass's `__init__(**kwargs: Unpack[BackendArgs])` hands them on)."""
+
+    source: Source
+    http: requests.Session
+    max_bytes: int
+    state: State
+    stopping: NotRequired[Callable[[], bool]]
+    timeout: NotRequired[float]
+    resume: NotRequired[JSONable]
+
+
 class Backend:
     """Base class: override `list_items` (yield Items, and a Page after each remote page so an interrupted
     harvest resumes there) and `process`; set `full_listing` False when the listing is partial."""
@@ -83,8 +99,8 @@ class Backend:
     display_name: ClassVar[str] = ""
 
     def __init__(self, *, source: Source, http: requests.Session, max_bytes: int,
-                 state: Any, stopping: Callable[[], bool] = lambda: False, timeout: float = 60.0,
-                 resume: Any = None) -> None:
+                 state: State, stopping: Callable[[], bool] = lambda: False, timeout: float = 60.0,
+                 resume: JSONable = None) -> None:
         self.source = source
         self.resume = resume  # the cursor of the interrupted run's last Page, or None: list from the start
         self.http = http
@@ -118,7 +134,7 @@ class Backend:
     def state_key(self, name: str) -> str:
         return f"{self.name}:{name}:{self.source.id}"
 
-    def fetch(self, url: str, *, params: dict[str, Any] | None = None, accept: str | None = None) -> Fetched:
+    def fetch(self, url: str, *, params: Params | None = None, accept: str | None = None) -> Fetched:
         """GET `url`; waits out 503 + Retry-After; MetadataError for other errors and oversize bodies."""
         headers = {"Accept": accept} if accept else {}
         # The engine's recording session enforces the size limit itself; any other (dry run) is read here.
@@ -149,7 +165,7 @@ class Backend:
         with resp:
             return read_limited(resp.iter_content(65536), limit=self.max_bytes, too_large=too_large)
 
-    def fetch_json(self, url: str, *, params: dict[str, Any] | None = None) -> Any:
+    def fetch_json(self, url: str, *, params: Params | None = None) -> Any:
         fetched = self.fetch(url, params=params, accept="application/json")
         try:
             return orjson.loads(fetched.content)
@@ -179,7 +195,7 @@ class Outcome:
 class _Run:
     """One source's run: per-item outcomes, records, deletions and state (udata's process_dataset)."""
 
-    def __init__(self, harvest: Any, backend: Backend, *, dry_run: bool) -> None:
+    def __init__(self, harvest: Harvest, backend: Backend, *, dry_run: bool) -> None:
         self.harvest, self.backend, self.dry_run = harvest, backend, dry_run
         self.outcome = Outcome()
         self.pending: dict[str, int] = {}  # counted since the last Page: checkpointed with the next one
@@ -244,7 +260,7 @@ class _Run:
         self.outcome.counts[status] += 1
         self.pending[status] = self.pending.get(status, 0) + 1
 
-    def checkpoint(self, cursor: Any) -> None:
+    def checkpoint(self, cursor: JSONable) -> None:
         """The items so far are recorded: counts and cursor in one step, so a resumed run (which starts at
         the cursor with these counts) counts each item once. {"done": true} once the source is finished."""
         self.harvest.checkpoint(checkpoint_key(self.backend), cursor, **self.pending)
@@ -304,7 +320,7 @@ def item_record_uri(backend: str, source_id: str, remote_id: str) -> str:
     return f"urn:swath:{backend}:{quote(source_id, safe='')}:{quote(remote_id, safe='')}"
 
 
-def run_source(harvest: Any, backend: Backend, *, dry_run: bool = False) -> Outcome:
+def run_source(harvest: Harvest, backend: Backend, *, dry_run: bool = False) -> Outcome:
     """List and process every item of one source; a listing error ends the listing, never the job."""
     run = _Run(harvest, backend, dry_run=dry_run)
     previous = set(harvest.state.get(backend.state_key("ids"), None) or [])

@@ -15,6 +15,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from swath.core.config import Config
+from swath.core.jsontypes import JSONable
 from swath.core.platforms import Platform
 from swath.messages.model import HarvestStart
 
@@ -31,7 +32,7 @@ class Harvester:
     # from the first page, so the counts of the interrupted run carry over instead of starting again
     continues_from_state: ClassVar[bool] = False
 
-    def __init_subclass__(cls, *, declaration: Platform | None = None, **kwargs: Any) -> None:
+    def __init_subclass__(cls, *, declaration: Platform | None = None, **kwargs: object) -> None:
         """`class MastodonHarvester(Harvester, declaration=PLATFORM)` takes `platform`, `service`, `types` and
         `stream_types` from the platform's declaration; a class may still set them by hand (its own win)."""
         super().__init_subclass__(**kwargs)
@@ -73,7 +74,7 @@ class State(Protocol):
     only once the WARC holding the data they describe is complete."""
 
     def get(self, key: str, default: Any = None) -> Any: ...
-    def set(self, key: str, value: Any) -> None: ...
+    def set(self, key: str, value: JSONable) -> None: ...
     def delete(self, key: str) -> None: ...
 
 
@@ -81,7 +82,7 @@ class Report(Protocol):
     """Counts and notes (harvesters/ledger.py `Ledger`)."""
 
     def count(self, label: str, n: int = 1, day: dt.date | None = None) -> None: ...
-    def checkpoint(self, key: str, value: Any, **counts: int) -> None: ...
+    def checkpoint(self, key: str, value: JSONable, **counts: int) -> None: ...
     def resume_point(self, key: str, default: Any = None) -> Any: ...
     def info(self, code: str, message: str, seed_id: str | None = None) -> None: ...
     def warning(self, code: str, message: str, seed_id: str | None = None) -> None: ...
@@ -176,7 +177,7 @@ class Harvest:
         """Stats: `n` more of `label` (plural lower-case, e.g. "tweets") on `day` (default today, UTC)."""
         self._report.count(label, n, day)
 
-    def checkpoint(self, key: str, value: Any, **counts: int) -> None:
+    def checkpoint(self, key: str, value: JSONable, **counts: int) -> None:
         """Where this harvest has got to (e.g. a seed's next page) and the items counted on the way there,
         in one step: a resumed run starts from the last checkpoint whose WARC was complete, with the counts
         saved with it, so no item is counted twice. Kept per harvest; gone once it has finished."""

@@ -43,7 +43,7 @@ class BlueskyHarvester(Harvester, declaration=PLATFORM):
 
         return Xrpc(self.harvest, api_root=PLATFORM.api_root(self.harvest.config))
 
-    def _query(self, nsid: str, seed: Seed, what: str, **params: Any) -> dict[str, Any] | None:
+    def _query(self, nsid: str, seed: Seed, what: str, **params: object) -> dict[str, Any] | None:
         """The JSON object a query answered; None (and a note for the seed) when Bluesky refused it."""
         from swath.harvesters.bluesky_xrpc import XrpcRefused
 
@@ -59,7 +59,7 @@ class BlueskyHarvester(Harvester, declaration=PLATFORM):
             return None
 
     # --- paged listings ---
-    def _pages(self, seed: Seed, *, nsid: str, field: str, params: dict[str, Any], key: str,
+    def _pages(self, seed: Seed, *, nsid: str, field: str, params: dict[str, object], key: str,
                chronological: bool = True) -> None:
         """Page a listing by its cursor, counting the posts newer than the last run's mark (incremental),
         and move the mark on when the listing ended cleanly. Each page is a checkpoint: a resumed run of
@@ -163,7 +163,7 @@ class BlueskyHarvester(Harvester, declaration=PLATFORM):
         run_jetstream(self.harvest)
 
 
-def _entry_key(entry: Any) -> str | None:
+def _entry_key(entry: object) -> str | None:
     """What identifies a listing entry: the post's uri, a repost's own uri (or post + reposter)."""
     post = entry.get("post", entry) if isinstance(entry, dict) else None
     uri = as_text(post.get("uri")) if isinstance(post, dict) else None
@@ -174,7 +174,7 @@ def _entry_key(entry: Any) -> str | None:
     return uri
 
 
-def _sort_time(entry: Any) -> dt.datetime | None:
+def _sort_time(entry: object) -> dt.datetime | None:
     """When an entry joined its listing: a repost's time, else the post's indexedAt."""
     if not isinstance(entry, dict):
         return None
@@ -192,7 +192,7 @@ def _text(when: dt.datetime | None) -> str | None:
     return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if when is not None else None
 
 
-def _time(value: Any) -> dt.datetime | None:
+def _time(value: object) -> dt.datetime | None:
     if not isinstance(value, str) or not value:
         return None
     try:

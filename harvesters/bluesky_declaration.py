@@ -3,13 +3,13 @@ its table exporters/bluesky.py)."""
 
 from __future__ import annotations
 
-from swath.core.platforms import CONTINUE_CURSOR_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
+from swath.core.platforms import CONTINUE_CURSOR_OPTION, ExportKind, HarvestKind, OptionSchema, Platform, Seeds, options
 
 _BSKY_DID = "did:plc:z72i7hdynmk6r22z27h6tvur"  # the bsky.app account
 _READS = ("XRPC `getAuthorFeed`, `searchPosts`, `getFeed` pages and Jetstream event segments (any of them, whatever "
           "the type)")
 _POSTS = ("swath.exporters.bluesky:BlueskyPosts",)
-_ISO = {"type": "string", "format": "date-time"}
+_ISO: OptionSchema = {"type": "string", "format": "date-time"}
 PLATFORM = Platform(
     name="bluesky",
     title="Bluesky",

@@ -19,6 +19,7 @@ from atproto_client.exceptions import (
     RequestErrorBase,
     UnauthorizedError,
 )
+from atproto_client.models.base import ParamsModelBase
 from atproto_client.request import Request
 
 from swath.harvesters.base import Harvest
@@ -31,7 +32,7 @@ from swath.messages import codes
 AUTH_PATHS = ("/com.atproto.server.createSession", "/com.atproto.server.refreshSession")
 SESSION_TOKENS = ("accessJwt", "refreshJwt")
 # the SDK's models check the parameters before anything is sent
-PARAMS: dict[str, Any] = {
+PARAMS: dict[str, type[ParamsModelBase]] = {
     "app.bsky.actor.getProfile": models.AppBskyActorGetProfile.Params,
     "app.bsky.feed.getAuthorFeed": models.AppBskyFeedGetAuthorFeed.Params,
     "app.bsky.feed.searchPosts": models.AppBskyFeedSearchPosts.Params,
@@ -89,7 +90,7 @@ class Xrpc:
         except RequestErrorBase as exc:
             raise Unauthorized(f"Bluesky login failed: {_problem(exc)}") from None
 
-    def query(self, nsid: str, *, what: str, seed_id: str, **params: Any) -> dict[str, Any]:
+    def query(self, nsid: str, *, what: str, seed_id: str, **params: object) -> dict[str, Any]:
         """The JSON object the query answered; XrpcRefused for an XRPC error, BadResponse for a body that
         is not one. Engine errors (Unauthorized, RateLimited, HarvestStopped...) pass through the SDK."""
         try:

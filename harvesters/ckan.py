@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import quote
 
 import requests
 
-from swath.harvesters.backends import Backend, BackendHarvester, Item, Page
+from swath.harvesters.backends import Backend, BackendArgs, BackendHarvester, Item, Page
 from swath.harvesters.ckan_declaration import PLATFORM
 from swath.harvesters.mapping import temporal
 from swath.harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, guess_checksum_type, title_from
@@ -30,18 +30,19 @@ class CKANBackend(Backend):
     name = PLATFORM.name
     display_name = PLATFORM.title
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Unpack[BackendArgs]) -> None:
         super().__init__(**kwargs)
         self.api = self.source.url.rstrip("/") + "/api/3/action/"
         self.public_api = self.source.public_url.rstrip("/") + "/api/3/action/"  # for URIs kept: no user:pass@
         self._max_modified: str | None = None
 
-    def search(self, **params: Any) -> dict[str, Any]:
+    def search(self, **params: str | int | float | None) -> dict[str, Any]:
         body = self.fetch_json(self.api + "package_search", params=params)
         if not isinstance(body, dict) or not body.get("success") or not isinstance(body.get("result"), dict):
             error = body.get("error") if isinstance(body, dict) else None
             raise MetadataError(f"package_search failed: {error or 'unexpected answer'}")
-        return body["result"]
+        result: dict[str, Any] = body["result"]
+        return result
 
     def _filters(self) -> list[str]:
         options = self.source.options
@@ -62,7 +63,8 @@ class CKANBackend(Backend):
         found = re.match(r"(\d+)\.(\d+)", str(result.get("ckan_version") or "")) if isinstance(result, dict) else None
         return (int(found[1]), int(found[2])) >= (2, 9) if found else None
 
-    def _search_page(self, params: dict[str, Any], deleted: bool | None) -> tuple[dict[str, Any], bool]:
+    def _search_page(self, params: dict[str, str | int | float | None],
+                     deleted: bool | None) -> tuple[dict[str, Any], bool]:
         """One package_search, asking for deleted packages when the server may have them; a server that
         refuses the parameter is asked again without it (and said so)."""
         if deleted is False:
@@ -87,7 +89,7 @@ class CKANBackend(Backend):
             deleted = self.include_deleted()
         while True:
             filters = base + ([f"metadata_modified:[{_solr_date(cursor)} TO *]"] if cursor else [])
-            params: dict[str, Any] = {"q": "*:*", "rows": rows, "start": skip, "sort": SORT}
+            params: dict[str, str | int | float | None] = {"q": "*:*", "rows": rows, "start": skip, "sort": SORT}
             if filters:
                 params["fq"] = " AND ".join(filters)
             result, deleted = self._search_page(params, deleted)

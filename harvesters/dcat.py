@@ -68,7 +68,8 @@ class DCATBackend(Backend):
                 yield Page(following)
 
     def process(self, item: Item) -> Dataset | None:
-        return item.data
+        dataset: Dataset = item.data  # list_items mapped it already
+        return dataset
 
 
 class DCATHarvester(BackendHarvester, declaration=PLATFORM):

@@ -16,9 +16,12 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
-from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager
+from urllib3 import BaseHTTPResponse, HTTPConnectionPool, HTTPSConnectionPool, PoolManager
+
+if TYPE_CHECKING:  # urllib3's protocol of a pool's connection (HTTPConnection, HTTPSConnection)
+    from urllib3._base_connection import BaseHTTPConnection
 
 _local = threading.local()
 REPEAT = 0.5  # an expired watch shuts its sockets again this often, for one connected after it expired
@@ -44,11 +47,11 @@ class Watch:
         finally:
             _local.watch = None
 
-    def attach(self, conn: Any) -> None:
+    def attach(self, conn: BaseHTTPConnection) -> None:
         """A connection (urllib3) this exchange uses: its socket, while the connection holds it."""
         self._add(lambda: _shut(conn))
 
-    def attach_response(self, raw: Any) -> None:
+    def attach_response(self, raw: BaseHTTPResponse) -> None:
         """The response (urllib3) being read: http.client hands the socket to a response that will close
         the connection (`Connection: close`), so the connection no longer knows it."""
         self._add(lambda: _shut_response(raw))
@@ -77,14 +80,14 @@ class Watch:
             return self.fired
 
 
-def _shut(conn: Any) -> None:
+def _shut(conn: BaseHTTPConnection) -> None:
     sock = getattr(conn, "sock", None)
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
 
 
-def _shut_response(raw: Any) -> None:
+def _shut_response(raw: BaseHTTPResponse) -> None:
     with contextlib.suppress(OSError, ValueError):  # ValueError: no socket (already closed, or a replay)
         raw.shutdown()
 
@@ -127,7 +130,7 @@ def watch(seconds: float) -> Watch:
     return started
 
 
-def _attached(conn: Any) -> Any:
+def _attached(conn: BaseHTTPConnection) -> BaseHTTPConnection:
     current = getattr(_local, "watch", None)
     if current is not None:
         current.attach(conn)
@@ -135,12 +138,12 @@ def _attached(conn: Any) -> Any:
 
 
 class _WatchedHTTPPool(HTTPConnectionPool):
-    def _get_conn(self, timeout: float | None = None) -> Any:
+    def _get_conn(self, timeout: float | None = None) -> BaseHTTPConnection:
         return _attached(super()._get_conn(timeout))
 
 
 class _WatchedHTTPSPool(HTTPSConnectionPool):
-    def _get_conn(self, timeout: float | None = None) -> Any:
+    def _get_conn(self, timeout: float | None = None) -> BaseHTTPConnection:
         return _attached(super()._get_conn(timeout))
 
 

@@ -15,18 +15,21 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from types import FrameType
+from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted, Publish
+from swath.core.jsontypes import JSONObject
 from swath.core.paths import harvest_path
 from swath.harvesters import registry
 from swath.harvesters.outcome import FinalOutcome
 from swath.harvesters.redaction import install_log_filter
 from swath.messages import codes
+from swath.messages.bodies import StatusBody
 from swath.messages.model import COMPLETED_FAILURE, COMPLETED_SUCCESS, HarvestStart, decode_body
 from swath.messages.routing import key as routing_key_for
 from swath.messages.validation import InvalidMessage, validate, validate_for_key
@@ -43,12 +46,19 @@ INTERRUPTING = ("interrupting: the WARCs written so far and the one in progress 
                 "final status; run the same message again to resume from there.")
 
 
-def print_publish(out: TextIO, sent: list[dict[str, Any]] | None = None) -> Publish:
+class Sent(TypedDict):
+    """One message print_publish wrote."""
+
+    routing_key: str
+    message: Mapping[str, object]
+
+
+def print_publish(out: TextIO, sent: list[Sent] | None = None) -> Publish:
     """A publish function writing JSON lines (one message each) to `out`; also keeps them in `sent`.
     Each message is validated first, as the broker worker does: an invalid one raises InvalidMessage."""
     lock = threading.Lock()
 
-    def publish(routing_key: str, body: dict[str, Any]) -> None:
+    def publish(routing_key: str, body: Mapping[str, object]) -> None:
         validate_for_key(routing_key, body)
         line = json.dumps({"routing_key": routing_key, "message": body}, ensure_ascii=False)
         with lock:
@@ -72,14 +82,14 @@ def terminal_progress(err: TextIO) -> Callable[[str], None]:
     return show
 
 
-def default_routing_key(body: dict[str, Any]) -> str:
+def default_routing_key(body: JSONObject) -> str:
     """harvest.start.<platform>.<type> for a start message, from the registry."""
     validate("harvest_start", body)  # a missing or misspelt 'type' is said as such, not as an unknown type ''
     htype = registry.lookup(str(body.get("type", "")))
     return routing_key_for("harvest_start", htype.platform, htype.name)
 
 
-def is_stream_message(body: dict[str, Any]) -> bool:
+def is_stream_message(body: JSONObject) -> bool:
     """Whether harvest.stop ends this start cleanly (so a first Ctrl-C stops it rather than interrupting):
     every stream, and a harvest that honours stop (Harvester.honours_stop, e.g. xesam_pmh)."""
     try:
@@ -88,8 +98,8 @@ def is_stream_message(body: dict[str, Any]) -> bool:
         return False
 
 
-def earlier_final_status(body: dict[str, Any], config: Config,
-                         coordination: Coordination | None = None) -> dict[str, Any] | None:
+def earlier_final_status(body: JSONObject, config: Config,
+                         coordination: Coordination | None = None) -> StatusBody | None:
     """The final status a run of this very harvest id recorded (run_harvest then publishes nothing), where
     `coordination` keeps it (None: the file under the data root)."""
     start = HarvestStart.from_dict(body)
@@ -102,7 +112,7 @@ def earlier_final_status(body: dict[str, Any], config: Config,
     return record["status"] if record else None
 
 
-def retry_id(body: dict[str, Any], config: Config, coordination: Coordination | None = None) -> str:
+def retry_id(body: JSONObject, config: Config, coordination: Coordination | None = None) -> str:
     """The id `--retry` runs this start under: its own unless that harvest ended in failure, else the first of
     `<id>.retry-1`, `-2`, ... that has not failed. A retry id shares the message's path, so the collection's
     state (incremental points, tokens) carries on; a finished success stays finished (EXIT_ALREADY_FINISHED)."""
@@ -118,7 +128,7 @@ def retry_id(body: dict[str, Any], config: Config, coordination: Coordination | 
     return candidate
 
 
-def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None = None,
+def run_message(body: JSONObject, *, config: Config, routing_key: str | None = None,
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr, stop: threading.Event | None = None,
                 shutdown: threading.Event | None = None, as_json: bool = False,
                 coordination: Coordination | None = None) -> int:
@@ -126,13 +136,13 @@ def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None
     refusal is also a JSON line `{"error": {"code", "message"}}` on `out`. `coordination`: run_harvest's."""
     from swath.harvesters.run import run_harvest
 
-    def refuse(code: str, message: str, **extra: Any) -> None:
+    def refuse(code: str, message: str, **extra: object) -> None:
         err.write(f"error [{code}]: {message}\n")
         if as_json:
             out.write(json.dumps({"error": {"code": code, "message": message}, **extra}, ensure_ascii=False) + "\n")
             out.flush()
 
-    sent: list[dict[str, Any]] = []
+    sent: list[Sent] = []
     try:
         routing_key = routing_key or default_routing_key(body)
     except (registry.UnknownHarvestType, InvalidMessage) as exc:
@@ -173,7 +183,7 @@ def install_signal_handlers(stop: threading.Event, shutdown: threading.Event, *,
     """First SIGINT/SIGTERM: stop (a stream ends cleanly; with `stream=False` it is a shutdown at once, since
     a REST harvest ignores stop); second: shutdown (resumable). `notify` is told what the first one does."""
 
-    def handle(signum: int, frame: Any) -> None:
+    def handle(signum: int, frame: FrameType | None) -> None:
         first = not stop.is_set()
         if not (first and stream):
             shutdown.set()
@@ -193,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INVALID
     try:
         body = decode_body(Path(args[0]).read_bytes())
+        if not isinstance(body, dict):  # the words the worker refuses such a body with (messages/refusal.py)
+            raise InvalidMessage("message body must be a JSON object", code=codes.SCHEMA_INVALID)
     except InvalidMessage as exc:
         sys.stderr.write(f"error [{exc.code}]: {exc}\n")
         return EXIT_INVALID

@@ -40,7 +40,7 @@ class GenericHarvester(Harvester, declaration=PLATFORM):
 
     def _auth(self) -> tuple[dict[str, str], dict[str, str]]:
         creds = self.harvest.start.credentials
-        params = {"api_key": creds["api_key"]} if creds.get("api_key") else {}
+        params = {"api_key": str(creds["api_key"])} if creds.get("api_key") else {}  # the schema allows a number
         headers = {"Authorization": f"Bearer {creds['bearer_token']}"} if creds.get("bearer_token") else {}
         return params, headers
 
@@ -93,9 +93,10 @@ class GenericHarvester(Harvester, declaration=PLATFORM):
     def stream(self) -> None:
         harvest = self.harvest
         params, headers = self._auth()
-        if not harvest.start.seeds:
+        url = harvest.start.seeds[0].token if harvest.start.seeds else None
+        if not isinstance(url, str):  # none, or a seed without a text token
             raise NotFound("generic_stream needs one seed whose token is the stream URL")
-        response = harvest.http.get(harvest.start.seeds[0].token, params=params, headers=headers, stream=True)
+        response = harvest.http.get(url, params=params, headers=headers, stream=True)
         # read to EOF: on harvest.stop the engine ends the stream after the lines already recorded
         with response:
             for line in response.iter_lines():

@@ -14,9 +14,9 @@ redirects stay in http(s) and end, cookies go back only to the origin that set t
 from __future__ import annotations
 
 import http.cookiejar
+import urllib.request
 from collections.abc import Callable, Iterable
 from http.cookiejar import Cookie, DefaultCookiePolicy
-from typing import Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import requests
@@ -46,7 +46,7 @@ def origin_of(url: str) -> Origin:
     return scheme, (split.hostname or "").lower(), port or (443 if scheme == "https" else 80)
 
 
-def _urls(token: Any) -> Iterable[str]:
+def _urls(token: object) -> Iterable[str]:
     values = token.values() if isinstance(token, dict) else [token]
     return (v.strip() for v in values if isinstance(v, str) and v.strip().lower().startswith(("http://", "https://")))
 
@@ -117,20 +117,20 @@ class PinnedCookiePolicy(DefaultCookiePolicy):
     def __init__(self) -> None:
         super().__init__(strict_ns_domain=DefaultCookiePolicy.DomainStrictNonDomain)
 
-    def set_ok(self, cookie: Cookie, request: Any) -> bool:
+    def set_ok(self, cookie: Cookie, request: urllib.request.Request) -> bool:
         if not super().set_ok(cookie, request):
             return False
         pin(cookie, request)
         return True
 
-    def return_ok(self, cookie: Cookie, request: Any) -> bool:
+    def return_ok(self, cookie: Cookie, request: urllib.request.Request) -> bool:
         scheme = cookie.get_nonstandard_attr(_ORIGIN_ATTR)
         if scheme is not None and scheme != urlsplit(request.get_full_url()).scheme.lower():
             return False
         return super().return_ok(cookie, request)
 
 
-def pin(cookie: Cookie, request: Any) -> None:
+def pin(cookie: Cookie, request: urllib.request.Request | MockRequest) -> None:
     """Make `cookie` host-only, for the request's port and scheme (a Domain attribute is dropped)."""
     # the stdlib's own helpers, so the host and port match what DefaultCookiePolicy compares them with
     host = http.cookiejar.eff_request_host(request)[1]  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from swath.core.jsontypes import JSONable
 from swath.harvesters.values import as_text, kind_of
 from swath.messages import codes
 from swath.messages.model import Note
@@ -53,14 +54,14 @@ class Ledger:
         self._token_updates: dict[str, str] = {}
         self._uids: dict[str, str] = {}
         self._rate_limits: tuple[int, float] = (0, 0.0)  # waits, seconds waited
-        self._checkpoints: dict[str, Any] = {}
+        self._checkpoints: dict[str, object] = {}
 
     # --- what a platform records (through harvesters/base.py Harvest) ---
     def count(self, label: str, n: int = 1, day: dt.date | None = None) -> None:
         with self._lock:
             self._count(label, n, day)
 
-    def checkpoint(self, key: str, value: Any, **counts: int) -> None:
+    def checkpoint(self, key: str, value: JSONable, **counts: int) -> None:
         json.dumps(value)  # fail now, in the platform's code, on a value that cannot be stored
         with self._lock:
             for label, n in counts.items():

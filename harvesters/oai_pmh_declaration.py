@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from swath.core.platforms import DATASET_RECORDS, DRYRUN_OPTION, ExportKind, HarvestKind, Platform, Seeds, options
+from swath.core.platforms import (
+    DATASET_RECORDS,
+    DRYRUN_OPTION,
+    ExportKind,
+    HarvestKind,
+    OptionSchema,
+    Platform,
+    Seeds,
+    options,
+)
 
 PLATFORM = Platform(
     name="oai_pmh",
@@ -17,8 +26,8 @@ PLATFORM = Platform(
         dryrun=DRYRUN_OPTION,
         metadataPrefix={"type": "string", "default": "oai_dc", "description": "the metadata format to ask for"},
         set={"type": "string", "description": "harvest this set only"},
-        **{"from": {"type": "string", "format": "date-or-date-time",
-                    "description": "harvest from this date on (overrides the incremental date)"}},
+        **{"from": OptionSchema(type="string", format="date-or-date-time",
+                                description="harvest from this date on (overrides the incremental date)")},
         incremental={"type": "boolean", "default": True, "description": "from the last run's date on"},
     ),
 )

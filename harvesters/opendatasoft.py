@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 from urllib.parse import quote
 
-from swath.harvesters.backends import Backend, BackendHarvester, Item, Page
+from swath.harvesters.backends import Backend, BackendArgs, BackendHarvester, Item, Page
 from swath.harvesters.mapping.dataset import Dataset, Resource, add_tags
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.mapping.markdown import html_to_markdown
@@ -29,7 +29,7 @@ class OpenDataSoftBackend(Backend):
     display_name = PLATFORM.title
     max_window: ClassVar[int] = MAX_WINDOW
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Unpack[BackendArgs]) -> None:
         super().__init__(**kwargs)
         self.root = self.source.url.rstrip("/")
 
@@ -41,7 +41,8 @@ class OpenDataSoftBackend(Backend):
             if offset + PAGE_SIZE > self.max_window:
                 yield from self._from_export(skip=offset)
                 return
-            params = {"limit": PAGE_SIZE, "offset": offset, "order_by": "dataset_id"}
+            params: dict[str, str | int | float | None] = {"limit": PAGE_SIZE, "offset": offset,
+                                                           "order_by": "dataset_id"}
             if where:
                 params["where"] = where
             body = self.fetch_json(f"{self.root}{API}/catalog/datasets", params=params)
@@ -68,7 +69,7 @@ class OpenDataSoftBackend(Backend):
             if (n + 1) % PAGE_SIZE == 0:
                 yield Page(n + 1)
 
-    def _item(self, entry: Any, n: int) -> Item:
+    def _item(self, entry: object, n: int) -> Item:
         if not isinstance(entry, dict) or not entry.get("dataset_id"):
             return Item(remote_id=f"(catalog entry {n})", error="dataset without dataset_id", anonymous=True)
         dataset_id = entry["dataset_id"]

@@ -12,9 +12,9 @@ next delivery of its start resumes it. Failures of the remote side or of the req
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypedDict, cast
 
 from swath.core.paths import safe_id
 from swath.core.storage import STORAGE_CODES
@@ -22,6 +22,7 @@ from swath.harvesters.ledger import LedgerView
 from swath.harvesters.state import write_json_atomic
 from swath.harvesters.warc import ClosedWarc
 from swath.messages import codes
+from swath.messages.bodies import StatusBody
 from swath.messages.model import RUNNING, HarvestStatus, Note, Origin, now_iso
 
 
@@ -41,25 +42,30 @@ def harvest_status(*, harvest_id: str, status: str, origin: Origin, started: str
     )
 
 
+class OutcomeRecord(TypedDict):
+    status: StatusBody  # the final harvest_status, as published
+    published: bool  # the broker confirmed it
+
+
 class Outcome(Protocol):
     """Where a harvest's final-status record is kept: `FinalOutcome` (a file) or the store's state rows when the
     workers share no filesystem (swath/store/harvest_state.py `StoreOutcome`)."""
 
-    def read(self) -> dict[str, Any] | None: ...
-    def write(self, status: dict[str, Any], *, published: bool) -> None: ...
+    def read(self) -> OutcomeRecord | None: ...
+    def write(self, status: StatusBody, *, published: bool) -> None: ...
 
 
 class FinalOutcome:
     def __init__(self, *, directory: Path, harvest_id: str) -> None:
         self.path = directory / ".swath" / "harvests" / f"{safe_id(harvest_id)}.json"
 
-    def read(self) -> dict[str, Any] | None:
+    def read(self) -> OutcomeRecord | None:
         try:
-            return json.loads(self.path.read_text("utf-8"))
+            return cast(OutcomeRecord, json.loads(self.path.read_text("utf-8")))
         except FileNotFoundError:
             return None
 
-    def write(self, status: dict[str, Any], *, published: bool) -> None:
+    def write(self, status: Mapping[str, object], *, published: bool) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(self.path, {"status": status, "published": published})
 
@@ -68,7 +74,7 @@ class FinalOutcome:
 RESUMABLE = frozenset({codes.LOCAL_FAULT, *STORAGE_CODES, codes.STORAGE_UNAVAILABLE, codes.STORAGE_REFUSED})
 
 
-def is_final(record: dict[str, Any]) -> bool:
+def is_final(record: OutcomeRecord) -> bool:
     """False for a harvest that ended on a local fault (a WARC not written, a full or failing disk, the
     free-space guard): delivered again, it resumes."""
     return not any(error.get("code") in RESUMABLE for error in record["status"].get("errors", []))

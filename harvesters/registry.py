@@ -53,7 +53,7 @@ class HarvesterType:
         if self.backend:
             return _backend_harvester(self.name, self.target)
         module_name, _, class_name = self.target.partition(":")
-        cls = getattr(importlib.import_module(module_name), class_name)
+        cls: type[Harvester] = getattr(importlib.import_module(module_name), class_name)
         if self.name not in cls.types:
             raise UnknownHarvestType(f"{self.target} does not list harvest type {self.name!r} in its types")
         if (self.name in cls.stream_types) != self.stream:

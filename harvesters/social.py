@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -28,8 +28,9 @@ class LibraryAdapter(HTTPAdapter):
         self.default = default.rstrip("/")
         self.base = base.rstrip("/")
 
-    def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
-             verify: Any = True, cert: Any = None, proxies: Any = None) -> requests.Response:
+    def send(self, request: requests.PreparedRequest, stream: bool = False,
+             timeout: float | tuple[float | None, float | None] | None = None, verify: bool | str = True,
+             cert: str | tuple[str, str] | None = None, proxies: dict[str, str] | None = None) -> requests.Response:
         url = request.url or ""
         if self.default and self.base != self.default and url.startswith(self.default + "/"):
             request.url = self.base + url[len(self.default):]
@@ -52,7 +53,7 @@ def mount_recording(session: requests.Session, *, adapter: HTTPAdapter, default:
     session.mount("http://", wrapped)
 
 
-def credential(credentials: dict[str, Any], *names: str) -> list[str]:
+def credential(credentials: Mapping[str, object], *names: str) -> list[str]:
     """The named credentials as strings, or MissingCredentials naming the ones absent (never their values)."""
     missing = [n for n in names if not credentials.get(n)]
     if missing:

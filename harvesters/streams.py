@@ -14,16 +14,18 @@ import io
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import requests
 from requests.models import ITER_CHUNK_SIZE
+from warcio.recordloader import ArcWarcRecord
 
 from swath.harvesters.capture import new_record_id, warc_date
 from swath.harvesters.errors import StreamLineTooLong
 
 if TYPE_CHECKING:
     from swath.harvesters.base import Harvest
+    from swath.harvesters.warc_records import RecordFactory
 
 STREAM_FLUSH_BYTES = 1 << 20  # complete lines are written as a segment once this much is buffered
 CONTINUE_CURSOR = "continue_cursor"  # the option: false starts a new harvest without the collection's cursor
@@ -32,7 +34,7 @@ CONTINUE_CURSOR = "continue_cursor"  # the option: false starts a new harvest wi
 class StreamSink(Protocol):
     """What the tap needs from the recorder it writes into (harvesters/recorder.py `Recorder`)."""
 
-    def write_records(self, records: list | Callable[[], list]) -> None: ...
+    def write_records(self, records: list[ArcWarcRecord] | Callable[[], list[ArcWarcRecord]]) -> None: ...
     def remove_stream(self, stream: StreamRecording) -> None: ...
 
 
@@ -75,11 +77,33 @@ class LineStreamResponse(requests.Response):
         return split_lines(self.iter_content(chunk_size=chunk_size))
 
 
+class Upstream(Protocol):
+    """What the tap reads from: urllib3's response to a streamed request, or a WebSocket's frames
+    (harvesters/jetstream_frames.py `Frames`)."""
+
+    def read1(self, size: int, /, *, decode_content: bool) -> bytes: ...
+    def close(self) -> None: ...
+    def shutdown(self) -> None: ...
+
+
+class Exchange(TypedDict, total=False):
+    """The request and the response head of a streamed exchange: what each of its records repeats (empty for a
+    tap whose `records` writes something else, the WebSocket's)."""
+
+    uri: str
+    request_line: str
+    request_headers: list[tuple[str, str]]
+    request_body: bytes
+    status_line: str
+    response_headers: list[tuple[str, str]]
+    protocol: str
+
+
 class StreamRecording(io.RawIOBase):
     """A streamed response body: the client reads decoded bytes through it; what it read is written
     as response records, each holding the original headers and the complete lines of one segment."""
 
-    def __init__(self, *, sink: StreamSink, factory: Any, upstream: Any, pair: dict[str, Any],
+    def __init__(self, *, sink: StreamSink, factory: RecordFactory, upstream: Upstream, pair: Exchange,
                  max_line_bytes: int) -> None:
         super().__init__()
         self.sink = sink
@@ -179,7 +203,7 @@ class StreamRecording(io.RawIOBase):
                 extra["WARC-Truncated"] = "length"
             self.sink.write_records(self.records(body, extra, first=first))
 
-    def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list]:
+    def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list[ArcWarcRecord]]:
         """What one segment is written as (built on the writer thread); a subclass may record it otherwise."""
         # the request once per connection (with the first segment); later segments point at it
         build = self.factory.pair if first else self.factory.segment

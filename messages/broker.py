@@ -15,12 +15,13 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
 
 import pika
 import pika.exceptions
+import pika.frame
 from pika.adapters.select_connection import SelectConnection
 from pika.channel import Channel
 from pika.spec import Basic, BasicProperties
@@ -72,7 +73,7 @@ class _Pending:
     exchange: str
     routing_key: str
     body: bytes
-    headers: dict[str, Any]
+    headers: dict[str, object]  # AMQP table values
     future: Future[None] = field(default_factory=Future)
     message_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     nacks: int = 0  # times the broker nacked it; sent again until NACK_RETRIES
@@ -112,10 +113,10 @@ class Publisher:
     def publish(
         self,
         routing_key: str,
-        body: dict[str, Any] | bytes,
+        body: Mapping[str, object] | bytes,
         *,
         exchange: str | None = None,
-        headers: dict[str, Any] | None = None,
+        headers: Mapping[str, object] | None = None,
     ) -> Future[None]:
         """Queue a message; the returned Future resolves once the broker confirmed it."""
         item = _Pending(
@@ -136,9 +137,9 @@ class Publisher:
         self._wake()
         return item.future
 
-    def publish_and_wait(self, routing_key: str, body: dict[str, Any] | bytes, timeout: float | None = None,
-                         **kwargs: Any) -> None:
-        self.publish(routing_key, body, **kwargs).result(timeout)
+    def publish_and_wait(self, routing_key: str, body: Mapping[str, object] | bytes, timeout: float | None = None,
+                         *, exchange: str | None = None, headers: Mapping[str, object] | None = None) -> None:
+        self.publish(routing_key, body, exchange=exchange, headers=headers).result(timeout)
 
     def wait_ready(self, timeout: float = 30.0) -> bool:
         return self._ready.wait(timeout)
@@ -264,7 +265,7 @@ class Publisher:
     def _declare(self, channel: Channel) -> None:
         config = self.config
 
-        def ready(_frame: Any) -> None:
+        def ready(_frame: pika.frame.Method) -> None:
             if self._outage_since is not None:
                 log.info("%s reached the broker at %s again", self.name, safe_url(self._nodes.current_url()))
             self.last_error, self._outage_since, self._logged_code = None, None, None
@@ -320,7 +321,7 @@ class Publisher:
                            f"{method.exchange!r} ({method.reply_text}); is the worker for it running?")
             )
 
-    def _on_confirm(self, frame: Any) -> None:
+    def _on_confirm(self, frame: pika.frame.Method) -> None:
         method = frame.method
         nack = isinstance(method, Basic.Nack)
         with self._lock:

@@ -12,15 +12,17 @@ import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import orjson
 import pika
 import pika.exceptions
-from pika.spec import BasicProperties
+from pika.adapters.blocking_connection import BlockingChannel
+from pika.spec import Basic, BasicProperties
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
+from swath.core.jsontypes import JSON
 from swath.core.masking import mask_text, masked
 from swath.messages import codes
 from swath.messages.broker_errors import classify
@@ -40,6 +42,21 @@ class DeadLetterNotFound(SwathError):
     code = codes.DEAD_LETTER_NOT_FOUND
 
 
+class LetterView(TypedDict):
+    """A dead letter as `swath broker dead-letters` prints it (DeadLetter.view), credentials masked."""
+
+    id: str
+    routing_key: str
+    queue: str | None
+    code: str | None
+    reason: str | None
+    bytes: int
+    message_id: JSON
+    type: JSON
+    body: NotRequired[object]  # with `full`: the parsed body, masked
+    headers: NotRequired[dict[str, str]]
+
+
 @dataclass(frozen=True)
 class DeadLetter:
     id: str  # the AMQP message id, or a digest of the body when the publisher set none
@@ -48,11 +65,11 @@ class DeadLetter:
     code: str | None  # x-swath-error-code
     reason: str | None  # x-swath-error-message
     body: bytes
-    headers: dict[str, Any]
+    headers: dict[str, object]  # AMQP table values
     properties: BasicProperties
 
     @classmethod
-    def of(cls, method: Any, props: BasicProperties, body: bytes) -> DeadLetter:
+    def of(cls, method: Basic.GetOk | Basic.Deliver, props: BasicProperties, body: bytes) -> DeadLetter:
         headers = dict(props.headers or {})
         code, reason = _text(headers.get(DEAD_REASON_CODE)), _text(headers.get(DEAD_REASON_MESSAGE))
         broker_reason = _text(headers.get("x-first-death-reason"))  # set when the broker dead-lettered it
@@ -64,11 +81,11 @@ class DeadLetter:
                    queue=_text(headers.get(DEAD_QUEUE)) or _text(headers.get("x-first-death-queue")),
                    code=code, reason=reason, body=body, headers=headers, properties=props)
 
-    def view(self, *, full: bool = False) -> dict[str, Any]:
+    def view(self, *, full: bool = False) -> LetterView:
         """What list (and with `full`, show) prints: every credential value masked, wherever it appears."""
         parsed = _json(self.body)
         secrets = _credential_values(parsed)  # masked wherever they appear; URLs lose passwords (core/masking.py)
-        data: dict[str, Any] = {
+        data: LetterView = {
             "id": self.id, "routing_key": self.routing_key, "queue": self.queue, "code": self.code,
             "reason": mask_text(self.reason, secrets) if self.reason else self.reason, "bytes": len(self.body),
             "message_id": parsed.get("id") if isinstance(parsed, dict) else None,
@@ -96,7 +113,7 @@ class RequeueResult:
 class DeadLetters:
     """Operations on `config.dead_letter_queue` over one blocking connection (use `open()`)."""
 
-    def __init__(self, *, config: Config, channel: Any) -> None:
+    def __init__(self, *, config: Config, channel: BlockingChannel) -> None:
         self.config = config
         self.channel = channel
         self.queue = config.dead_letter_queue
@@ -202,24 +219,25 @@ def _never(_letter: DeadLetter) -> bool:
     return False
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value if isinstance(value, str) else None
 
 
-def _json(body: bytes) -> Any:
+def _json(body: bytes) -> JSON:
     try:
-        return orjson.loads(body)
+        parsed: JSON = orjson.loads(body)
+        return parsed
     except orjson.JSONDecodeError:
         return None
 
 
-def _credential_values(parsed: Any) -> list[str]:
+def _credential_values(parsed: JSON) -> list[str]:
     """The values under a harvest.start's `credentials` (strings, and strings inside lists or objects)."""
     creds = parsed.get("credentials") if isinstance(parsed, dict) else None
     found: list[str] = []
-    stack: list[Any] = [creds]
+    stack: list[JSON] = [creds]
     while stack:
         item = stack.pop()
         if isinstance(item, str) and item:

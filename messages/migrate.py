@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import pika
 import pika.exceptions
-from pika.spec import BasicProperties
+from pika.adapters.blocking_connection import BlockingChannel
+from pika.spec import BasicProperties, Queue
 
 from swath.messages import codes
 from swath.messages.broker_errors import BrokerError
@@ -48,7 +48,7 @@ class QueueSetup:
     def __init__(self, connection: pika.BlockingConnection, *, migrate: bool) -> None:
         self.connection = connection
         self.migrate = migrate
-        self._open: Any = None
+        self._open: BlockingChannel | None = None
 
     def ensure(self, plan: QueuePlan) -> QueueReport:
         temp = plan.queue + SUFFIX
@@ -140,7 +140,7 @@ class QueueSetup:
     def _consumers(self, queue: str) -> int:
         return self._passive(queue, lambda ok: int(ok.consumer_count)) or 0
 
-    def _passive(self, queue: str, read: Callable[[Any], int]) -> int | None:
+    def _passive(self, queue: str, read: Callable[[Queue.DeclareOk], int]) -> int | None:
         try:
             return read(self._channel().queue_declare(queue=queue, passive=True).method)
         except pika.exceptions.ChannelClosedByBroker as exc:
@@ -148,7 +148,7 @@ class QueueSetup:
                 return None
             raise
 
-    def _channel(self) -> Any:
+    def _channel(self) -> BlockingChannel:
         """The open channel, in confirm mode; a refused declare closes its channel, so each step asks for one."""
         if self._open is None or not self._open.is_open:
             self._open = self.connection.channel()

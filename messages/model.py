@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import orjson
 
 from swath.core.errors import SwathError
+from swath.core.jsontypes import JSON, JSONObject
 from swath.messages import codes
+from swath.messages.bodies import ExportStartBody, HarvestStartBody, HarvestStopBody, WarcCreatedBody
 from swath.messages.validation import InvalidMessage, validate
 
 RUNNING = "running"
@@ -23,15 +26,16 @@ def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat()
 
 
-def decode_body(body: bytes | str) -> Any:
+def decode_body(body: bytes | str) -> JSON:
     """Parse a JSON message body or raise InvalidMessage(not_json)."""
     try:
-        return orjson.loads(body)
+        parsed: JSON = orjson.loads(body)
+        return parsed
     except orjson.JSONDecodeError as exc:
         raise InvalidMessage(f"message body is not JSON: {exc}", code=codes.NOT_JSON) from None
 
 
-def encode_body(body: dict[str, Any]) -> bytes:
+def encode_body(body: Mapping[str, object]) -> bytes:
     return orjson.dumps(body)
 
 
@@ -61,7 +65,7 @@ class Note:
 @dataclass(frozen=True)
 class Seed:
     id: str
-    token: Any = None
+    token: str | JSONObject | None = None  # the schema: a string or an object (a search with its parameters)
     uid: str | None = None
 
 
@@ -72,14 +76,15 @@ class HarvestStart:
     path: str
     seeds: list[Seed] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
-    credentials: dict[str, Any] = field(default_factory=dict, repr=False)  # never in logs
+    credentials: dict[str, str | int | float | bool | None] = field(default_factory=dict, repr=False)  # never in logs
     collection_set_id: str = ""
     collection_id: str = ""
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    raw: JSONObject = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, body: Any) -> HarvestStart:
-        validate("harvest_start", body)
+    def from_dict(cls, given: object) -> HarvestStart:
+        validate("harvest_start", given)
+        body = cast(HarvestStartBody, given)
         return cls(
             id=body["id"],
             type=body["type"],
@@ -87,9 +92,9 @@ class HarvestStart:
             seeds=[Seed(s["id"], s.get("token"), s.get("uid")) for s in body.get("seeds", [])],
             options=dict(body.get("options") or {}),
             credentials=dict(body.get("credentials") or {}),
-            collection_set_id=(body.get("collection_set") or {}).get("id", ""),
-            collection_id=(body.get("collection") or {}).get("id", ""),
-            raw=body,
+            collection_set_id=body["collection_set"]["id"] if "collection_set" in body else "",
+            collection_id=body["collection"]["id"] if "collection" in body else "",
+            raw=cast(JSONObject, given),
         )
 
 
@@ -98,9 +103,9 @@ class HarvestStop:
     id: str
 
     @classmethod
-    def from_dict(cls, body: Any) -> HarvestStop:
+    def from_dict(cls, body: object) -> HarvestStop:
         validate("harvest_stop", body)
-        return cls(id=body["id"])
+        return cls(id=cast(HarvestStopBody, body)["id"])
 
 
 @dataclass(kw_only=True)
@@ -132,8 +137,8 @@ class _Status:
         return cls(id=id, status=COMPLETED_FAILURE, origin=origin, date_started=now, date_ended=now,
                    errors=[Note(code, message)])
 
-    def _common(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
+    def _common(self) -> dict[str, object]:
+        body: dict[str, object] = {
             "id": self.id,
             "status": self.status,
             "date_started": self.date_started,
@@ -157,8 +162,8 @@ class HarvestStatus(_Status):
     warcs_count: int = 0
     warcs_bytes: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        body = {
+    def to_dict(self) -> dict[str, object]:
+        body: dict[str, object] = {
             **self._common(),
             "stats": self.stats,
             "token_updates": self.token_updates,
@@ -185,12 +190,12 @@ class WarcCreated:
     date_first: str | None = None
     date_last: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        warc = {"path": self.path, "sha1": self.sha1, "bytes": self.bytes, "id": self.warc_id,
+    def to_dict(self) -> dict[str, object]:
+        warc: dict[str, object] = {"path": self.path, "sha1": self.sha1, "bytes": self.bytes, "id": self.warc_id,
                 "date_created": self.date_created}
         if self.date_first and self.date_last:
             warc.update(date_first=self.date_first, date_last=self.date_last)
-        body: dict[str, Any] = {
+        body: dict[str, object] = {
             "warc": warc,
             "collection_set": {"id": self.collection_set_id},
             "collection": {"id": self.collection_id},
@@ -202,8 +207,9 @@ class WarcCreated:
         return body
 
     @classmethod
-    def from_dict(cls, body: Any) -> WarcCreated:
-        validate("warc_created", body)
+    def from_dict(cls, given: object) -> WarcCreated:
+        validate("warc_created", given)
+        body = cast(WarcCreatedBody, given)
         warc = body["warc"]
         return cls(
             path=warc["path"],
@@ -236,18 +242,19 @@ class ExportStart:
     harvest_date_start: dt.datetime | None = None
     harvest_date_end: dt.datetime | None = None
     skip_unreadable: bool = False  # options.skip_unreadable: unreadable bodies are a warning, not a failure
-    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    raw: JSONObject = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_dict(cls, body: Any) -> ExportStart:
-        validate("export_start", body)
+    def from_dict(cls, given: object) -> ExportStart:
+        validate("export_start", given)
+        body = cast(ExportStartBody, given)
         return cls(
             id=body["id"],
             type=body["type"],
             path=body["path"],
             format=body["format"],
             seeds=[Seed(s["id"], None, s["uid"]) for s in body.get("seeds", [])],
-            collection_id=(body.get("collection") or {}).get("id"),
+            collection_id=body["collection"]["id"] if "collection" in body else None,
             dedupe=bool(body.get("dedupe", False)),
             segment_size=body.get("segment_size"),
             item_date_start=parse_datetime(body.get("item_date_start"), field_name="item_date_start"),
@@ -255,16 +262,16 @@ class ExportStart:
             harvest_date_start=parse_datetime(body.get("harvest_date_start"), field_name="harvest_date_start"),
             harvest_date_end=parse_datetime(body.get("harvest_date_end"), field_name="harvest_date_end"),
             skip_unreadable=bool((body.get("options") or {}).get("skip_unreadable", False)),
-            raw=body,
+            raw=cast(JSONObject, given),
         )
 
 
 @dataclass(kw_only=True)
 class ExportStatus(_Status):
-    extra: dict[str, Any] = field(default_factory=dict)  # e.g. progress counts, files written
+    extra: dict[str, object] = field(default_factory=dict)  # e.g. progress counts, files written
 
-    def to_dict(self) -> dict[str, Any]:
-        body = {**self.extra, **self._common()}
+    def to_dict(self) -> dict[str, object]:
+        body: dict[str, object] = {**self.extra, **self._common()}
         validate("export_status", body)
         return body
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from swath.core.config import Config
+from swath.core.jobs import Publish
+from swath.core.jsontypes import JSON, JSONObject
 from swath.messages import codes, retired, routing
 from swath.messages.broker import DEAD_QUEUE, DEAD_REASON_CODE, DEAD_REASON_MESSAGE, DEAD_ROUTING_KEY, Publisher
 from swath.messages.model import ExportStatus, HarvestStatus, Origin
@@ -20,16 +21,16 @@ from swath.messages.validation import InvalidMessage
 
 log = logging.getLogger("swath.messages.worker")  # the worker's log: one place for an operator to read
 
-Accepts = Callable[[dict[str, Any]], str | None]
-Publish = Callable[[str, dict[str, Any]], None]
+Accepts = Callable[[JSONObject], str | None]
 
 
-def delivery_id(parsed: Any) -> str | None:
+def delivery_id(parsed: JSON) -> str | None:
     """The message's id, when its decoded body is an object with a text id."""
-    return parsed.get("id") if isinstance(parsed, dict) and isinstance(parsed.get("id"), str) else None
+    found = parsed.get("id") if isinstance(parsed, dict) else None
+    return found if isinstance(found, str) else None
 
 
-def accepted(parsed: Any, accepts: Accepts) -> dict[str, Any]:
+def accepted(parsed: JSON, accepts: Accepts) -> JSONObject:
     """The decoded body, if it is a JSON object the service handles; else InvalidMessage with the code why."""
     if not isinstance(parsed, dict):
         raise InvalidMessage("message body must be a JSON object", code=codes.SCHEMA_INVALID)

@@ -11,8 +11,7 @@ import datetime as dt
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
 import jsonschema
@@ -21,6 +20,7 @@ from jsonschema.validators import Draft202012Validator
 
 from swath.core import discovery
 from swath.core.errors import SwathError
+from swath.core.jsontypes import JSON
 from swath.core.platforms import HarvestKind, Platform
 from swath.messages import codes
 
@@ -32,7 +32,7 @@ def declaration(type_name: str) -> tuple[Platform, HarvestKind] | None:
     return (platform, kind) if platform and kind else None
 
 
-def problems(type_name: str, *, options: Any, seeds: Any, credentials: Iterable[str]) -> list[str]:
+def problems(type_name: str, *, options: object, seeds: object, credentials: Iterable[str]) -> list[str]:
     """Every way these settings break the type's declaration, one readable line each (empty: fine). Each line
     starts with the field it is about (`options.from`, `seeds[2].token`, `seeds`, `credentials`), then ': '."""
     found = declaration(type_name)
@@ -43,7 +43,7 @@ def problems(type_name: str, *, options: Any, seeds: Any, credentials: Iterable[
             *credential_problems(platform, kind, credentials)]
 
 
-def option_problems(platform: Platform, options: Any) -> list[str]:
+def option_problems(platform: Platform, options: object) -> list[str]:
     if not platform.options:
         return []
     errors = sorted(_validator(platform.name, orjson.dumps(platform.options)).iter_errors(options),
@@ -60,7 +60,7 @@ def _is_date_time(value: object) -> bool:
         dt.datetime.fromisoformat, value.replace("Z", "+00:00").replace("z", "+00:00")))
 
 
-def _parses(parse: Any, value: str) -> bool:
+def _parses(parse: Callable[[str], object], value: str) -> bool:
     try:
         parse(value)
     except ValueError:
@@ -76,7 +76,7 @@ _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _DATE_TIME = re.compile(
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})?$")
 # formats an option schema may name, checked (jsonschema checks none by default), and how a refusal says them
-FORMATS: dict[str, tuple[Any, str]] = {
+FORMATS: dict[str, tuple[Callable[[object], bool], str]] = {
     "date": (_is_date, "a date (YYYY-MM-DD)"),
     "date-time": (_is_date_time, "a date and time (YYYY-MM-DDTHH:MM:SSZ)"),
     "date-or-date-time": (lambda v: _is_date(v) or _is_date_time(v), "a date (YYYY-MM-DD) or date and time"),
@@ -107,14 +107,14 @@ def _describe_option(platform: Platform, error: jsonschema.ValidationError) -> s
     return f"{where}: {error.message}"
 
 
-def _a(json_type: Any) -> str:
+def _a(json_type: object) -> str:
     names = {"integer": "a whole number", "number": "a number", "boolean": "true or false", "string": "a string",
              "array": "a list", "object": "an object"}
     types = json_type if isinstance(json_type, list) else [json_type]
-    return " or ".join(names.get(t, str(t)) for t in types)
+    return " or ".join(names.get(str(t), str(t)) for t in types)
 
 
-def seed_problems(kind: HarvestKind, seeds: Any) -> list[str]:
+def seed_problems(kind: HarvestKind, seeds: object) -> list[str]:
     seeds = seeds if isinstance(seeds, list) else []
     rule = kind.seeds
     if rule.required and rule.token != "none" and not seeds:
@@ -137,7 +137,7 @@ def seed_problems(kind: HarvestKind, seeds: Any) -> list[str]:
     return found
 
 
-def _duplicates(seeds: list[Any]) -> list[str]:
+def _duplicates(seeds: list[object]) -> list[str]:
     """A token or uid given twice: the second is refused, naming the first."""
     seen: dict[tuple[str, str], int] = {}
     found = []
@@ -172,7 +172,7 @@ def credential_problems(platform: Platform, kind: HarvestKind, names: Iterable[s
     return [f"credentials: {kind.name} needs {options}"]
 
 
-def present(credentials: Any) -> list[str]:
+def present(credentials: object) -> list[str]:
     """The names of a message's credentials that have a value (values themselves are not looked at further)."""
     if not isinstance(credentials, Mapping):
         return []
@@ -182,7 +182,7 @@ def present(credentials: Any) -> list[str]:
 PLACEHOLDER = re.compile(r"^YOUR_[A-Z0-9_]+$")  # what `swath harvest example` puts where a credential goes
 
 
-def placeholders(credentials: Any) -> list[str]:
+def placeholders(credentials: object) -> list[str]:
     """The credential names whose value is still an example's YOUR_<NAME> placeholder."""
     if not isinstance(credentials, Mapping):
         return []
@@ -190,7 +190,7 @@ def placeholders(credentials: Any) -> list[str]:
                   if isinstance(value, str) and PLACEHOLDER.match(value.strip()))
 
 
-def check_start(body: Mapping[str, Any]) -> list[str]:
+def check_start(body: Mapping[str, object]) -> list[str]:
     """The problems of a harvest.start body that already passed its JSON Schema."""
     return problems(str(body.get("type", "")), options=body.get("options", {}), seeds=body.get("seeds", []),
                     credentials=present(body.get("credentials")))
@@ -202,7 +202,7 @@ class BadOption(SwathError, ValueError):
     code = codes.BAD_REQUEST
 
 
-def parse_option(type_name: str, key: str, raw: str) -> Any:
+def parse_option(type_name: str, key: str, raw: str) -> JSON:
     """A command-line option value read by the type the schema declares (`rows=10` -> 10); JSON, else the text,
     where the schema says nothing. Raises BadOption naming the option."""
     found = declaration(type_name)
@@ -228,6 +228,7 @@ def parse_option(type_name: str, key: str, raw: str) -> Any:
     if wanted == "array" and not raw.lstrip().startswith("["):
         return [part.strip() for part in raw.split(",") if part.strip()]  # sizes=Thumbnail,Large
     try:
-        return orjson.loads(raw)
+        parsed: JSON = orjson.loads(raw)
+        return parsed
     except orjson.JSONDecodeError:
         return raw

@@ -12,10 +12,10 @@ confirmed it, which needs `x-overflow: reject-publish`). Per-replica stop queues
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pika
 import pika.exceptions
+from pika.adapters.blocking_connection import BlockingChannel
 
 from swath.core.config import Config
 from swath.messages.broker_errors import classify
@@ -48,10 +48,10 @@ def connection_parameters(config: Config, *, name: str) -> list[pika.URLParamete
     return Nodes(config.amqp_url, name=name, heartbeat=config.heartbeat).parameters()
 
 
-def worker_queue_arguments(config: Config, queue: str | None = None) -> dict[str, Any]:
+def worker_queue_arguments(config: Config, queue: str | None = None) -> dict[str, str | int]:
     """Arguments of a work queue (`queue`: its name); identical on every declare (RabbitMQ refuses a mismatch,
     and `swath broker setup --migrate` moves a queue declared otherwise)."""
-    arguments: dict[str, Any] = {
+    arguments: dict[str, str | int] = {
         "x-queue-type": "quorum",
         "x-dead-letter-exchange": config.dead_letter_exchange,
         "x-dead-letter-strategy": "at-least-once",
@@ -63,12 +63,12 @@ def worker_queue_arguments(config: Config, queue: str | None = None) -> dict[str
     return arguments
 
 
-def dead_letter_queue_arguments(config: Config) -> dict[str, Any]:
+def dead_letter_queue_arguments(config: Config) -> dict[str, str | int]:
     """The dead-letter queue: replicated like the work queues, no limit (peeking it returns every message)."""
     return {"x-queue-type": "quorum"}
 
 
-def declare_topology(channel: Any, config: Config) -> None:
+def declare_topology(channel: BlockingChannel, config: Config) -> None:
     """Declare the exchange and the dead-letter pair. Works on Blocking channels (synchronous calls)."""
     channel.exchange_declare(exchange=config.exchange, exchange_type="topic", durable=True)
     channel.exchange_declare(exchange=config.dead_letter_exchange, exchange_type="topic", durable=True)
@@ -78,7 +78,7 @@ def declare_topology(channel: Any, config: Config) -> None:
         declare_work_queue(channel, config, config.status_queue, STATUS_BINDINGS)
 
 
-def declare_work_queue(channel: Any, config: Config, queue: str, bindings: list[str]) -> None:
+def declare_work_queue(channel: BlockingChannel, config: Config, queue: str, bindings: list[str]) -> None:
     channel.queue_declare(queue=queue, durable=True, arguments=worker_queue_arguments(config, queue))
     for binding in bindings:
         channel.queue_bind(queue=queue, exchange=config.exchange, routing_key=binding)
@@ -91,7 +91,7 @@ class QueuePlan:
     queue: str
     exchange: str
     bindings: list[str]
-    arguments: dict[str, Any]
+    arguments: dict[str, str | int]
 
 
 def queue_plans(config: Config, work_queues: dict[str, list[str]]) -> list[QueuePlan]:

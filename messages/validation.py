@@ -5,14 +5,16 @@ from __future__ import annotations
 import functools
 import json
 from importlib import resources
-from typing import Any
+from typing import cast
 
 import jsonschema
 from jsonschema.validators import Draft202012Validator
 from referencing import Registry, Resource
 
 from swath.core.errors import SwathError
+from swath.core.jsontypes import JSONObject
 from swath.messages import codes
+from swath.messages.bodies import HarvestStartBody
 from swath.messages.settings import check_start, placeholders
 
 SCHEMA_NAMES = (
@@ -42,10 +44,10 @@ def _registry() -> Registry:
 
 
 @functools.cache
-def schema(name: str) -> dict[str, Any]:
+def schema(name: str) -> JSONObject:
     if name not in SCHEMA_NAMES:
         raise KeyError(f"no schema named {name!r}; known: {', '.join(SCHEMA_NAMES)}")
-    loaded: dict[str, Any] = json.loads(resources.files("swath.schemas").joinpath(f"{name}.json").read_text("utf-8"))
+    loaded: JSONObject = json.loads(resources.files("swath.schemas").joinpath(f"{name}.json").read_text("utf-8"))
     return loaded
 
 
@@ -76,7 +78,7 @@ def _may_quote(error: jsonschema.ValidationError) -> bool:
     return isinstance(error.instance, (str, int, float, bool)) or error.instance is None
 
 
-def validate(name: str, body: Any) -> None:
+def validate(name: str, body: object) -> None:
     """Raise InvalidMessage naming every problem if `body` does not match schema `name`."""
     errors = sorted(validator(name).iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
@@ -84,6 +86,7 @@ def validate(name: str, body: Any) -> None:
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
         raise InvalidMessage(f"{name} message is invalid {detail}{more}", code=codes.SCHEMA_INVALID)
     if name == "harvest_start":  # then what its harvest type declares: options, seeds, credentials
+        body = cast(HarvestStartBody, body)  # the schema passed: an object with a text type
         found = check_start(body)
         if found:
             raise InvalidMessage(f"harvest_start message is invalid for type {body['type']!r}: {'; '.join(found)}",
@@ -96,7 +99,7 @@ def validate(name: str, body: Any) -> None:
                                  "nothing was sent", code=codes.CREDENTIAL_PLACEHOLDER)
 
 
-def validate_for_key(routing_key: str, body: Any) -> None:
+def validate_for_key(routing_key: str, body: object) -> None:
     """Validate `body` against the schema its routing key implies (raises InvalidMessage); each routing-key
     kind of messages.routing names its schema."""
     from swath.messages import codes, routing

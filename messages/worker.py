@@ -22,14 +22,15 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 import pika
 import pika.exceptions
+from pika.adapters.blocking_connection import BlockingChannel
+from pika.spec import Basic, BasicProperties
 
 from swath.core.config import Config
 from swath.core.jobs import Job, JobContext, JobInterrupted
@@ -39,7 +40,7 @@ from swath.messages.broker import Publisher, declare_topology, declare_work_queu
 from swath.messages.broker_errors import classify
 from swath.messages.model import HarvestStop, decode_body
 from swath.messages.nodes import Nodes
-from swath.messages.refusal import Refuser, accepted, delivery_id
+from swath.messages.refusal import Accepts, Refuser, accepted, delivery_id
 from swath.messages.validation import InvalidMessage, validate_for_key
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class ServiceSpec:
     bindings: list[str]  # start routing keys, e.g. ["harvest.start.twitter.*"]
     job: Job  # runs one start message
     # Returns None if this service handles the body's type, else a readable refusal.
-    accepts: Callable[[dict[str, Any]], str | None]
+    accepts: Accepts
     stop_bindings: list[str] = field(default_factory=list)  # e.g. ["harvest.stop.twitter.*"]
     concurrency: int = 1  # jobs at once (stream workers run several streams)
     # Called once with the worker's Config when it starts, before it consumes: set-up its jobs share.
@@ -72,7 +73,7 @@ class ServiceSpec:
 @dataclass
 class _Running:
     ctx: JobContext
-    channel: Any  # the channel the delivery came on; its tag is only valid there
+    channel: BlockingChannel  # the channel the delivery came on; its tag is only valid there
     delivery_tag: int
 
 
@@ -98,7 +99,7 @@ class Worker:
         self._lock = threading.Lock()
         self._shutdown = threading.Event()
         self._connection: pika.BlockingConnection | None = None
-        self._channel: Any = None
+        self._channel: BlockingChannel | None = None
         self._in_flight = 0  # deliveries taken whose ack/nack has not run on the current connection
         self._jobs = 0  # deliveries whose job has not handed over its ack/nack yet
         self.consuming = threading.Event()  # set while the consumer is attached to its queue
@@ -222,7 +223,7 @@ class Worker:
 
     # ---- I/O thread callbacks ----
 
-    def _on_message(self, channel: Any, method: Any, props: Any, body: bytes) -> None:
+    def _on_message(self, channel: BlockingChannel, method: Basic.Deliver, props: BasicProperties, body: bytes) -> None:
         if self._adopt_redelivery(channel, method.delivery_tag, body):
             return
         with self._lock:
@@ -231,22 +232,22 @@ class Worker:
         self._executor.submit(self._handle, channel, method.delivery_tag, method.routing_key, body,
                               bool(method.redelivered))
 
-    def _adopt_redelivery(self, channel: Any, delivery_tag: int, body: bytes) -> bool:
+    def _adopt_redelivery(self, channel: BlockingChannel, delivery_tag: int, body: bytes) -> bool:
         """After a reconnect the broker redelivers messages whose jobs are still running here: the running
         job takes over the new delivery (its ack goes there) instead of a second copy starting."""
         try:
-            message_id = decode_body(body).get("id")
-        except (InvalidMessage, AttributeError):
+            message_id = delivery_id(decode_body(body))
+        except InvalidMessage:
             return False
         with self._lock:
-            running = self._running.get(message_id) if isinstance(message_id, str) else None
+            running = self._running.get(message_id) if message_id is not None else None
             if running is None:
                 return False
             running.channel, running.delivery_tag = channel, delivery_tag
         log.info("redelivered message %s is still running here; it will be acked when the job ends", message_id)
         return True
 
-    def _on_stop(self, channel: Any, method: Any, props: Any, body: bytes) -> None:
+    def _on_stop(self, channel: BlockingChannel, method: Basic.Deliver, props: BasicProperties, body: bytes) -> None:
         try:
             stop = HarvestStop.from_dict(decode_body(body))
         except InvalidMessage as exc:
@@ -262,10 +263,10 @@ class Worker:
         log.info("stopping harvest %s", stop.id)
         running.ctx.stop.set()
 
-    def _settle(self, channel: Any, delivery_tag: int, *, requeue: bool | None) -> None:
+    def _settle(self, channel: BlockingChannel, delivery_tag: int, *, requeue: bool | None) -> None:
         """Ack (requeue=None) or nack; runs on the I/O thread. A tag from a lost channel is dropped:
         the broker has already put that message back."""
-        if channel is not self._channel or not channel.is_open:
+        if self._channel is None or channel is not self._channel or not channel.is_open:
             log.warning("delivery %s belongs to a closed channel; the broker will redeliver it", delivery_tag)
         elif requeue is None:
             channel.basic_ack(delivery_tag)
@@ -276,7 +277,7 @@ class Worker:
             self.processed += 1
             self.requeued += requeue is True
 
-    def _settle_threadsafe(self, channel: Any, delivery_tag: int, *, requeue: bool | None) -> None:
+    def _settle_threadsafe(self, channel: BlockingChannel, delivery_tag: int, *, requeue: bool | None) -> None:
         """Hand the ack/nack to the I/O thread; called exactly once per job. Under the lock, so a reconnect
         counts this job either as finished (its callback died with the old connection) or as still to settle."""
         callback = partial(self._settle, channel, delivery_tag, requeue=requeue)
@@ -293,7 +294,8 @@ class Worker:
 
     # ---- worker threads ----
 
-    def _handle(self, channel: Any, delivery_tag: int, routing_key: str, body: bytes, redelivered: bool) -> None:
+    def _handle(self, channel: BlockingChannel, delivery_tag: int, routing_key: str, body: bytes,
+                redelivered: bool) -> None:
         if self._shutdown.is_set():  # prefetched while shutting down: leave it to the next worker
             log.info("message on %s taken during shutdown goes back to the queue", routing_key)
             self._settle_threadsafe(channel, delivery_tag, requeue=True)
@@ -305,7 +307,7 @@ class Worker:
         try:
             parsed = decode_body(body)
             message_id = delivery_id(parsed)  # known before the checks, so a refusal's status names it
-            parsed = accepted(parsed, self.spec.accepts)
+            message = accepted(parsed, self.spec.accepts)
             outcome.job_id = message_id
             ctx = JobContext(config=self.config, publish=partial(self._job_publish, outcome),
                              service=self.spec.service, log=logging.getLogger(f"swath.{self.spec.name}"))
@@ -323,8 +325,8 @@ class Worker:
                 if redelivered:
                     log.info("message %s was redelivered; the job resumes it", message_id)
                 started = time.monotonic()
-                log.info("job %s started: %s (%s)", message_id or "-", parsed.get("type"), routing_key)
-                self.spec.job(parsed, routing_key=routing_key, ctx=ctx)
+                log.info("job %s started: %s (%s)", message_id or "-", message.get("type"), routing_key)
+                self.spec.job(message, routing_key=routing_key, ctx=ctx)
             finally:
                 if message_id:
                     with self._lock:
@@ -343,15 +345,15 @@ class Worker:
                                    f"unexpected {type(exc).__name__}: {exc}")
             ended = f"failed [{codes.UNKNOWN_ERROR}]"
         if started is not None:
-            log.info("job %s ended: %s, %s, %.1fs", message_id or "-", parsed.get("type"), ended,
+            log.info("job %s ended: %s, %s, %.1fs", message_id or "-", message.get("type"), ended,
                      time.monotonic() - started)
         self._settle_threadsafe(channel, delivery_tag, requeue=requeue)
 
-    def _publish(self, routing_key: str, body: dict[str, Any]) -> None:
+    def _publish(self, routing_key: str, body: Mapping[str, object]) -> None:
         validate_for_key(routing_key, body)  # a job must never put an invalid message on the wire
         self.publisher.publish(routing_key, body).result()
 
-    def _job_publish(self, outcome: _Outcome, routing_key: str, body: dict[str, Any]) -> None:
+    def _job_publish(self, outcome: _Outcome, routing_key: str, body: Mapping[str, object]) -> None:
         """A job's publish, noting its own status for the job's end line."""
         self._publish(routing_key, body)
         if routing_key.startswith(("harvest.status.", "export.status.")) and body.get("id") == outcome.job_id:

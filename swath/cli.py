@@ -9,7 +9,7 @@ import os
 import pkgutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -17,12 +17,17 @@ from swath.commands.common import config_of, emit, error_line
 from swath.core.config import Config
 from swath.core.dataroot import writable_data_root
 from swath.core.errors import SwathError
+from swath.core.jsontypes import JSONObject
 from swath.exporters.writers import FORMATS
+from swath.messages.bodies import HarvestStatusBody, StatusBody, WarcCreatedBody
 from swath.messages.model import decode_body
 from swath.messages.validation import InvalidMessage
 
+if TYPE_CHECKING:  # the harvest engine loads only for the commands that run one
+    from swath.harvesters.embedded import Sent
 
-def read_message(source: str) -> dict[str, Any]:
+
+def read_message(source: str) -> JSONObject:
     """A message from a JSON file, or '-' for stdin."""
     try:
         raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
@@ -41,7 +46,7 @@ class SwathGroup(click.Group):
     """Any SwathError a command lets through (a start-up mistake: data root, SWATH_AMQP_URL, SWATH_DB_URL) is one
     coded line and exit 1; its traceback only under --debug."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except SwathError as exc:
@@ -208,7 +213,7 @@ def export_run(ctx: click.Context, message: str, skip_unreadable: bool, as_json:
         export_type = lookup(str(body.get("type")))
     except UnknownExportType as exc:
         refuse(exc)
-    sent: list[dict[str, Any]] = []
+    sent: list[Sent] = []
     progress = ProgressLine(sys.stderr)
     job_ctx = JobContext(config=config, publish=print_publish(sys.stdout, sent), service=export_type.service,
                          progress=progress)
@@ -259,13 +264,14 @@ def demo(ctx: click.Context, fmt: str, as_json: bool) -> None:
     config = config_of(ctx)
     writable_data_root(config.data_root)
     result = run_demo(config, fmt=fmt, progress=terminal_progress(sys.stderr))
-    final_harvest = result.harvest[-1]["message"]
-    final_export = result.export[-1]["message"]
+    # validated as they were published (print_publish): the schemas say their shapes
+    final_harvest = cast(HarvestStatusBody, result.harvest[-1]["message"])
+    final_export = cast(StatusBody, result.export[-1]["message"])
     ok = final_harvest["status"] == final_export["status"] == "completed success"
     if as_json:
         emit({"harvest": result.harvest, "export": result.export}, True, "")
         ctx.exit(0 if ok else 1)
-    warcs = [m["message"]["warc"] for m in result.harvest if m["routing_key"] == "warc_created"]
+    warcs = [cast(WarcCreatedBody, m["message"])["warc"] for m in result.harvest if m["routing_key"] == "warc_created"]
     stats = final_harvest.get("stats", {})
     posts = sum(counts.get("posts", 0) for counts in stats.values())
     lines = [f"harvest {final_harvest['id']}: {final_harvest['status']}, {posts} posts "

@@ -12,21 +12,32 @@ import io
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 from urllib.parse import parse_qs, urlsplit
 
 from swath.core.config import Config
+from swath.core.jsontypes import JSON, JSONObject
+
+if TYPE_CHECKING:
+    from swath.harvesters.embedded import Sent
 
 DEMO_BLOG = "swath-demo"
 DEMO_COLLECTION = "demo-collection"
 DEMO_API_KEY = "demo-api-key-not-a-secret"
 
 
-def _recorded_blog() -> dict[str, Any]:
-    return json.loads(resources.files("swath").joinpath("demo_data/tumblr_swath-demo.json").read_text("utf-8"))
+class _RecordedBlog(TypedDict):
+    blog: JSONObject
+    posts: list[JSON]
+
+
+def _recorded_blog() -> _RecordedBlog:
+    recorded = resources.files("swath").joinpath("demo_data/tumblr_swath-demo.json").read_text("utf-8")
+    return cast(_RecordedBlog, json.loads(recorded))
 
 
 class ReplayServer:
@@ -79,7 +90,7 @@ class ReplayServer:
         self.httpd.server_close()
 
 
-def harvest_message(run_id: str) -> dict[str, Any]:
+def harvest_message(run_id: str) -> JSONObject:
     return {
         "id": f"demo-harvest-{run_id}",
         "type": "tumblr_blog_posts",
@@ -92,27 +103,31 @@ def harvest_message(run_id: str) -> dict[str, Any]:
     }
 
 
-def export_message(run_id: str, fmt: str) -> dict[str, Any]:
+def export_message(run_id: str, fmt: str) -> JSONObject:
     return {
         "id": f"demo-export-{run_id}",
         "type": "tumblr_blog_posts",
         "collection": {"id": DEMO_COLLECTION},
-        "path": f"exports/demo-export-{run_id}",
+        "path": export_path(run_id),
         "format": fmt,
         "dedupe": True,
         "segment_size": None,
     }
 
 
+def export_path(run_id: str) -> str:
+    return f"exports/demo-export-{run_id}"
+
+
 @dataclasses.dataclass
 class DemoResult:
-    harvest: list[dict[str, Any]]
-    export: list[dict[str, Any]]
+    harvest: list[Sent]  # every message each step published
+    export: list[Sent]
     served_posts: int
     export_dir: Path
 
 
-def run_demo(config: Config, *, fmt: str = "csv", progress: Any = None) -> DemoResult:
+def run_demo(config: Config, *, fmt: str = "csv", progress: Callable[[str], None] | None = None) -> DemoResult:
     """Harvest the replayed blog and export it; returns every message each step published."""
     from swath.core.jobs import JobContext
     from swath.exporters.base import run_export
@@ -123,14 +138,14 @@ def run_demo(config: Config, *, fmt: str = "csv", progress: Any = None) -> DemoR
     config.data_root.mkdir(parents=True, exist_ok=True)
     with ReplayServer() as server:
         harvest_config = config.with_api_url("tumblr", server.url)
-        harvested: list[dict[str, Any]] = []
+        harvested: list[Sent] = []
         ctx = JobContext(config=harvest_config, publish=print_publish(io.StringIO(), harvested),
                          service="Tumblr Harvester", progress=progress or (lambda text: None))
         run_harvest(harvest_message(run_id), routing_key="harvest.start.tumblr.tumblr_blog_posts", ctx=ctx)
-    exported: list[dict[str, Any]] = []
+    exported: list[Sent] = []
     ctx = JobContext(config=config, publish=print_publish(io.StringIO(), exported), service="swath Exporter",
                      progress=progress or (lambda text: None))
     message = export_message(run_id, fmt)
     run_export(message, routing_key="export.start.tumblr.tumblr_blog_posts", ctx=ctx)
     return DemoResult(harvest=harvested, export=exported, served_posts=len(server.posts),
-                      export_dir=config.data_root / message["path"])
+                      export_dir=config.data_root / export_path(run_id))

@@ -15,13 +15,13 @@ import functools
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from swath.core.config import Config
 from swath.core.jobs import JobContext
+from swath.core.jsontypes import JSONObject
 from swath.core.paths import PathOutsideDataRoot, resolve_inside
 from swath.exporters import base
 from swath.exporters.warc_index import ListingAnswers, Selected, is_warc
@@ -131,7 +131,7 @@ def store_index(config: Config) -> StoreIndex:
     return StoreIndex(store=store, data_root=config.harvest_base)
 
 
-def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, workers: int | None = None) -> None:
+def run_export(body: JSONObject, *, routing_key: str, ctx: JobContext, workers: int | None = None) -> None:
     """The exporter workers' job: exporters.base.run_export on sfm-ui's WARC list (SWATH_SFM_API_URL), else on
     the store's WARC index."""
     index = SfmApiIndex(config=ctx.config) if ctx.config.sfm_api_url else store_index(ctx.config)

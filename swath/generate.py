@@ -14,10 +14,9 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from swath.core import discovery
-from swath.core.platforms import ExportKind, Platform
+from swath.core.platforms import ExportKind, OptionSchema, Platform
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout (an editable install): a developer's tool
 COMPOSE = "docker-compose.yml"
@@ -147,7 +146,7 @@ def _with_worker(types: str, platform: str, role: str, service: str) -> str:
     return f"{types}<br>`{platform}_{role}`, \"{service}\"" if types else "—"
 
 
-def _type(schema: dict[str, Any]) -> str:
+def _type(schema: OptionSchema) -> str:
     if "enum" in schema:
         return " or ".join(f"`{_json(v)}`" for v in schema["enum"])
     if schema.get("type") == "array":
@@ -155,7 +154,7 @@ def _type(schema: dict[str, Any]) -> str:
     return str(schema.get("type", "any"))
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return "true" if value is True else "false" if value is False else str(value)
 
 

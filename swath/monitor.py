@@ -13,7 +13,7 @@ import dataclasses
 import hashlib
 import logging
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 import orjson
 from sqlalchemy.exc import DBAPIError
@@ -22,7 +22,9 @@ from sqlalchemy.orm import Session
 from swath import notify
 from swath.core.config import Config
 from swath.core.jobs import JobContext, JobInterrupted
+from swath.core.jsontypes import JSONObject
 from swath.messages import codes, routing
+from swath.messages.bodies import HarvestStatusBody, StatusBody
 from swath.messages.broker import STATUS_BINDINGS
 from swath.messages.model import WarcCreated
 from swath.messages.validation import InvalidMessage, validate
@@ -36,7 +38,7 @@ SERVICE = "swath Monitor"
 DB_RETRY_SECONDS = 2.0
 
 
-def record(store: Store, routing_key: str, body: Any, *, data_root: Path | None = None,
+def record(store: Store, routing_key: str, body: object, *, data_root: Path | None = None,
            mailer: Mailer | None = None) -> str:
     """Record one message; returns its kind. Raises InvalidMessage for anything that is not one of ours.
     `data_root`: where the WARCs' paths are kept from, so the WARC index survives moving the root.
@@ -48,7 +50,7 @@ def record(store: Store, routing_key: str, body: Any, *, data_root: Path | None 
     if kind in ("harvest_status", "export_status"):
         validate(kind, body)
         with store.session() as s:
-            mails = record_status(s, kind, body, routing_key=routing_key)
+            mails = record_status(s, kind, cast(StatusBody, body), routing_key=routing_key)
         if mailer is not None:
             mailer.send(mails)  # after the commit: a status that fails to record mails nobody
     elif kind == routing.WARC_CREATED:
@@ -60,11 +62,11 @@ def record(store: Store, routing_key: str, body: Any, *, data_root: Path | None 
     return kind
 
 
-def record_status(s: Session, kind: str, body: dict[str, Any], *, routing_key: str) -> list[Mail]:
+def record_status(s: Session, kind: str, body: StatusBody, *, routing_key: str) -> list[Mail]:
     """A harvest or export status: its row, its process's heartbeat, and the mails its transition calls for."""
     before = notify.status_before(s, kind, body["id"])
     if kind == "harvest_status":
-        row: Job | Export = repo.record_harvest_status(s, body, routing_key=routing_key)
+        row: Job | Export = repo.record_harvest_status(s, cast(HarvestStatusBody, body), routing_key=routing_key)
     else:
         row = repo.record_export_status(s, body, routing_key=routing_key)
     notify_repo.report_seen(s, role="harvester" if kind == "harvest_status" else "exporter", body=body)
@@ -88,7 +90,7 @@ class RecordJob:
     data_root: Path | None = None
     mailer: Mailer | None = None
 
-    def __call__(self, body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> None:
+    def __call__(self, body: JSONObject, *, routing_key: str, ctx: JobContext) -> None:
         try:
             record(self.store, routing_key, body, data_root=self.data_root, mailer=self.mailer)
         except InvalidMessage as exc:

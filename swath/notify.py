@@ -14,11 +14,10 @@ import logging
 import re
 import smtplib
 import ssl
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from sqlalchemy.orm import Session
@@ -125,7 +124,7 @@ def _export_mails(s: Session, export: Export) -> list[Mail]:
             for to in notify_repo.recipients(s, owner.group_id, {EXPORT_READY})]
 
 
-def _counts(stats: dict[str, Any]) -> str:
+def _counts(stats: Mapping[str, object]) -> str:
     totals: dict[str, int] = {}
     for day in (stats or {}).values():  # {day: {label: n}}
         for label, n in (day.items() if isinstance(day, dict) else ()):
@@ -134,7 +133,7 @@ def _counts(stats: dict[str, Any]) -> str:
     return ", ".join(f"{n} {label}" for label, n in sorted(totals.items())) or "none"
 
 
-def _notes(notes: Iterable[dict[str, Any]], *, heading: str = "Errors") -> list[str]:
+def _notes(notes: Iterable[Mapping[str, object]], *, heading: str = "Errors") -> list[str]:
     listed = list(notes or ())
     if not listed:
         return []

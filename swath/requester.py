@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+from sqlalchemy.orm import Session
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
+from swath.core.jsontypes import JSONObject
 from swath.harvesters.registry import lookup as lookup_harvest_type
 from swath.messages import codes, routing
 from swath.messages.broker import Publisher, PublishError, Unroutable
@@ -25,6 +28,9 @@ from swath.messages.validation import InvalidMessage
 from swath.store import Store, group_credentials, repo
 from swath.store.models import ACCEPTED, ACTIVE_STATES, FAILURE, QUEUED, RUNNING, Export, Job, Source, utcnow
 from swath.store.secrets import CredentialKeyError, SecretBox
+
+if TYPE_CHECKING:  # the broker's management side loads only when asked
+    from swath.workqueue import QueueState
 
 log = logging.getLogger(__name__)
 STORED = "stored"
@@ -97,8 +103,8 @@ class Requester:
 
     # ---- sources ----
 
-    def create_source(self, *, name: str, harvest_type: str, seeds: list[dict[str, Any]],
-                      options: dict[str, Any], credentials: Iterable[str], collection_set_id: str,
+    def create_source(self, *, name: str, harvest_type: str, seeds: Sequence[Mapping[str, object]],
+                      options: Mapping[str, object], credentials: Iterable[str], collection_set_id: str,
                       collection_id: str | None, secrets: Mapping[str, str] | None = None) -> Source:
         """`credentials` are NAME=env:VAR / NAME=VALUE pairs; `secrets` are values read elsewhere (a prompt,
         a file); both kinds of value are sealed into the store, and refused when no key is configured."""
@@ -129,8 +135,8 @@ class Requester:
     def start_routing_key(self, source: Source) -> str:
         return routing.key("harvest_start", source.platform, source.harvest_type)
 
-    def _start_body(self, source: Source, job_id: str, credentials: dict[str, Any]) -> dict[str, Any]:
-        body: dict[str, Any] = {
+    def _start_body(self, source: Source, job_id: str, credentials: JSONObject) -> JSONObject:
+        body: JSONObject = {
             "id": job_id, "type": source.harvest_type, "path": collection_path(source),
             "seeds": source.seeds, "options": source.options,
             "collection_set": {"id": source.collection_set_id}, "collection": {"id": source.collection_id},
@@ -139,7 +145,7 @@ class Requester:
             body["credentials"] = credentials
         return body
 
-    def harvest_start(self, source: Source, job_id: str) -> dict[str, Any]:
+    def harvest_start(self, source: Source, job_id: str) -> JSONObject:
         """The harvest.start body with credentials resolved (never log or print it)."""
         stored: dict[str, str] = {}
         shared = group_credentials.referenced(source)
@@ -150,7 +156,7 @@ class Requester:
                     stored |= group_credentials.values_for(s, source, self.secret_box()) if shared else {}
             except CredentialKeyError as exc:  # a RequestError, so a scheduled launch fails its job with the code
                 raise RequestError(exc.message, code=exc.code) from None
-        resolved: dict[str, Any] = {}
+        resolved: JSONObject = {}
         for name, ref in source.credentials.items():
             env = ref.startswith(ENV_PREFIX)
             value = self.env.get(ref[len(ENV_PREFIX):]) if env else stored.get(name)
@@ -197,7 +203,7 @@ class Requester:
             body = self.harvest_start(source, job.id)
             service = lookup_harvest_type(source.harvest_type).load().service
 
-            def publish(routing_key: str, body: dict[str, Any]) -> None:
+            def publish(routing_key: str, body: Mapping[str, object]) -> None:
                 record(self.store, routing_key, body, data_root=self.config.harvest_base)
 
             ctx = JobContext(config=self.config, service=service, publish=publish)
@@ -208,7 +214,7 @@ class Requester:
         with self.store.session() as s:
             return repo.get_job(s, job.id)
 
-    def check_runnable(self, s: Any, source: Source) -> None:
+    def check_runnable(self, s: Session, source: Source) -> None:
         if source.validation != ACCEPTED:
             raise RequestError(f"source {source.name!r} is {source.validation}; `swath harvest validate` it first",
                                code=codes.SOURCE_NOT_VALIDATED)
@@ -231,7 +237,7 @@ class Requester:
                 results.append(self._publish_job(s, job))
         return results
 
-    def _publish_job(self, s: Any, job: Job) -> PublishResult:
+    def _publish_job(self, s: Session, job: Job) -> PublishResult:
         source = s.get(Source, job.source_id) if job.source_id else None
         if source is None or source.deleted_at is not None:
             repo.fail_job(s, job, codes.BAD_REQUEST, "the source was deleted before its launch was published")
@@ -262,7 +268,7 @@ class Requester:
         log.info("published %s for source %s", job.routing_key, source.name)
         return PublishResult(job.id, True)
 
-    def _target_job(self, s: Any, ident: str) -> Job:
+    def _target_job(self, s: Session, ident: str) -> Job:
         """A job by id, or the source's (by id or name) queued or running job."""
         job = s.get(Job, ident)
         if job is None:
@@ -336,7 +342,7 @@ class Requester:
         except (PublishError, TimeoutError) as exc:
             return f"the broker did not confirm harvest.stop ({exc}); the stop is recorded in the data root"
 
-    def worker_queue(self, job: Job) -> Any:
+    def worker_queue(self, job: Job) -> QueueState | None:
         """The queue a launched job waits in, with its consumers (`swath.workqueue.QueueState`); None if
         no service takes it or the broker cannot be asked."""
         from swath.workqueue import BrokerUnavailable, queue_state
@@ -350,7 +356,7 @@ class Requester:
 
     def start_export(self, *, export_type: str, fmt: str, collection_id: str | None, seeds: list[dict[str, str]],
                      path: str | None, dedupe: bool, segment_size: int | None,
-                     dates: dict[str, str | None], options: dict[str, Any] | None = None) -> Export:
+                     dates: dict[str, str | None], options: Mapping[str, object] | None = None) -> Export:
         from swath.exporters.registry import UnknownExportType, start_routing_key
 
         try:
@@ -359,8 +365,9 @@ class Requester:
             raise RequestError(f"no exporter for export type {export_type!r}; "
                                                    "`swath export types` lists them", code=codes.UNKNOWN_TYPE) from None
         export_id = repo.new_id()
-        body: dict[str, Any] = {"id": export_id, "type": export_type, "path": path or f"exports/{export_id}",
-                                "format": fmt, "dedupe": dedupe, "segment_size": segment_size}
+        path = path or f"exports/{export_id}"
+        body: dict[str, object] = {"id": export_id, "type": export_type, "path": path, "format": fmt,
+                                   "dedupe": dedupe, "segment_size": segment_size}
         if collection_id:
             body["collection"] = {"id": collection_id}
         else:
@@ -375,7 +382,7 @@ class Requester:
                                code=getattr(exc, "code", codes.SCHEMA_INVALID)) from None
         # committed before publishing: the monitor may record its first status before we get the confirm
         with self.store.session() as s:
-            export = repo.add_export(s, export_id=export_id, export_type=export_type, fmt=fmt, path=body["path"],
+            export = repo.add_export(s, export_id=export_id, export_type=export_type, fmt=fmt, path=path,
                                      collection_id=collection_id)
         try:
             self._publisher().publish(key, body).result(CONFIRM_TIMEOUT)

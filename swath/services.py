@@ -7,9 +7,12 @@ import importlib
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from swath.core import discovery
+from swath.core.config import Config
+from swath.core.jobs import Job, JobContext
+from swath.core.jsontypes import JSONObject
 from swath.core.platforms import Platform
 from swath.messages import retired
 from swath.messages.routing import sfm_keys
@@ -36,16 +39,16 @@ class _Entry:
     stream: bool = False
 
 
-def _lazy_job(target: str) -> Callable[..., None]:
+def _lazy_job(target: str) -> Job:
     module, _, name = target.partition(":")
 
-    def job(body: dict[str, Any], *, routing_key: str, ctx: Any) -> None:
+    def job(body: JSONObject, *, routing_key: str, ctx: JobContext) -> None:
         getattr(importlib.import_module(module), name)(body, routing_key=routing_key, ctx=ctx)
 
     return job
 
 
-def _lazy_call(target: str) -> Callable[[Any], None]:
+def _lazy_call(target: str) -> Callable[[Config], None]:
     module, _, name = target.partition(":")
     return lambda config: getattr(importlib.import_module(module), name)(config)
 
@@ -68,7 +71,7 @@ def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str, warm
         if noun == "harvest" and len(types) == len(every):  # the whole platform: answer its retired types too
             bindings += [key for key in retired.start_keys(platform) if f"{key.rpartition('.')[0]}.*" not in bindings]
 
-        def accepts(body: dict[str, Any], names: frozenset[str] = names, platform: str = platform) -> str | None:
+        def accepts(body: JSONObject, names: frozenset[str] = names, platform: str = platform) -> str | None:
             kind = body.get("type")
             if kind is None:
                 return f"'type' is required: the {noun} type to run, e.g. {min(names)!r}"

@@ -10,13 +10,14 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import orjson
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from swath.core.config import Config
+from swath.core.jsontypes import JSON, JSONObject
 from swath.core.paths import safe_id
 from swath.harvesters.registry import UnknownHarvestType, lookup
 from swath.messages import codes, routing, settings
@@ -49,18 +50,51 @@ BAD_IDS = "(ids that cannot be folder names)"  # the `skipped` entry of collecti
 _FINAL = {SUCCESS: SUCCESS, FAILURE: FAILURE}
 
 
+class Skipped(TypedDict):
+    """The collections of one harvest type not brought over, and why."""
+
+    code: str
+    collections: int
+    seeds: int
+    harvests: int
+
+
+class Compared(TypedDict):
+    """A collection's counts in SFM beside the imported source's."""
+
+    sfm_id: str
+    source: str | None
+    type: str
+    sfm: dict[str, int]
+    swath: dict[str, int]
+    equal: bool
+
+
+class ReportView(TypedDict):
+    """ImportReport as `swath sfm import` prints it."""
+
+    imported: dict[str, int]
+    unchanged: dict[str, int]
+    left_out: dict[str, int]
+    skipped: dict[str, Skipped]
+    warc_problems: list[dict[str, str]]
+    pending: list[dict[str, str]]
+    collections: list[Compared]
+    bad_collection_set_ids: list[str]
+
+
 @dataclass
 class ImportReport:
     imported: Counter[str] = field(default_factory=Counter)
     unchanged: Counter[str] = field(default_factory=Counter)  # there from an earlier run
     left_out: Counter[str] = field(default_factory=Counter)  # inactive seeds: a source's seeds are all harvested
-    skipped: dict[str, dict[str, Any]] = field(default_factory=dict)  # harvest type -> why, counts
+    skipped: dict[str, Skipped] = field(default_factory=dict)  # harvest type -> why, counts
     warc_problems: list[WarcProblem] = field(default_factory=list)
     pending: list[dict[str, str]] = field(default_factory=list)  # sources left pending validation, and why
-    collections: list[dict[str, Any]] = field(default_factory=list)  # SFM's counts beside swath's
+    collections: list[Compared] = field(default_factory=list)  # SFM's counts beside swath's
     bad_ids: list[str] = field(default_factory=list)  # collection sets whose id cannot be a folder name: skipped
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ReportView:
         return {"imported": dict(self.imported), "unchanged": dict(self.unchanged),
                 "left_out": dict(self.left_out), "skipped": self.skipped,
                 "warc_problems": [vars(p) for p in self.warc_problems], "pending": self.pending,
@@ -98,8 +132,7 @@ def bring_over(sets: list[SfmCollectionSet], *, store: Store, config: Config, bo
                     _bring_collection(s, cs, collection, box, report)
                 else:
                     key = collection.harvest_type if why != codes.BAD_REQUEST else BAD_IDS
-                    skipped = report.skipped.setdefault(key, {"code": why, **dict.fromkeys(
-                        ("collections", "seeds", "harvests"), 0)})
+                    skipped = report.skipped.setdefault(key, Skipped(code=why, collections=0, seeds=0, harvests=0))
                     skipped["collections"] += 1
                     skipped["seeds"] += len(collection.seeds)
                     skipped["harvests"] += len(collection.harvests)
@@ -191,9 +224,9 @@ def _bring_collection(s: Session, cs: SfmCollectionSet, c: SfmCollection, box: S
         report.imported["jobs"] += 1
 
 
-def _seed(seed: SfmSeed) -> dict[str, Any]:
+def _seed(seed: SfmSeed) -> JSONObject:
     """sfm-ui's seed as harvest.start carries it: a JSON token (a search's query) as an object."""
-    out: dict[str, Any] = {"id": seed.seed_id}
+    out: JSONObject = {"id": seed.seed_id}
     if seed.token:
         parsed = _json(seed.token)
         out["token"] = parsed if isinstance(parsed, dict) else seed.token
@@ -202,7 +235,7 @@ def _seed(seed: SfmSeed) -> dict[str, Any]:
     return out
 
 
-def _options(text: str) -> tuple[dict[str, Any], list[str]]:
+def _options(text: str) -> tuple[JSONObject, list[str]]:
     parsed = _json(text) if text.strip() else {}
     if isinstance(parsed, dict):
         return parsed, []
@@ -217,9 +250,10 @@ def _credential_values(c: SfmCollection) -> dict[str, str]:
     return {str(k): v for k, v in parsed.items() if isinstance(v, str) and v and CREDENTIAL_NAME.fullmatch(str(k))}
 
 
-def _json(text: str) -> Any:
+def _json(text: str) -> JSON:
     try:
-        return orjson.loads(text)
+        parsed: JSON = orjson.loads(text)
+        return parsed
     except orjson.JSONDecodeError:
         return None
 
@@ -270,7 +304,7 @@ def _index_warc(s: Session, config: Config, cs: SfmCollectionSet, c: SfmCollecti
     row.rel_path = relative_path(w.path, config.harvest_base)
 
 
-def _compare(s: Session, c: SfmCollection) -> dict[str, Any]:
+def _compare(s: Session, c: SfmCollection) -> Compared:
     """The collection's counts in SFM beside the imported source's, read back from the store."""
     source = s.get(Source, c.collection_id)
     warcs, size = s.execute(select(func.count(), func.coalesce(func.sum(Warc.bytes), 0))

@@ -4,13 +4,14 @@ dates. Used when SWATH_SFM_API_URL is set; every path it names must lie in the h
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 
 from swath.core.config import Config
+from swath.core.jsontypes import JSONObject
 from swath.core.paths import PathOutsideDataRoot, harvest_path
 from swath.exporters.base import ExportFailed
 from swath.exporters.warc_index import ListingAnswers, Selected
@@ -33,15 +34,15 @@ class SfmApiIndex(ListingAnswers):
     def select(self, start: ExportStart) -> Selected:
         warcs: set[Path] = set()
         warnings: list[tuple[str, str]] = []
-        for entry in self._entries(start):
+        for path in self._paths(start):
             try:
-                warcs.add(harvest_path(self.config, entry["path"]))
+                warcs.add(harvest_path(self.config, path))
             except PathOutsideDataRoot as exc:
                 warnings.append((codes.PATH_OUTSIDE_DATA_ROOT, f"sfm-ui lists a WARC outside the harvest root; "
                                  f"not read: {exc.message}"))
         return Selected(sorted(warcs, key=str), warnings=warnings)
 
-    def _entries(self, start: ExportStart) -> Any:
+    def _paths(self, start: ExportStart) -> Iterator[str]:
         """Every WARC sfm-ui lists for the export, following `next` on sfm-ui's own origin only."""
         params = {k: v for k, v in {
             "collection": start.collection_id,
@@ -56,19 +57,21 @@ class SfmApiIndex(ListingAnswers):
                 return
             page = self._get(url, params)
             params = {}  # `next` carries them
-            results, url = page.get("results"), page.get("next")
-            if not isinstance(results, list) or not all(isinstance(r, dict) and isinstance(r.get("path"), str)
-                                                        for r in results):
+            results, following = page.get("results"), page.get("next")
+            paths = [path for r in results if isinstance(r, dict) and isinstance(path := r.get("path"), str)] \
+                if isinstance(results, list) else []
+            if not isinstance(results, list) or len(paths) != len(results):
                 raise ExportFailed(f"sfm-ui's {WARCS_PATH} answered without a list of WARCs with paths",
                                    code=codes.SFM_API_UNAVAILABLE)
-            yield from results
-            if url is not None and (not isinstance(url, str) or _origin(url) != origin):
+            yield from paths
+            if following is not None and (not isinstance(following, str) or _origin(following) != origin):
                 raise ExportFailed(f"sfm-ui's {WARCS_PATH} pointed its next page away from {origin}; refused",
                                    code=codes.SFM_API_UNAVAILABLE)
+            url = following if isinstance(following, str) else None
         raise ExportFailed(f"sfm-ui's {WARCS_PATH} kept answering with a next page ({MAX_PAGES} pages)",
                            code=codes.SFM_API_UNAVAILABLE)
 
-    def _get(self, url: str, params: dict[str, str]) -> dict[str, Any]:
+    def _get(self, url: str, params: dict[str, str]) -> JSONObject:
         try:
             response = self.session.get(url, params=params, timeout=self.config.http_timeout)
             response.raise_for_status()

@@ -9,11 +9,11 @@ name), and collection ids that stay one folder under collections/.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy.orm import Session
 
+from swath.core.jsontypes import JSONObject
 from swath.core.paths import safe_id
 from swath.messages import codes, settings
 from swath.requester import RequestError
@@ -21,9 +21,9 @@ from swath.store import repo
 from swath.store.models import ACCEPTED, PENDING, REFUSED, Source, utcnow
 
 
-def parse_options(harvest_type: str, pairs: Iterable[str]) -> dict[str, Any]:
+def parse_options(harvest_type: str, pairs: Iterable[str]) -> JSONObject:
     """KEY=VALUE pairs, each value read by the type its schema declares."""
-    opts: dict[str, Any] = {}
+    opts: JSONObject = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
@@ -32,7 +32,7 @@ def parse_options(harvest_type: str, pairs: Iterable[str]) -> dict[str, Any]:
     return opts
 
 
-def seeds_from(tokens: Iterable[str], uids: Iterable[str]) -> list[dict[str, Any]]:
+def seeds_from(tokens: Iterable[str], uids: Iterable[str]) -> list[dict[str, str]]:
     return [*({"id": repo.new_id(), "token": t} for t in tokens), *({"id": repo.new_id(), "uid": u} for u in uids)]
 
 
@@ -50,7 +50,7 @@ class SettingsRefused(RequestError):
         self.problems = problems
 
 
-def check_source(harvest_type: str, *, options: dict[str, Any], seeds: list[dict[str, Any]],
+def check_source(harvest_type: str, *, options: Mapping[str, object], seeds: Sequence[Mapping[str, object]],
                  credentials: Iterable[str], collection_ids: dict[str, str | None]) -> None:
     """SettingsRefused (bad_request) naming every setting the type would refuse."""
     found = [f"{flag} {value!r}: use letters, digits, '.', '_' and '-' only (it becomes a folder name)"
@@ -95,14 +95,14 @@ def unschedule(s: Session, ident: str) -> Source:
     return src
 
 
-def update(s: Session, ident: str, *, options: dict[str, Any] | None = None, unset: Iterable[str] = (),
-           seeds: list[dict[str, Any]] | None = None) -> tuple[Source, bool]:
+def update(s: Session, ident: str, *, options: Mapping[str, object] | None = None, unset: Iterable[str] = (),
+           seeds: Sequence[Mapping[str, object]] | None = None) -> tuple[Source, bool]:
     """Change options (set `options`, remove `unset`) or replace the seeds, checked as creating checks them;
     an accepted source that changed goes back to pending. Returns (source, changed)."""
     src = repo.find_source(s, ident)
     new_options = {k: v for k, v in src.options.items() if k not in set(unset)}
     new_options.update(options or {})
-    new_seeds = seeds or list(src.seeds)
+    new_seeds = list(seeds) if seeds else list(src.seeds)
     check_source(src.harvest_type, options=new_options, seeds=new_seeds, credentials=src.credentials,
                  collection_ids={})
     changed = new_options != src.options or new_seeds != src.seeds

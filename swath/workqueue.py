@@ -10,7 +10,6 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import pika
 import pika.exceptions
@@ -46,7 +45,7 @@ def worker_service(routing_key: str) -> str | None:
 
 
 @contextmanager
-def _connection(config: Config) -> Iterator[Any]:
+def _connection(config: Config) -> Iterator[pika.BlockingConnection]:
     try:
         connection = pika.BlockingConnection(connection_parameters(config, name="swath-requester-queues"))
     except pika.exceptions.AMQPError as exc:

@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import orjson
 
+from swath.core.jsontypes import JSONObject
 from swath.core.paths import read_inside, write_atomic
 
 SUFFIX = ".notes.jsonl"
@@ -39,15 +39,15 @@ class Note:
     subject: str  # the record id, or the object's URL
     event: str  # what was done: renewed, fetched, dropped, terminated
     outcome: str  # how it ended (docs/kiel.md lists them per event)
-    detail: dict[str, Any] = field(default_factory=dict)  # status, type, file, ... (scalars only)
+    detail: dict[str, object] = field(default_factory=dict)  # status, type, file, ... (scalars only)
 
     def line(self) -> bytes:
         fixed = {"tist": self.tist, "item": self.item, "subject": self.subject, "event": self.event,
                  "outcome": self.outcome}
         return orjson.dumps({**fixed, **{k: v for k, v in self.detail.items() if v is not None}}) + b"\n"
 
-    def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = orjson.loads(self.line())
+    def as_dict(self) -> JSONObject:
+        data: JSONObject = orjson.loads(self.line())
         return data
 
     @classmethod
@@ -74,10 +74,10 @@ class Notebook:
     record_id: str
     notes: list[Note] = field(default_factory=list)
 
-    def record(self, tist: int, event: str, outcome: str, **detail: Any) -> None:
+    def record(self, tist: int, event: str, outcome: str, **detail: object) -> None:
         self.notes.append(Note(tist, "record", self.record_id, event, outcome, detail))
 
-    def object(self, tist: int, url: str, event: str, outcome: str, **detail: Any) -> None:
+    def object(self, tist: int, url: str, event: str, outcome: str, **detail: object) -> None:
         self.notes.append(Note(tist, "object", url, event, outcome, detail))
 
     def write(self, directory: Path, tist: int) -> Path | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 
 @dataclass(kw_only=True)
@@ -24,7 +23,7 @@ class Resource:
     filesize: int | None = None
     checksum: Checksum | None = None
     type: str = "main"  # udata's resource type: main, api (a dcat:accessService), other (a dct:hasPart)
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -45,9 +44,9 @@ class Dataset:
     created_at: str | None = None
     last_modified: str | None = None
     resources: list[Resource] = field(default_factory=list)
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, object] = field(default_factory=dict)  # the platform's own fields, kept as JSON
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

@@ -7,6 +7,7 @@ import json
 import secrets
 import ssl
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -171,7 +172,7 @@ class NodeServer:
         body = write_zip([(METADATA_XML, lr.metadata_xml), (STORAGE_GLOBAL_JSON, lr.storage_json)])
         return Reply(200, body, _attachment(f"{identifier}.zip"), "application/zip")
 
-    def _served_lrs(self):
+    def _served_lrs(self) -> Iterator[StoredLR]:
         for identifier in list(self.storage.ids()):
             lr = self._served(identifier)
             if lr is not None:

@@ -65,17 +65,19 @@ class Call:
 
     @property
     def sender(self) -> str:
-        return header(self.msg, HeaderFields.sender, "")
+        sender: str = header(self.msg, HeaderFields.sender, "")
+        return sender
 
     @property
     def signature(self) -> str:
-        return header(self.msg, HeaderFields.signature, "")
+        signature: str = header(self.msg, HeaderFields.signature, "")
+        return signature
 
     @property
-    def args(self) -> tuple:
+    def args(self) -> tuple[Any, ...]:  # typed by the call's D-Bus signature
         return tuple(self.msg.body)
 
-    def reply(self, signature: str | None = None, body: tuple = ()) -> None:
+    def reply(self, signature: str | None = None, body: tuple[object, ...] = ()) -> None:
         if not self.answered:
             self.answered = True
             self.endpoint.send(new_method_return(self.msg, signature, body))
@@ -122,7 +124,7 @@ class Endpoint:
 
     # ---- sending ----
     def send(self, msg: Message) -> int:
-        serial = next(self.conn.outgoing_serial)
+        serial: int = next(self.conn.outgoing_serial)
         self.conn.send(msg, serial=serial)
         return serial
 
@@ -135,9 +137,9 @@ class Endpoint:
             self._pending[serial] = on_reply
         self.conn.send(msg, serial=serial)
 
-    def call(self, msg: Message, *, timeout: float | None = 10.0) -> tuple:
+    def call(self, msg: Message, *, timeout: float | None = 10.0) -> tuple[Any, ...]:  # by the reply's signature
         """Send a method call and wait for the reply body (never from the receiver thread)."""
-        done: Future = Future()
+        done: Future[Message] = Future()
         self.call_async(msg, done.set_result)
         reply = done.result(timeout=timeout)
         err = error_of(reply)
@@ -160,7 +162,7 @@ class Endpoint:
             self._watches.append(_SignalWatch(interface, member, callback, sender))
         self.call(new_method_call(DBUS, "AddMatch", "s", (rule,)))
 
-    def emit(self, path: str, interface: str, member: str, signature: str, body: tuple) -> None:
+    def emit(self, path: str, interface: str, member: str, signature: str, body: tuple[object, ...]) -> None:
         self.send(new_signal(DBusAddress(path, interface=interface), member, signature, body))
 
     # ---- serving ----

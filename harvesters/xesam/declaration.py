@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, options
+from swath.core.platforms import ExportKind, HarvestKind, OptionSchema, Platform, Seeds, options
 
-_STRINGS = {"type": "array", "items": {"type": "string"}}
+_STRINGS: OptionSchema = {"type": "array", "items": {"type": "string"}}
 PLATFORM = Platform(
     name="xesam",
     title="Xesam-PMH",

@@ -13,6 +13,7 @@ import queue
 import re
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import orjson
@@ -89,7 +90,7 @@ class XesamHarvester(Harvester, declaration=PLATFORM):
         finally:
             endpoint.close()
 
-    def _options(self, opts: dict) -> None:
+    def _options(self, opts: Mapping[str, object]) -> None:
         """Check the options once, so a bad one is a clear bad_request rather than a D-Bus type error."""
         for name in ("fields", "content_cats", "source_cats"):
             value = opts.get(name) or []
@@ -102,7 +103,7 @@ class XesamHarvester(Harvester, declaration=PLATFORM):
             raise XesamError(codes.BAD_REQUEST, "options.idle_timeout must be a positive number of seconds")
         self.live, self.idle_timeout, self.max_batch = bool(opts.get("live")), float(idle), batch
 
-    def _install(self, endpoint: Endpoint, events: queue.Queue, seed: Seed, index: int) -> SeedRun | None:
+    def _install(self, endpoint: Endpoint, events: queue.Queue[Event], seed: Seed, index: int) -> SeedRun | None:
         harvest, opts = self.harvest, self.harvest.start.options
         tag = re.sub(r"[^A-Za-z0-9_]", "_", harvest.start.id)
         crawler = Crawler(endpoint=endpoint, path=f"/org/swath/xesam/Crawler/{tag}_{index}_{uuid.uuid4().hex[:8]}",

@@ -60,7 +60,7 @@ class Payload:
     def deleted(self) -> bool:
         return self.state == DELETED
 
-    def to_wire(self) -> tuple:
+    def to_wire(self) -> tuple[str, str, str, str, int, list[tuple[str, str]]]:
         return (self.uri, self.timestamp, self.content_cat, self.source_cat, self.state, list(self.fields))
 
     @classmethod
@@ -75,7 +75,7 @@ class Payload:
         return cls(uri=uri, timestamp=timestamp, content_cat=content_cat, source_cat=source_cat, state=state,
                    fields=tuple((str(k), str(v)) for k, v in body))
 
-    def record(self, *, target: dict[str, str], generation: int, harvest_id: str, received: str) -> dict[str, Any]:
+    def record(self, *, target: dict[str, str], generation: int, harvest_id: str, received: str) -> dict[str, object]:
         """The JSON body of the WARC record for this payload (shape documented in docs/xesam.md)."""
         return {
             "kind": "payload",

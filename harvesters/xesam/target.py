@@ -222,7 +222,7 @@ class Target:
         return max(self.outbox_limit, 2 * s.max_batch)  # a full next batch is ready when a reply comes
 
     def _pump(self) -> None:
-        sends: list[tuple[Session, str, str, tuple]] = []
+        sends: list[tuple[Session, str, str, tuple[object, ...]]] = []
         with self._lock:
             self._distribute()
             for s in self.sessions.values():
@@ -245,7 +245,8 @@ class Target:
         for s, member, sig, body in sends:
             self._send(s, member, sig, body, partial(self._on_reply, s))
 
-    def _send(self, s: Session, member: str, sig: str, body: tuple, on_reply: Callable[[Message], None]) -> None:
+    def _send(self, s: Session, member: str, sig: str, body: tuple[object, ...],
+              on_reply: Callable[[Message], None]) -> None:
         address = DBusAddress(s.path, bus_name=s.sender, interface=IFACE_CRAWLER)
         try:
             self.endpoint.call_async(new_method_call(address, member, sig or None, body), on_reply)

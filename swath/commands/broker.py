@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors
 from swath.commands.deadletters import dead_letters
+
+if TYPE_CHECKING:  # the broker client loads only when a command runs
+    from swath.messages.migrate import QueueReport
 
 
 @click.group()
@@ -49,29 +52,28 @@ def setup(ctx: click.Context, migrate: bool, as_json: bool) -> None:
     finally:
         if connection.is_open:
             connection.close()
-    rows: list[dict[str, Any]] = [vars(report) for report in reports]
-    mismatched = [row["queue"] for row in rows if row["state"] == "mismatch"]
+    mismatched = [report.queue for report in reports if report.state == "mismatch"]
     error = BrokerError(f"{len(mismatched)} queue(s) exist with other arguments than swath declares "
                         f"({', '.join(mismatched)}); their messages are untouched. Stop their workers, then run "
                         "`swath broker setup --migrate` to move them into quorum queues (docs/deployment.md)",
                         code=codes.BROKER_QUEUE_MISMATCH) if mismatched else None
-    data: dict[str, Any] = {"exchange": config.exchange, "queues": rows}
+    data: dict[str, object] = {"exchange": config.exchange, "queues": [vars(report) for report in reports]}
     if error is not None and as_json:  # one JSON document for scripts, the error inside
         emit({**data, "error": {"code": error.code, "message": error.message}}, True, "")
         ctx.exit(1)
-    emit(data, as_json, "\n".join(_line(row) for row in rows))
+    emit(data, as_json, "\n".join(_line(report) for report in reports))
     if error is not None:
         raise error
 
 
-def _line(row: dict[str, Any]) -> str:
-    bindings = ", ".join(row["bindings"])
-    if row["state"] == "mismatch":
-        return (f"MISMATCH {row['queue']} ({row['messages']} message(s) waiting): {row['detail']}; "
+def _line(report: QueueReport) -> str:
+    bindings = ", ".join(report.bindings)
+    if report.state == "mismatch":
+        return (f"MISMATCH {report.queue} ({report.messages} message(s) waiting): {report.detail}; "
                 "`swath broker setup --migrate` moves it")
-    if row["state"] == "migrated":
-        return f"migrated {row['queue']} <- {bindings}: {'; '.join(row['notes'])}"
-    return f"declared {row['queue']} <- {bindings}"
+    if report.state == "migrated":
+        return f"migrated {report.queue} <- {bindings}: {'; '.join(report.notes)}"
+    return f"declared {report.queue} <- {bindings}"
 
 
 broker.add_command(dead_letters)

@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import ParamSpec, TextIO, TypeVar
 
 import click
 import orjson
@@ -18,10 +18,13 @@ from swath.core.errors import SwathError
 from swath.requester import Requester
 from swath.store import Store
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
 
-def emit(data: Any, as_json: bool, human: str) -> None:
+def emit(data: object, as_json: bool, human: str) -> None:
     """Print `data` as JSON for scripts, else the human text."""
     click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() if as_json else human)
 
@@ -59,11 +62,11 @@ def error_line(code: str, message: str) -> str:
     return line if len(line) <= ERROR_LINE_MAX else line[:ERROR_LINE_MAX - 1] + "…"
 
 
-def handles_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+def handles_errors(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     """RequestError/NotFound/StoreError -> `error [code]: message` (or JSON with --json), exit 1."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return fn(*args, **kwargs)
         except SwathError as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import click
 from click.core import ParameterSource
@@ -22,9 +21,9 @@ _SECRETS = {"secret_key", "dashboard_token", "storage_access_key_id", "storage_s
             "storage_replica_access_key_id", "storage_replica_secret_access_key"}
 
 
-def effective(config: Config) -> dict[str, Any]:
+def effective(config: Config) -> dict[str, object]:
     """Every Config field as printable values: paths as text, secrets masked."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
         if f.name in _SECRETS:

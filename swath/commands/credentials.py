@@ -7,7 +7,7 @@ import getpass
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO, TypeVar
 
 import click
 
@@ -15,6 +15,8 @@ from swath.messages import codes
 from swath.requester import ENV_PREFIX, RequestError, check_credential_name
 
 MAX_VALUE_BYTES = 64 * 1024  # a credential file larger than this is a mistake (or /dev/zero), not a key
+
+_Command = TypeVar("_Command", bound=Callable[..., object])  # a click command function, options added
 
 CREDENTIAL_HELP = (
     "A credential, repeatable. NAME alone or NAME=- prompts for the value (hidden; read as one line from stdin "
@@ -25,7 +27,7 @@ CREDENTIAL_HELP = (
     "and never printed.")
 
 
-def credential_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+def credential_options(fn: _Command) -> _Command:
     """Add `--credential` (to `credentials`) and `--credential-file` (to `credential_files`)."""
     fn = click.option("--credential-file", "credential_files", multiple=True, metavar="NAME=PATH",
                       help="Read credential NAME's value from the file PATH (same as --credential NAME=@PATH).")(fn)

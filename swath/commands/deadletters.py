@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -18,9 +18,12 @@ from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors
 from swath.core.errors import SwathError
 from swath.messages import codes
 
+if TYPE_CHECKING:  # the broker client loads only when a command runs
+    from swath.messages.deadletters import DeadLetters, LetterView
+
 
 @contextmanager
-def _queue(ctx: click.Context) -> Iterator[Any]:
+def _queue(ctx: click.Context) -> Iterator[DeadLetters]:
     from swath.messages.deadletters import DeadLetters
 
     with DeadLetters.open(config_of(ctx)) as letters:
@@ -34,7 +37,7 @@ def _targets(ids: tuple[str, ...], all_: bool, verb: str) -> set[str] | None:
     return None if all_ else set(ids)
 
 
-def _line(view: dict[str, Any]) -> str:
+def _line(view: LetterView) -> str:
     reason = (view["reason"] or "").replace("\n", " ")
     reason = reason if len(reason) <= 90 else reason[:89] + "…"
     return f"{view['id']}  {view['code'] or '-':<16} {view['routing_key']:<40} {view['message_id'] or '-'}  {reason}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import click
 
@@ -15,18 +15,19 @@ from swath.commands.common import (
 )
 from swath.commands.grouping import GROUP_OPTION, export_owner, record_export
 from swath.exporters.writers import FORMATS
-from swath.shared.records import job_dict
+from swath.messages.bodies import NoteBody
+from swath.shared.records import JobView, job_dict
 from swath.store import repo
 from swath.store.models import Export, as_utc
 
 
-def _job_lines(d: dict[str, Any]) -> list[str]:
+def _job_lines(d: JobView) -> list[str]:
     totals = ", ".join(f"{n} {label}" for label, n in sorted(d["totals"].items())) or "no items"
     lines = [f"{d['id']}  {d['status']:<17} {d['trigger']:<8} started {d['date_started'] or '-'}  "
              f"ended {d['date_ended'] or '-'}",
              f"    {totals}; {d['warcs']['count']} WARC(s), {d['warcs']['bytes']} bytes"]
-    for kind in ("errors", "warnings"):
-        lines += [f"    {kind[:-1]} [{n['code']}] {n['message']}" for n in d[kind]]
+    lines += [f"    error [{n['code']}] {n['message']}" for n in d["errors"]]
+    lines += [f"    warning [{n['code']}] {n['message']}" for n in d["warnings"]]
     lines += [f"    WARC {w['path']} ({w['bytes']} bytes, sha1 {w['sha1']})" for w in d["warcs"]["files"]]
     return lines
 
@@ -48,7 +49,25 @@ def jobs(ctx: click.Context, source: str | None, status: str | None, limit: int,
     emit(data, as_json, "\n".join(line for d in data for line in _job_lines(d)) or "no jobs")
 
 
-def export_dict(export: Export) -> dict[str, Any]:
+class ExportView(TypedDict):
+    """An export as `swath export` prints it."""
+
+    id: str
+    type: str | None
+    format: str | None
+    path: str | None
+    collection: str | None
+    status: str
+    created_at: str | None
+    date_started: str | None
+    date_ended: str | None
+    infos: list[NoteBody]
+    warnings: list[NoteBody]
+    errors: list[NoteBody]
+    extra: dict[str, object]
+
+
+def export_dict(export: Export) -> ExportView:
     return {"id": export.id, "type": export.export_type, "format": export.format, "path": export.path,
             "collection": export.collection_id, "status": export.status, "created_at": as_utc(export.created_at),
             "date_started": export.date_started, "date_ended": export.date_ended, "infos": export.infos,
@@ -109,8 +128,8 @@ def export_status(ctx: click.Context, export_id: str, as_json: bool) -> None:
     with open_store(ctx).session() as s:
         data = export_dict(repo.get_export(s, export_id))
     lines = [f"export {data['id']} ({data['type']}, {data['format']}): {data['status']}", f"    path {data['path']}"]
-    for kind in ("errors", "warnings", "infos"):
-        lines += [f"    {kind[:-1]} [{n['code']}] {n['message']}" for n in data[kind]]
+    for kind, notes in (("error", data["errors"]), ("warning", data["warnings"]), ("info", data["infos"])):
+        lines += [f"    {kind} [{n['code']}] {n['message']}" for n in notes]
     emit(data, as_json, "\n".join(lines))
 
 

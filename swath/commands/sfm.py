@@ -4,11 +4,14 @@ its harvest volume into swath's store (`--dry-run` only counts)."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from swath.commands.common import JSON_OPTION, ProgressLine, config_of, emit, handles_errors, open_store
+
+if TYPE_CHECKING:  # the import loads only when the command runs
+    from swath.sfm_bring import ReportView
 
 
 @click.group(name="sfm")
@@ -62,7 +65,7 @@ def _dry_run(db_url: str, as_json: bool) -> None:
     emit(data, as_json, "\n".join(lines))
 
 
-def _report_text(data: dict[str, Any]) -> str:
+def _report_text(data: ReportView) -> str:
     lines = [f"imported {name.replace('_', ' ')}: {n}" for name, n in data["imported"].items()]
     lines += [f"left out {name.replace('_', ' ')}: {n}" for name, n in data["left_out"].items()]
     lines += [f"already there {name.replace('_', ' ')}: {n}" for name, n in data["unchanged"].items()]

@@ -135,15 +135,16 @@ def launch(ctx: click.Context, source: str, sync: bool, as_json: bool) -> None:
         job = requester.run_here(source)
     else:
         job = requester.launch(source)
-    data = job_dict(job, [])
+    data: dict[str, object] = {**job_dict(job, [])}
     text = f"job {job.id}: {job.status}" + ("" if sync else f" (published {job.routing_key})")
     state = None if sync else requester.worker_queue(job)
     if state is not None:
         data["queue"] = {"name": state.queue, "consumers": state.consumers, "messages": state.messages}
         if state.consumers == 0:  # published fine, but nothing will take it until a worker starts
-            data["warning"] = (f"no worker consumes queue {state.queue}: the job waits there until "
-                               f"`swath worker {state.service}` runs, or `swath harvest cancel {source}`")
-            text += f"\nwarning: {data['warning']}"
+            warning = (f"no worker consumes queue {state.queue}: the job waits there until "
+                       f"`swath worker {state.service}` runs, or `swath harvest cancel {source}`")
+            data["warning"] = warning
+            text += f"\nwarning: {warning}"
     emit(data, as_json, text)
     if sync and job.status != "completed success":
         ctx.exit(1)

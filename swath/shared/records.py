@@ -2,9 +2,51 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
+from swath.messages.bodies import NoteBody
 from swath.store.models import Job, Source, Warc, as_utc
+
+
+class WarcFile(TypedDict):
+    id: str
+    path: str
+    sha1: str
+    bytes: int
+
+
+class JobWarcs(TypedDict):
+    count: int
+    bytes: int
+    files: list[WarcFile]
+
+
+class JobView(TypedDict):
+    """A job (a harvest run) as the front ends print and serve it."""
+
+    id: str
+    source_id: str | None
+    type: str
+    routing_key: str
+    trigger: str
+    status: str
+    scheduled_for: str | None
+    created_at: str | None
+    published_at: str | None
+    stop_requested_at: str | None
+    date_started: str | None
+    date_ended: str | None
+    stats: dict[str, dict[str, int]]  # per day, per item kind (harvest.status)
+    totals: dict[str, int]
+    infos: list[NoteBody]
+    warnings: list[NoteBody]
+    errors: list[NoteBody]
+    token_updates: dict[str, str]
+    uids: dict[str, str]
+    warcs: JobWarcs
+    service: str | None
+    host: str | None
+    instance: str | None
 
 
 def stats_total(stats: dict[str, dict[str, int]]) -> dict[str, int]:
@@ -16,7 +58,7 @@ def stats_total(stats: dict[str, dict[str, int]]) -> dict[str, int]:
     return total
 
 
-def job_dict(job: Job, warcs: list[Warc]) -> dict[str, Any]:
+def job_dict(job: Job, warcs: list[Warc]) -> JobView:
     return {
         "id": job.id, "source_id": job.source_id, "type": job.harvest_type, "routing_key": job.routing_key,
         "trigger": job.trigger, "status": job.status, "scheduled_for": as_utc(job.scheduled_for),
@@ -31,7 +73,7 @@ def job_dict(job: Job, warcs: list[Warc]) -> dict[str, Any]:
     }
 
 
-def source_dict(src: Source) -> dict[str, Any]:
+def source_dict(src: Source) -> dict[str, object]:
     """A source for output: credential references only, never values."""
     return {
         "id": src.id, "name": src.name, "type": src.harvest_type, "platform": src.platform,

@@ -13,11 +13,10 @@ import json
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any
 
 import pika
 import pika.exceptions
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from swath.core.config import Config
@@ -25,9 +24,10 @@ from swath.core.masking import masked
 from swath.messages.deadletters import DeadLetter
 from swath.messages.nodes import amqp_urls
 from swath.messages.topology import connection_parameters
-from swath.shared.records import job_dict, source_dict
+from swath.shared.records import JobView, job_dict, source_dict
 from swath.store import Store, repo
 from swath.store.models import ACTIVE_STATES, Export, Source, as_utc
+from swath.store.repo import AnySelect
 from swath.store.web_models import CollectionSet, ExportRequest
 
 PEEK_LIMIT = 10
@@ -35,23 +35,24 @@ PEEK_LIMIT = 10
 
 @dataclass
 class Snapshot:
-    sources: list[dict[str, Any]]
-    running: list[dict[str, Any]]
-    recent: list[dict[str, Any]]
-    volume: list[dict[str, Any]]
+    sources: list[dict[str, object]]
+    running: list[JobView]
+    recent: list[JobView]
+    volume: list[dict[str, object]]
     rejected_total: int
-    rejected: list[dict[str, Any]]
-    exports: list[dict[str, Any]] = field(default_factory=list)
-    queues: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[dict[str, object]]
+    exports: list[dict[str, object]] = field(default_factory=list)
+    queues: list[dict[str, object]] = field(default_factory=list)
     queues_via: str = ""
-    dead_letters: list[dict[str, Any]] = field(default_factory=list)
+    dead_letters: list[dict[str, object]] = field(default_factory=list)
     broker_error: str | None = None
     names: Names | None = None  # for the page; the JSON has the ids
     operator: bool = True  # the whole installation with its broker; False: some collection sets' rows only
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON of /api/status and `--once --json`: masked as every view is (seed URLs lose passwords)."""
-        return masked({k: v for k, v in self.__dict__.items() if k != "names"})
+        shown: dict[str, object] = {k: v for k, v in self.__dict__.items() if k != "names"}
+        return masked(shown)
 
 
 @dataclass(frozen=True)
@@ -80,16 +81,19 @@ def gather(*, config: Config, store: Store, management_url: str | None = None, r
         pages = {} if window is None else {"offset": window.volume[0], "limit": window.volume[1]}
         volume_rows = repo.warc_volume(s, sets=sets, **pages)
         volume = [{"collection_set": a, "collection": b, "warcs": n, "bytes": size} for a, b, n, size in volume_rows]
-        exports = export_rows(s, repo.list_exports(s, limit=recent) if sets is None else list(s.scalars(
+        shown = repo.list_exports(s, limit=recent) if sets is None else list(s.scalars(
             select(Export).join(ExportRequest, ExportRequest.export_id == Export.id)
-            .where(ExportRequest.collection_set_id.in_(sets)).order_by(Export.created_at.desc()).limit(recent))))
+            .where(ExportRequest.collection_set_id.in_(sets)).order_by(Export.created_at.desc()).limit(recent)))
+        exports = export_rows(s, shown)
+        collections: set[str | None] = {b for _a, b, _n, _size in volume_rows}
         named = _named(s, sets, listed, source_ids={j.source_id for j in active + done if j.source_id},
-                       collections={b for _a, b, _n, _size in volume_rows} | {e["collection"] for e in exports})
+                       collections=collections | {e.collection_id for e in shown})
         set_ids = {src.collection_set_id for src in named}
         names = Names(sets={cs.id: cs.name for cs in s.scalars(select(CollectionSet).where(
             CollectionSet.id.in_(set_ids)))}, sources=named)
         total, rows = repo.rejected(s) if sets is None else (0, [])
-        rejected = [{"routing_key": r.routing_key, "code": r.code, "message": r.message} for r in rows]
+        rejected: list[dict[str, object]] = [{"routing_key": r.routing_key, "code": r.code, "message": r.message}
+                                             for r in rows]
     snap = Snapshot(sources=sources, running=[job_dict(j, files[j.id]) for j in active],
                     recent=[job_dict(j, files[j.id]) for j in done], volume=volume, rejected_total=total,
                     rejected=rejected, exports=exports, names=names, operator=sets is None)
@@ -106,7 +110,7 @@ def gather(*, config: Config, store: Store, management_url: str | None = None, r
     return snap
 
 
-def _in_sets(query: Select[Any], sets: set[str] | None) -> Select[Any]:
+def _in_sets(query: AnySelect, sets: set[str] | None) -> AnySelect:
     return query if sets is None else query.where(Source.collection_set_id.in_(sets))
 
 
@@ -159,7 +163,7 @@ class Names:
         return self.set_name(src.collection_set_id) if src else None
 
 
-def export_rows(s: Session, exports: list[Export]) -> list[dict[str, Any]]:
+def export_rows(s: Session, exports: list[Export]) -> list[dict[str, object]]:
     """The newest exports, with who asked for them in the web application (None: the CLI or a script)."""
     asked = {r.export_id: r for r in s.scalars(select(ExportRequest).where(
         ExportRequest.export_id.in_([e.id for e in exports])))} if exports else {}
@@ -177,7 +181,7 @@ def known_queues(config: Config) -> list[str]:
     return [q for q in [config.status_queue, config.dead_letter_queue, *names] if q]
 
 
-def passive_queues(config: Config) -> list[dict[str, Any]]:
+def passive_queues(config: Config) -> list[dict[str, object]]:
     connection = pika.BlockingConnection(connection_parameters(config, name="swath-dashboard"))
     try:
         out = []
@@ -194,7 +198,7 @@ def passive_queues(config: Config) -> list[dict[str, Any]]:
         connection.close()
 
 
-def management_queues(url: str, config: Config) -> list[dict[str, Any]]:
+def management_queues(url: str, config: Config) -> list[dict[str, object]]:
     parts = urllib.parse.urlsplit(url)
     if parts.hostname is None:  # the TypeError `None + str` below raised, without the URL: it may hold a password
         raise TypeError("the management URL has no host")
@@ -213,11 +217,11 @@ def management_queues(url: str, config: Config) -> list[dict[str, Any]]:
             if r["name"] in wanted or (prefix and r["name"].startswith(prefix))]
 
 
-def peek_dead_letters(config: Config, limit: int = PEEK_LIMIT) -> list[dict[str, Any]]:
+def peek_dead_letters(config: Config, limit: int = PEEK_LIMIT) -> list[dict[str, object]]:
     connection = pika.BlockingConnection(connection_parameters(config, name="swath-dashboard"))
     try:
         channel = connection.channel()
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, object]] = []
         for _ in range(limit):
             try:
                 method, props, body = channel.basic_get(config.dead_letter_queue, auto_ack=False)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from swath.messages.bodies import StatusBody
 from swath.store.models import utcnow
 from swath.store.notify_models import EVENT_KINDS, NotifySetting, ServiceReport
 from swath.store.repo import _insert_or_get
@@ -49,7 +49,7 @@ def recipients(s: Session, group_id: str, kinds: set[str]) -> list[str]:
 # ---------------------------------------------------------------- services' reports
 
 
-def report_seen(s: Session, *, role: str, body: dict[str, Any]) -> None:
+def report_seen(s: Session, *, role: str, body: StatusBody) -> None:
     """Record a status as its process's heartbeat; forget processes of that service and host replaced long ago."""
     service, host, instance = body.get("service"), body.get("host"), body.get("instance")
     if not (service and host and instance):

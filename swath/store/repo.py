@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Select, delete, func, select
 from sqlalchemy.exc import IntegrityError
@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from swath.core.errors import SwathError
 from swath.messages import codes
+from swath.messages.bodies import HarvestStatusBody, StatusBody
 from swath.messages.routing import parse as parse_key
 from swath.store.models import (
     ACCEPTED,
@@ -61,8 +62,8 @@ def new_id() -> str:
 # ---------------------------------------------------------------- sources
 
 
-def create_source(s: Session, *, name: str, harvest_type: str, platform: str, seeds: list[dict[str, Any]],
-                  options: dict[str, Any], credentials: dict[str, str], secrets: Mapping[str, str],
+def create_source(s: Session, *, name: str, harvest_type: str, platform: str, seeds: Sequence[Mapping[str, object]],
+                  options: Mapping[str, object], credentials: dict[str, str], secrets: Mapping[str, str],
                   box: SecretBox, collection_set_id: str, collection_id: str | None,
                   source_id: str | None = None) -> Source:
     """A new source; its `secrets` (name -> value) are sealed with `box` before they reach the session.
@@ -127,7 +128,17 @@ def reseal_secrets(s: Session, box: SecretBox) -> dict[str, int]:
     return counts
 
 
-def reseal_row(row: Any, box: SecretBox, counts: dict[str, int], *, what: str) -> None:
+class Sealed(Protocol):
+    """A stored credential value: a source's Secret or a web account's."""
+
+    scheme: str
+    value: str
+
+
+_Row = TypeVar("_Row")
+
+
+def reseal_row(row: Sealed, box: SecretBox, counts: dict[str, int], *, what: str) -> None:
     """Re-seal one stored value (a row with `scheme` and `value`) under the newest key, counted by outcome."""
     sealed = box.reseal(row.scheme, row.value, what=what)
     if sealed is None:
@@ -275,7 +286,7 @@ def claim_due(s: Session, *, now: dt.datetime, job_id: Callable[[Source, dt.date
 # ---------------------------------------------------------------- what the monitor records
 
 
-def record_harvest_status(s: Session, body: dict[str, Any], *, routing_key: str) -> Job:
+def record_harvest_status(s: Session, body: HarvestStatusBody, *, routing_key: str) -> Job:
     """Upsert the job from a validated harvest.status body; idempotent and never regresses the status."""
     job = s.get(Job, body["id"])
     if job is None:  # launched elsewhere (an SFM UI, `swath harvest run`): still worth a history row
@@ -294,9 +305,10 @@ def record_harvest_status(s: Session, body: dict[str, Any], *, routing_key: str)
     for name in ("stats", "infos", "warnings", "errors", "token_updates", "uids"):
         if name in body:
             setattr(job, name, body[name])
-    warcs = body.get("warcs") or {}
-    job.warcs_count = int(warcs.get("count", job.warcs_count))
-    job.warcs_bytes = int(warcs.get("bytes", job.warcs_bytes))
+    warcs = body.get("warcs")
+    if warcs:
+        job.warcs_count = int(warcs.get("count", job.warcs_count))
+        job.warcs_bytes = int(warcs.get("bytes", job.warcs_bytes))
     job.service, job.host, job.instance = body.get("service"), body.get("host"), body.get("instance")
     job.updated_at = utcnow()
     return job
@@ -314,7 +326,7 @@ def record_warc(s: Session, *, warc_id: str, path: str, sha1: str, size: int, da
     return row
 
 
-def record_export_status(s: Session, body: dict[str, Any], *, routing_key: str) -> Export:
+def record_export_status(s: Session, body: StatusBody, *, routing_key: str) -> Export:
     export = s.get(Export, body["id"]) or _insert_or_get(s, Export, body["id"], lambda: Export(
         id=body["id"], export_type=parse_key(routing_key).type, status=QUEUED))
     if _RANK.get(body["status"], 1) < _RANK.get(export.status, 0):
@@ -337,7 +349,7 @@ def record_rejected(s: Session, *, digest: str, routing_key: str, code: str, mes
                                                                message=message[:2000]))
 
 
-def _insert_or_get(s: Session, model: type, key: Any, build: Callable[[], Any]) -> Any:
+def _insert_or_get(s: Session, model: type[_Row], key: object, build: Callable[[], _Row]) -> _Row:
     """Insert in a savepoint; if another monitor replica inserted the same key first, use its row."""
     try:
         with s.begin_nested():
@@ -345,10 +357,10 @@ def _insert_or_get(s: Session, model: type, key: Any, build: Callable[[], Any]) 
             s.add(row)
         return row
     except IntegrityError:
-        row = s.get(model, key)
-        if row is None:
+        found = s.get(model, key)
+        if found is None:
             raise
-        return row
+        return found
 
 
 # ---------------------------------------------------------------- exports and reading back

@@ -9,9 +9,9 @@ hold that seed alone; the items of runs of several seeds stay with the collectio
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -27,7 +27,7 @@ class Outcome:
     at: str | None
     message: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"run": self.run, "at": self.at, "message": self.message}
 
 
@@ -42,7 +42,7 @@ class SeedStats:
     last_success: Outcome | None = None
     last_failure: Outcome | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"id": self.id, "label": self.label, "items": self.items, "total_items": sum(self.items.values()),
                 "per_day": day_list(self.days),
                 "warcs": {"count": self.warcs, "bytes": self.warc_bytes},
@@ -60,7 +60,7 @@ class CollectionStats:
     seeds: list[SeedStats]
     shared_runs: int  # runs with items whose WARCs hold several seeds (or none known)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {"runs": self.runs, "items": self.items, "total_items": sum(self.items.values()),
                 "per_day": day_list(dict(self.per_day)),
                 "warcs": {"count": self.warcs, "bytes": self.warc_bytes}, "shared_runs": self.shared_runs,
@@ -70,12 +70,23 @@ class CollectionStats:
         return next((seed for seed in self.seeds if seed.id == seed_id), None)
 
 
-def day_list(days: dict[str, dict[str, int]]) -> list[dict[str, Any]]:
+def day_list(days: dict[str, dict[str, int]]) -> list[dict[str, object]]:
     return [{"day": day, "items": days[day]} for day in sorted(days)]
 
 
-def seed_label(seed: dict[str, Any]) -> str:
+def seed_label(seed: Mapping[str, object]) -> str:
     return str(seed.get("token") or seed.get("uid") or seed.get("id"))
+
+
+class _Run(Protocol):
+    """A row of collection_stats' query: the columns of a Job the sums need."""
+
+    id: str
+    status: str
+    stats: Mapping[str, object]
+    errors: Sequence[object]
+    date_ended: str | None
+    updated_at: dt.datetime
 
 
 def collection_stats(s: Session, source: Source) -> CollectionStats:
@@ -119,7 +130,7 @@ def _add(into: dict[str, int], counts: dict[str, int]) -> None:
         into[kind] = into.get(kind, 0) + n
 
 
-def _add_days(days: dict[str, dict[str, int]], stats: dict[str, Any]) -> dict[str, int]:
+def _add_days(days: dict[str, dict[str, int]], stats: Mapping[str, object]) -> dict[str, int]:
     """Add a run's per-day stats to `days`; the run's totals by kind."""
     total: dict[str, int] = {}
     for day, counts in stats.items():
@@ -130,11 +141,11 @@ def _add_days(days: dict[str, dict[str, int]], stats: dict[str, Any]) -> dict[st
     return total
 
 
-def _ended(job: Any) -> dt.datetime:  # a row of collection_stats' query
+def _ended(job: _Run) -> dt.datetime:
     return parse_utc(job.date_ended) or parse_utc(job.updated_at) or dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
-def _outcomes(job: Any, per_seed: dict[str, SeedStats], held: Iterable[str]) -> None:
+def _outcomes(job: _Run, per_seed: dict[str, SeedStats], held: Iterable[str]) -> None:
     """A finished run's outcome for each seed it concerns (runs come oldest first: the last one stays). An error
     naming a seed is that seed's failure; a failed run with an error naming no seed (or none) failed for all its
     seeds; otherwise the run succeeded for the seeds no error names."""

@@ -6,10 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
-from typing import Any
 
 from sqlalchemy import Select, delete, func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import QueryableAttribute, Session
 
 from swath.store.models import Export, Job, Source, utcnow
 from swath.store.repo import AnySelect, Conflict, NotFound, new_id
@@ -182,7 +181,7 @@ def visible_group_ids(s: Session, user: User) -> set[str] | None:
     return set(s.scalars(select(Membership.group_id).where(Membership.user_id == user.id)))
 
 
-def only_visible(s: Session, user: User, query: Select[Any], group_id: Any) -> Select[Any]:
+def only_visible(s: Session, user: User, query: AnySelect, group_id: QueryableAttribute[str]) -> AnySelect:
     """`query` narrowed to rows whose `group_id` column is one of the groups `user` sees (an admin: all)."""
     groups = visible_group_ids(s, user)
     return query if groups is None else query.where(group_id.in_(groups))
@@ -200,7 +199,7 @@ def count_sets(s: Session, user: User) -> int:
         CollectionSet.purge_after.is_(None)), CollectionSet.group_id)) or 0)
 
 
-def visible_set_ids(s: Session, user: User) -> Select[Any]:
+def visible_set_ids(s: Session, user: User) -> Select[str]:
     """The ids of the sets `user` sees, as a subquery for `in_` (the database filters; no list of ids is sent)."""
     return only_visible(s, user, select(CollectionSet.id).where(CollectionSet.purge_after.is_(None)),
                         CollectionSet.group_id)
@@ -271,7 +270,7 @@ def active_counts(s: Session, set_ids: list[str]) -> dict[str, int]:
     return {set_id: int(n) for set_id, n in rows}
 
 
-def recent_runs(s: Session, set_ids: list[str] | Select[Any], limit: int) -> list[tuple[Job, Source]]:
+def recent_runs(s: Session, set_ids: list[str] | Select[str], limit: int) -> list[tuple[Job, Source]]:
     """The newest runs of the collections of these sets, with their collection."""
     return [(job, src) for job, src in s.execute(
         select(Job, Source).join(Source, Source.id == Job.source_id).where(Source.collection_set_id.in_(set_ids))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from swath.core.errors import SwathError
+from swath.core.jsontypes import JSONObject
 from swath.messages import codes, settings
 from swath.source_settings import SettingsRefused, seeds_from
 
@@ -59,7 +59,7 @@ def option_names(harvest_type: str) -> list[str]:
     return list(found[0].options.get("properties", {})) if found else []
 
 
-def option_fields(harvest_type: str, values: Mapping[str, Any] | None = None,
+def option_fields(harvest_type: str, values: Mapping[str, object] | None = None,
                   errors: Mapping[str, str] | None = None) -> list[Field]:
     found = settings.declaration(harvest_type)
     properties = found[0].options.get("properties", {}) if found else {}
@@ -86,10 +86,10 @@ def _words(key: str) -> str:
     return spaced[:1].upper() + spaced[1:].lower()
 
 
-def read_options(harvest_type: str, form: Mapping[str, Any]) -> dict[str, Any]:
+def read_options(harvest_type: str, form: Mapping[str, object]) -> JSONObject:
     """The options a form sets (an empty field: not set), each read by its schema type; SettingsRefused names
     every field that cannot be read."""
-    options: dict[str, Any] = {}
+    options: JSONObject = {}
     refused = []
     for field in option_fields(harvest_type):
         raw = form.get(f"opt.{field.name}")
@@ -116,17 +116,17 @@ def field_errors(problems: list[str]) -> dict[str, str]:
     return out
 
 
-def typed_values(harvest_type: str, form: Mapping[str, Any]) -> dict[str, str]:
+def typed_values(harvest_type: str, form: Mapping[str, object]) -> dict[str, str]:
     """The option fields as typed, to show a refused form again."""
     return {f.name: raw for f in option_fields(harvest_type) if isinstance(raw := form.get(f"opt.{f.name}"), str)}
 
 
-def read_seeds(form: Mapping[str, Any]) -> list[dict[str, Any]]:
+def read_seeds(form: Mapping[str, object]) -> list[dict[str, str]]:
     """Seeds pasted one per line: tokens (accounts, blogs, endpoint URLs) and, separately, uids."""
     return seeds_from(_lines(form.get("seeds")), _lines(form.get("seed_uids")))
 
 
-def _lines(value: Any) -> list[str]:
+def _lines(value: object) -> list[str]:
     return [line.strip() for line in str(value or "").splitlines() if line.strip()]
 
 
@@ -137,7 +137,7 @@ def credential_names(info: TypeInfo) -> list[str]:
     return names
 
 
-def read_credentials(info: TypeInfo, form: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
+def read_credentials(info: TypeInfo, form: Mapping[str, object]) -> tuple[list[str], dict[str, str]]:
     """(NAME=env:VAR references, name -> value to seal) from the credential fields; empty fields are skipped."""
     refs: list[str] = []
     values: dict[str, str] = {}

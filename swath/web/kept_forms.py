@@ -7,7 +7,7 @@ forms that are all about secrets (passwords, credentials) are not kept at all.""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TypedDict
 from urllib.parse import quote, urlsplit
 
 from starlette.requests import Request
@@ -26,7 +26,13 @@ NOTICE = ("Your session had ended, so the form you sent was not saved. You are l
           "filled in with what you typed (passwords and credential values excepted): check it and send it again.")
 
 
-def store() -> Kept[dict[str, Any]]:
+class KeptForm(TypedDict):
+    page: str  # the path (and query) of the page the form was sent from
+    action: str  # where it was sent
+    fields: list[tuple[str, str]]  # its fields, secrets left out
+
+
+def store() -> Kept[KeptForm]:
     return Kept(size=SIZE, seconds=SECONDS)
 
 
@@ -59,12 +65,12 @@ def keepable(request: Request) -> bool:
     return not NOT_KEPT.match(request.url.path)
 
 
-def take(request: Request) -> dict[str, Any] | None:
+def take(request: Request) -> KeptForm | None:
     """The form kept for this page (its path and query), given once; None when there is none."""
     token = request.cookies.get(COOKIE)
     if not token:
         return None
-    kept: Kept[dict[str, Any]] = request.app.state.web.kept_forms
+    kept: Kept[KeptForm] = request.app.state.web.kept_forms
     found = kept.get(token)
     here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     if found is None or found["page"] != here:

@@ -7,8 +7,8 @@ so the rest of the body is never taken in."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from swath.messages import codes
@@ -24,7 +24,7 @@ class BodyLimit:
     """ASGI middleware; `refuse(status, code, message)` gives the response sent for an oversized body."""
 
     def __init__(self, app: ASGIApp, *, small: int, form: int,
-                 refuse: Callable[[int, str, str], Any]) -> None:
+                 refuse: Callable[[int, str, str], Response]) -> None:
         self.app, self.small, self.form, self.refuse = app, small, form, refuse
 
     def cap(self, path: str) -> int:

@@ -3,14 +3,28 @@ its age, a replaced process (same service and host, newer instance) only for a w
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+from pathlib import Path
+from typing import TypedDict
 
 from swath.core.storage import below_minimum, free_bytes
 from swath.store import notify_repo
+from swath.store.notify_repo import Seen
 from swath.web.views import Ctx
 
 
-def services_and_disk(ctx: Ctx) -> dict[str, Any]:
+class ServicesAndDisk(TypedDict):
+    """What the Operations page shows of the workers and the disk."""
+
+    services: list[Seen]
+    replaced_after: dt.timedelta
+    data_root: Path
+    free: int | None
+    min_free: int
+    free_low: bool
+
+
+def services_and_disk(ctx: Ctx) -> ServicesAndDisk:
     config = ctx.web.config
     with ctx.store.session() as s:
         seen = notify_repo.services_seen(s)

@@ -3,8 +3,7 @@ groups and admin role (either ends their sessions, so the change holds at their 
 
 from __future__ import annotations
 
-from typing import Any
-
+from sqlalchemy.orm import Session
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -65,14 +64,14 @@ def disable_user(ctx: Ctx) -> Response:
 
 def _other_user(ctx: Ctx) -> str:
     """The user id of the page; an admin's own account is changed on Your account (no locking oneself out)."""
-    user_id = ctx.request.path_params["user_id"]
+    user_id: str = ctx.request.path_params["user_id"]
     if user_id == ctx.user.id:
         raise SwathError("change your own password on Your account; another admin changes your role",
                          code=codes.BAD_REQUEST)
     return user_id
 
 
-def _user(s: Any, user_id: str) -> User:
+def _user(s: Session, user_id: str) -> User:
     other: User | None = s.get(User, user_id)
     if other is None:
         raise NotFound(f"no user {user_id!r}")

@@ -4,9 +4,10 @@ swath/source_settings.py, as the CLI's do, and into the set's change history."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
 
+from sqlalchemy.orm import Session
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -27,7 +28,7 @@ def _form_page(ctx: Ctx, set_id: str, harvest_type: str, *, error: str | None = 
                errors: dict[str, str] | None = None) -> Response:
     """The new-collection form; refused, with what was typed and each field's refusal beside it (`errors`)."""
     info = forms.type_info(harvest_type)
-    values: Any = ctx.form or {}
+    values: Mapping[str, object] = ctx.form or {}
     errors = dict(errors or {})
     beside = {f"opt.{name}" for name in forms.option_names(harvest_type)} | {"seeds", "credentials"}
     elsewhere = [errors.pop(k) for k in list(errors) if k not in beside]
@@ -99,7 +100,7 @@ def _folder_for(ctx: Ctx, set_id: str, name: str) -> str | None:
     return fields.free_folder(base, taken.__contains__)
 
 
-def _reused(ctx: Ctx, s: Any, set_id: str, source_id: str) -> tuple[list[str], dict[str, str]] | None:
+def _reused(ctx: Ctx, s: Session, set_id: str, source_id: str) -> tuple[list[str], dict[str, str]] | None:
     """The credentials of another collection of the same group: references as they are, stored values opened
     here and sealed again for the new collection (they never reach the browser)."""
     if not source_id:
@@ -215,7 +216,7 @@ def schedule(ctx: Ctx) -> Response:
     return _done(ctx, src, "schedule", f"{kind} {expr}{ctx.field('unit') if kind == 'every' else ''}".strip())
 
 
-def _job_action(what: str, act: Callable[[Requester, str], Job]) -> Callable[..., Any]:
+def _job_action(what: str, act: Callable[[Requester, str], Job]) -> Callable[[Request], Awaitable[Response]]:
     """Start, stop or cancel through the requester, then show the run."""
 
     def endpoint(ctx: Ctx) -> Response:

@@ -4,8 +4,7 @@ another group is a 404, as a missing one is."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from sqlalchemy.orm import Session
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -19,7 +18,7 @@ from swath.web import fields, forms
 from swath.web.views import Ctx, action, page
 
 
-def _my_groups(ctx: Ctx, s: Any) -> list[Any]:
+def _my_groups(ctx: Ctx, s: Session) -> list[Group]:
     return web_repo.list_groups(s) if ctx.user.is_admin else web_repo.groups_of(s, ctx.user)
 
 
@@ -107,14 +106,14 @@ def rotate_credential(ctx: Ctx) -> Response:
                         f"its {len(users)} collection(s) uses the new values; the old ones are gone.")
 
 
-def usable(s: Any, harvest_type: str, group_id: str) -> list[GroupCredential]:
+def usable(s: Session, harvest_type: str, group_id: str) -> list[GroupCredential]:
     """The group's credentials that give every value of one of the harvest type's needs."""
     needs = forms.type_info(harvest_type).credentials
     return [c for c in group_credentials.of_group(s, group_id)
             if any(set(need) <= set(group_credentials.value_names(s, c)) for need in needs)]
 
 
-def references(s: Any, credential_id: str, set_id: str) -> dict[str, str]:
+def references(s: Session, credential_id: str, set_id: str) -> dict[str, str]:
     """Credential name -> `credential:<id>` for a collection of set `set_id`; NotFound for another group's."""
     row = group_credentials.for_set(s, credential_id, set_id)
     return dict.fromkeys(group_credentials.value_names(s, row), group_credentials.reference(row.id))

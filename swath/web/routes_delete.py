@@ -60,7 +60,7 @@ def _delete(ctx: Ctx, *, set_id: str, source_ids: list[str], what: str) -> str:
     until = retention_end(ctx.web.config)
     with ctx.store.session() as s:
         for source_id in source_ids:
-            mark_deleted(s, s.get(Source, source_id), purge_after=until)
+            mark_deleted(s, s.get_one(Source, source_id), purge_after=until)
         web_repo.log_change(s, set_id=set_id, source_id=source_ids[0] if len(source_ids) == 1 else None,
                             user=ctx.user.name, action=f"deleted {what}",
                             detail="purged now" if purge_now else f"WARCs kept until {until:%Y-%m-%d %H:%M} UTC")
@@ -132,7 +132,7 @@ def delete_export(ctx: Ctx) -> Response:
                           purge_now=False)
     done = Purged()
     with ctx.store.session() as s:
-        remove_export(s, ctx.web.config, s.get(Export, export.id), done)
+        remove_export(s, ctx.web.config, s.get_one(Export, export.id), done)
         web_repo.log_change(s, set_id=request.collection_set_id, source_id=request.source_id, user=ctx.user.name,
                             action="deleted export", detail=f"{export.export_type} {export.format} ({export.id}), "
                             f"{done.bytes_freed:,} bytes freed")

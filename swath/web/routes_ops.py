@@ -4,7 +4,7 @@ the old dashboard's page (logged in; a member sees their groups' rows only)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
@@ -15,6 +15,9 @@ from swath.store import repo, web_repo
 from swath.web.ops_services import services_and_disk
 from swath.web.paging import pager
 from swath.web.views import SECURITY_HEADERS, Ctx, action, admin_only, page
+
+if TYPE_CHECKING:  # the broker client loads only when the page asks
+    from swath.messages.deadletters import LetterView
 
 
 @page
@@ -31,7 +34,7 @@ def operations(ctx: Ctx) -> Response:
                       letters=letters, letters_error=letters_error)
 
 
-def dead_letters(ctx: Ctx) -> tuple[list[dict[str, Any]], str | None]:
+def dead_letters(ctx: Ctx) -> tuple[list[LetterView], str | None]:
     """The first dead letters as `swath broker dead-letters list` shows them (ids to requeue by, credentials
     masked), left in the queue; or why they could not be read."""
     from swath.messages.deadletters import DeadLetters

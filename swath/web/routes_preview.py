@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import threading
-from typing import Any
+from collections.abc import Mapping
+from typing import cast
 from urllib.parse import urlsplit
 
 import orjson
@@ -23,11 +24,14 @@ from starlette.routing import Route
 
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext
+from swath.core.jsontypes import JSONObject
 from swath.core.paths import harvest_path
 from swath.messages import codes, settings
+from swath.messages.bodies import NoteBody
 from swath.store import repo, web_repo
 from swath.store.repo import NotFound
 from swath.web.slots import Slots
+from swath.web.state import PreviewOutcome
 from swath.web.views import Ctx, action, page
 
 STOP_BEFORE = 0.2  # the run is stopped this share of the limit before the page answers, to report what it found
@@ -39,7 +43,7 @@ def previewable(harvest_type: str) -> bool:
     return bool(found and "dryrun" in found[0].options.get("properties", {}))
 
 
-def run_preview(ctx: Ctx, source_id: str) -> dict[str, Any]:
+def run_preview(ctx: Ctx, source_id: str) -> PreviewOutcome:
     """The dry run's final status (or the last one sent before it was cut)."""
     from swath.harvesters.registry import lookup
 
@@ -50,13 +54,13 @@ def run_preview(ctx: Ctx, source_id: str) -> dict[str, Any]:
         raise SwathError(f"{src.harvest_type} has no dry run", code=codes.BAD_REQUEST)
     preview_id = f"preview-{repo.new_id()}"
     body = requester.harvest_start(src, preview_id)
-    body["options"] = {**body["options"], "dryrun": True}
+    body["options"] = {**src.options, "dryrun": True}  # what harvest_start put there, as a dry run
     body["path"] = f"{PREVIEWS}/{preview_id}"
     seconds = ctx.web.config.web_preview_seconds
     # every exchange ends within the limit and is not retried: the run is over soon after the page answered
     config = dataclasses.replace(ctx.web.config, http_deadline=min(ctx.web.config.http_deadline, seconds),
                                  http_retries=0)
-    statuses: list[dict[str, Any]] = []
+    statuses: list[Mapping[str, object]] = []  # harvest.status bodies (validated as they were built)
     run = _Run(JobContext(config=config, service=lookup(src.harvest_type).load().service,
                           publish=lambda key, message: statuses.append(message) if "status" in message else None),
                body=body, routing_key=requester.start_routing_key(src))
@@ -65,19 +69,21 @@ def run_preview(ctx: Ctx, source_id: str) -> dict[str, Any]:
         run.ctx.stop.set()
         run.done.wait(seconds * STOP_BEFORE)
     if not run.done.is_set():  # still in an exchange: answer now with what it sent; the deadline ends it
-        last: dict[str, Any] = dict(statuses[-1]) if statuses else {"status": "completed failure", "stats": {}}
+        last = cast(PreviewOutcome, dict(statuses[-1])) if statuses else PreviewOutcome(
+            status="completed failure", stats={})
         last["errors"] = [*(last.get("errors") or []), {"code": codes.WEB_PREVIEW_DEADLINE, "message":
                           f"the preview took longer than {seconds:g} s and was cut (SWATH_WEB_PREVIEW_SECONDS)"}]
         return last
     if run.failed is not None:
         raise run.failed
-    return statuses[-1] if statuses else {"status": "completed failure", "errors": [], "stats": {}}
+    return cast(PreviewOutcome, statuses[-1]) if statuses else PreviewOutcome(
+        status="completed failure", errors=[], stats={})
 
 
 class _Run:
     """One dry run on its own thread, holding a preview slot until it ends (after the page answered, maybe)."""
 
-    def __init__(self, ctx: JobContext, *, body: dict[str, Any], routing_key: str) -> None:
+    def __init__(self, ctx: JobContext, *, body: JSONObject, routing_key: str) -> None:
         self.ctx, self.body, self.routing_key = ctx, body, routing_key
         self.done = threading.Event()
         self.failed: BaseException | None = None
@@ -96,7 +102,7 @@ class _Run:
         except BaseException as exc:  # handed to the page, which shows it as any endpoint's error
             self.failed = exc
         finally:
-            shutil.rmtree(harvest_path(self.ctx.config, self.body["path"]), ignore_errors=True)
+            shutil.rmtree(harvest_path(self.ctx.config, str(self.body["path"])), ignore_errors=True)
             slots.release()
             self.done.set()
 
@@ -112,8 +118,9 @@ def preview(ctx: Ctx) -> Response:
         web_repo.log_change(s, set_id=src.collection_set_id, source_id=src.id, user=ctx.user.name,
                             action="previewed", detail=status.get("status", ""))
     items, status["infos"] = first_items(status.get("infos") or [])
-    for kind in ("errors", "warnings", "infos"):
-        status[kind] = [shown(note) for note in status.get(kind) or []]
+    status["errors"] = [shown(note) for note in status.get("errors") or []]
+    status["warnings"] = [shown(note) for note in status.get("warnings") or []]
+    status["infos"] = [shown(note) for note in status.get("infos") or []]
     token = ctx.web.preview_results.put({"user": ctx.user.id, "source": source_id, "outcome": status,
                                          "items": items})
     return ctx.redirect(f"/collections/{source_id}/preview/{token}")
@@ -133,7 +140,7 @@ def preview_result(ctx: Ctx) -> Response:
                       seconds=int(ctx.web.config.web_preview_seconds))
 
 
-def shown(note: dict[str, Any]) -> dict[str, Any]:
+def shown(note: NoteBody) -> NoteBody:
     """A note as the page shows it: a response that could not be parsed by its code only, since the parser's
     message may quote the response (the remote may be an internal service the member cannot read)."""
     if note.get("code") == codes.BAD_RESPONSE:
@@ -142,7 +149,7 @@ def shown(note: dict[str, Any]) -> dict[str, Any]:
     return note
 
 
-def first_items(infos: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def first_items(infos: list[NoteBody]) -> tuple[list[JSONObject], list[NoteBody]]:
     """(the items the dry run named in dry_run_item infos, the other infos). A URL is kept only when it is
     http(s): the page links it, and it came from the remote."""
     items, others = [], []

@@ -7,11 +7,11 @@ from starlette.routing import Route
 
 from swath.shared.records import job_dict
 from swath.store import repo, web_repo
-from swath.store.models import ACTIVE_STATES, Job
+from swath.store.models import ACTIVE_STATES, Job, Source, Warc
 from swath.web.views import Ctx, page
 
 
-def _job(ctx: Ctx) -> tuple[Job, object, list]:
+def _job(ctx: Ctx) -> tuple[Job, Source | None, list[Warc]]:
     with ctx.store.session() as s:
         job = repo.get_job(s, ctx.request.path_params["job_id"])
         if job.source_id is None:  # launched elsewhere: no collection to check membership against

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from sqlalchemy.orm import Session
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -19,8 +20,8 @@ from swath.web.views import Ctx, action, page
 RECENT_RUNS = 15
 
 
-def _groups_for(ctx: Ctx, s: object) -> list:
-    return web_repo.list_groups(s) if ctx.user.is_admin else web_repo.groups_of(s, ctx.user)  # type: ignore[arg-type]
+def _groups_for(ctx: Ctx, s: Session) -> list[Group]:
+    return web_repo.list_groups(s) if ctx.user.is_admin else web_repo.groups_of(s, ctx.user)
 
 
 @page

@@ -5,8 +5,8 @@ required, and the collection is looked up as its HTML page does (another group's
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from markupsafe import Markup
 from sqlalchemy.orm import Session
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -15,6 +15,7 @@ from swath.store import web_repo
 from swath.store.models import Source
 from swath.store.repo import NotFound
 from swath.store.stats import CollectionStats, SeedStats, collection_stats
+from swath.store.web_models import CollectionSet
 from swath.web.charts import MAX_BARS, bar_chart
 from swath.web.views import Ctx, page
 
@@ -24,7 +25,7 @@ class StatsView:
     """What the templates show: the numbers, the chart and its table's rows (the chart's days, newest first)."""
 
     stats: CollectionStats | SeedStats
-    chart: Any
+    chart: Markup
     kinds: list[str]
     days: list[tuple[str, dict[str, int]]]
     earlier_days: int  # days with items older than the chart's
@@ -43,13 +44,13 @@ def collection_view(s: Session, src: Source) -> StatsView:
     return view(collection_stats(s, src), ident="items-per-day", title=f"Items per day in {src.name}")
 
 
-def _collection(ctx: Ctx) -> tuple[Source, CollectionStats, Any]:
+def _collection(ctx: Ctx) -> tuple[Source, CollectionStats, CollectionSet | None]:
     with ctx.store.session() as s:
         src, cs = web_repo.get_collection(s, ctx.user, ctx.request.path_params["source_id"])
         return src, collection_stats(s, src), cs
 
 
-def _seed(ctx: Ctx) -> tuple[Source, SeedStats, Any]:
+def _seed(ctx: Ctx) -> tuple[Source, SeedStats, CollectionSet | None]:
     src, stats, cs = _collection(ctx)
     seed = stats.seed(ctx.request.path_params["seed_id"])
     if seed is None:

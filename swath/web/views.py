@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import functools
 import hmac
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
@@ -21,7 +20,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from swath.core.errors import SwathError
 from swath.messages import codes
-from swath.store import web_repo
+from swath.store import Store, web_repo
 from swath.store.repo import NotFound
 from swath.store.web_models import User, WebSession
 from swath.web import kept_forms
@@ -40,17 +39,17 @@ class Ctx:
     user: User
     session: WebSession
     form: FormData | None
-    kept_form: dict[str, Any] | None = None  # a form sent after its session ended, to fill in again (kept_forms)
+    kept_form: kept_forms.KeptForm | None = None  # a form sent after its session ended, to fill in again (kept_forms)
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Store:
         return self.web.store
 
     def field(self, name: str, default: str = "") -> str:
         value = self.form.get(name) if self.form is not None else None
         return value.strip() if isinstance(value, str) else default
 
-    def render(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+    def render(self, template: str, status: int = 200, **values: object) -> HTMLResponse:
         if "notice" not in values and self.session.flash:  # the message of the change that led here
             with self.store.session() as s:
                 values["notice"] = web_repo.take_flash(s, self.session)
@@ -76,7 +75,7 @@ class Ctx:
         return RedirectResponse(url, status_code=303)
 
 
-def render(web: Web, template: str, *, status: int = 200, **values: Any) -> HTMLResponse:
+def render(web: Web, template: str, *, status: int = 200, **values: object) -> HTMLResponse:
     html = web.templates.get_template(template).render(**{"path": "", "notice": None, **values})
     return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
@@ -87,7 +86,7 @@ SECURITY_HEADERS = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosnif
                     "Cache-Control": "no-store"}
 
 
-def page(fn: Endpoint) -> Callable[[Request], Any]:
+def page(fn: Endpoint) -> Callable[[Request], Awaitable[Response]]:
     """A GET endpoint for a logged-in user."""
 
     @functools.wraps(fn)
@@ -104,7 +103,7 @@ def page(fn: Endpoint) -> Callable[[Request], Any]:
     return endpoint
 
 
-def action(fn: Endpoint) -> Callable[[Request], Any]:
+def action(fn: Endpoint) -> Callable[[Request], Awaitable[Response]]:
     """A POST endpoint for a logged-in user; refused unless the form carries the session's CSRF token. The
     session is checked before the form is read: a post without one is answered unread, unless it came from a
     page of this site (its form is kept while the user logs in again: kept_forms.py)."""
@@ -134,7 +133,7 @@ def _session_of(request: Request) -> tuple[WebSession, User] | None:
 
 
 def _run(fn: Endpoint, request: Request, form: FormData | None, found: tuple[WebSession, User],
-         kept: dict[str, Any] | None = None) -> Response:
+         kept: kept_forms.KeptForm | None = None) -> Response:
     web: Web = request.app.state.web
     session, user = found
     if form is not None:
@@ -152,7 +151,7 @@ def _run(fn: Endpoint, request: Request, form: FormData | None, found: tuple[Web
                           csrf=session.csrf, back=back_to(request))
 
 
-def error_page(web: Web, status: int, code: str, message: str, **values: Any) -> HTMLResponse:
+def error_page(web: Web, status: int, code: str, message: str, **values: object) -> HTMLResponse:
     """An error as a page: the message without command-line advice, a way on in the browser (`back`)."""
     return render(web, "error.html", status=status, code=code, message=for_browser(message), **values)
 

@@ -9,10 +9,10 @@ Create Date: 2026-11-27 03:00:00
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
+from alembic.operations import BatchOperations
 
 revision = '0006'
 down_revision = '0005'
@@ -33,7 +33,7 @@ CASCADED = ('secrets', 'attachments')
 NULLED = ('jobs',)
 
 
-def _recreate(change: Callable[[Any], None]) -> None:
+def _recreate(change: Callable[[BatchOperations], None]) -> None:
     bind = op.get_bind()
     saved = {t: list(bind.execute(sa.text(f'SELECT * FROM {t}')).mappings()) for t in (*CASCADED, *NULLED)} \
         if bind.dialect.name == 'sqlite' else {}
@@ -52,7 +52,7 @@ def _recreate(change: Callable[[Any], None]) -> None:
 
 
 def upgrade() -> None:
-    def change(batch_op: Any) -> None:
+    def change(batch_op: BatchOperations) -> None:
         batch_op.drop_constraint(_unique_name(), type_='unique')
         batch_op.create_index('ix_sources_name', ['name'], unique=False)
 
@@ -60,7 +60,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    def change(batch_op: Any) -> None:
+    def change(batch_op: BatchOperations) -> None:
         batch_op.drop_index('ix_sources_name')
         batch_op.create_unique_constraint(_unique_name(), ['name'])
 
