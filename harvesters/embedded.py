@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TextIO, TypedDict
+from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from swath.core.config import Config
 from swath.core.errors import SwathError

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Engine, delete, select
 from sqlalchemy.dialects.postgresql import insert
@@ -22,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from swath.core.config import Config
 from swath.harvesters.claims import Claim, ClaimFenced
-from swath.harvesters.outcome import Outcome
+from swath.harvesters.outcome import Outcome, OutcomeRecord
 from swath.harvesters.state import CollectionState, StagedState
 from swath.store.db import Store, StoreError
 from swath.store.lease_models import HarvestOutcomeRow, HarvestStateRow
@@ -82,17 +83,16 @@ class StoreOutcome:
         self.engine = engine
         self.claim = claim
 
-    def read(self) -> dict[str, Any] | None:
+    def read(self) -> OutcomeRecord | None:
         try:
             with self.engine.connect() as conn:
                 raw = conn.execute(select(HarvestOutcomeRow.record)
                                    .where(HarvestOutcomeRow.harvest_id == self.claim.harvest_id)).scalar()
         except SQLAlchemyError as exc:
             raise unavailable(exc, f"cannot read the final status of harvest {self.claim.harvest_id}") from None
-        record: dict[str, Any] | None = None if raw is None else json.loads(raw)
-        return record
+        return None if raw is None else cast(OutcomeRecord, json.loads(raw))
 
-    def write(self, status: dict[str, Any], *, published: bool) -> None:
+    def write(self, status: Mapping[str, object], *, published: bool) -> None:
         harvest_id, token = self.claim.harvest_id, self.claim.token
         if token is None:
             raise ClaimFenced(f"harvest {harvest_id}: final status written without its claim")
