@@ -213,3 +213,25 @@ def test_prepared_records_are_the_bytes_warcio_builds_and_writes():
     odd = factory.plain(uri="urn:x:3", record_type="resource", payload=b"x", content_type="text/plain",
                         headers={"content-type": "text/csv"})  # warcio replaces it in place: warcio builds it
     assert not isinstance(odd, PreparedRecord) and b"\r\ncontent-type: text/plain\r\n" in _warcio_bytes(odd)
+
+
+def test_the_deadline_watchdog_wakes_for_an_earlier_deadline_and_forgets_finished_exchanges():
+    """It is woken only by a watch expiring before every other one (not per exchange), and the watches of
+    finished exchanges do not pile up for their whole deadline."""
+    import threading
+
+    from swath.harvesters.deadline import Watch, _Watchdog
+
+    dog = _Watchdog()
+    late, early = Watch(3600), Watch(0.2)
+    shut = threading.Event()
+    early._add(shut.set)  # what attaching a connection adds: called when the deadline passes
+    dog.arm(late)  # the watchdog now sleeps until the late one's deadline
+    dog.arm(early)
+    assert shut.wait(30) and early.fired and not late.fired
+    for _ in range(5 * _Watchdog.COMPACT_AT):
+        finished = Watch(3600)
+        dog.arm(finished)
+        finished.done()
+    assert len(dog._heap) <= 2 * _Watchdog.COMPACT_AT + 1
+    assert any(entry[2] is late for entry in dog._heap)  # a running exchange's watch is kept
