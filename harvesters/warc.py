@@ -167,8 +167,13 @@ class WarcFile:
     def size(self) -> int:
         return self._fh.tell()
 
-    def write(self, *records) -> None:
-        """Append records, each as its own gzip member, with one write and flush for all of them."""
+    def write(self, *records: Any) -> None:
+        self.write_all(records)
+
+    def write_all(self, records: Iterable[Any]) -> None:
+        """Append records, each as its own gzip member, with one write and flush for all of them. Records
+        built as they are taken (a generator) are compressed one by one as they come: zlib lets go of the
+        GIL for each, so the harvest's other threads are not held up while a batch is built."""
         for record in records:
             head = getattr(record, "head", None)  # a PreparedRecord (warc_records.py): its bytes are made
             if head is not None:
@@ -177,9 +182,10 @@ class WarcFile:
             else:
                 self.writer.write_record(record)
                 self._saw(record.rec_headers.get_header("WARC-Date"))
+            if record.rec_type != "warcinfo":
+                self.records += 1
         self._fh.write(self._members.take())
         self._fh.flush()  # whole gzip members reach the OS, so kill -9 loses at most these records
-        self.records += sum(1 for record in records if record.rec_type != "warcinfo")
 
     def _saw(self, warc_date: str | None) -> None:
         """Widen the file's date range by one record's WARC-Date (the WARC index filters harvest dates by it)."""
@@ -315,7 +321,7 @@ class WarcSeries:
         """The error that stopped the writer (a StorageFault for a disk that refused a write), else None."""
         return self._error
 
-    def write(self, records: list | Callable[[], list]) -> None:
+    def write(self, records: list | Callable[[], Iterable[Any]]) -> None:
         self._put("write", records)
 
     def rotate(self, token: Any) -> None:
@@ -333,9 +339,13 @@ class WarcSeries:
         if self._error is not None:
             raise WarcWriteFailed(f"writing WARCs failed: {self._error}") from self._error
 
-    def _put(self, kind: str, value: Any) -> None:
+    def check(self) -> None:
+        """Raise WarcWriteFailed if the writer has failed."""
         if self._error is not None:
             raise WarcWriteFailed(f"writing WARCs failed: {self._error}") from self._error
+
+    def _put(self, kind: str, value: Any) -> None:
+        self.check()
         with self._start_lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=f"warc-{self.harvest_id}", daemon=True)
@@ -375,12 +385,12 @@ class WarcSeries:
         if closed is not None:
             self.on_closed(closed, None)
 
-    def _write(self, records: list) -> None:
+    def _write(self, records: Iterable[Any]) -> None:
         if self.current is None:
             self.current = WarcFile(directory=self.directory, harvest_id=self.harvest_id,
                                     serial=self.serial, info=self.info)
             self.serial += 1
-        self.current.write(*records)
+        self.current.write_all(records)
         self.written = self.current.size if self.current.records else 0
 
     def _close_current(self) -> ClosedWarc | None:
