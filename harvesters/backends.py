@@ -13,13 +13,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import orjson
 import requests
 
 from swath.harvesters.base import Harvester
-from swath.harvesters.capture import safe_uri
+from swath.harvesters.capture import quote_part, safe_uri
 from swath.harvesters.errors import HarvestError, HarvestStopped
 from swath.harvesters.http import RecordingAdapter, read_limited
 from swath.harvesters.mapping.dataset import Dataset
@@ -301,16 +301,8 @@ ITEM_URI_HEADER = "WARC-Swath-Item-URI"
 def item_record_uri(backend: str, source_id: str, remote_id: str) -> str:
     """The WARC-Target-URI of an item's record: a URN of its own, so replay tools never present the mapped
     JSON as the archived copy of a URL (docs/harvesting.md "WARC files")."""
-    return f"urn:swath:{backend}:{_quote_part(source_id)}:{_quote_part(remote_id)}"
+    return f"urn:swath:{backend}:{quote_part(source_id)}:{quote_part(remote_id)}"
 
-
-# quote(text, safe="") for ASCII text as one translate: quote's per-byte loop was a tenth of an item's cost
-_QUOTE_ASCII = {c: f"%{c:02X}" for c in range(128)
-                if not (chr(c).isalnum() or chr(c) in "_.-~")}
-
-
-def _quote_part(text: str) -> str:
-    return text.translate(_QUOTE_ASCII) if text.isascii() else quote(text, safe="")
 
 
 def run_source(harvest: Any, backend: Backend, *, dry_run: bool = False) -> Outcome:
