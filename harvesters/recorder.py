@@ -141,10 +141,15 @@ class Recorder:
                 self._queue_pending()
 
     def flush_records(self) -> None:
-        """Queue the records gathered so far (the control loop's tick: none waits longer than that)."""
-        if self._pending:
-            with self._pending_lock:
-                self._queue_pending()
+        """Queue the records gathered so far (the control loop's tick: none waits longer than that). Never
+        waits: not for the platform thread queueing (it holds the lock), nor for a writer that is behind (a
+        full queue), so the control loop stays free to handle a stop or report a stalled disk."""
+        if not self._pending or not self._series.has_room() or not self._pending_lock.acquire(blocking=False):
+            return
+        try:
+            self._queue_pending()
+        finally:
+            self._pending_lock.release()
 
     def _queue_pending(self) -> None:
         """Under _pending_lock: the gathered records to the writer, ahead of whatever is queued next."""

@@ -340,6 +340,10 @@ class WarcSeries:
         if self._error is not None:
             raise WarcWriteFailed(f"writing WARCs failed: {self._error}") from self._error
 
+    def has_room(self) -> bool:
+        """Whether a write would be queued without waiting for the writer (nearly: another producer may fill it)."""
+        return not self._queue.full()
+
     def check(self) -> None:
         """Raise WarcWriteFailed if the writer has failed."""
         if self._error is not None:
