@@ -1,7 +1,7 @@
 """Pages per second through the harvest engine (HTTP exchange -> WARC on disk, digests, state)
 against a floor: the same requests client fetching and parsing the same pages, writing nothing.
 
-    .venv/bin/python bench/bench_harvest.py [--pages 400] [--items 20] [--rounds 3]
+    .venv/bin/python bench/bench_harvest.py [--pages 400] [--items 20] [--rounds 9] [--quick]
 
 Both run in this process, alternating, best round of each, against the same local server running in a
 child process (so the server's work does not share this process's GIL); each round prints the load average.
@@ -90,8 +90,11 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=400)
     parser.add_argument("--items", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--quick", action="store_true", help="100 pages, 3 rounds")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.quick:
+        args.pages, args.rounds = 100, 3
     if args.serve:
         return serve(args.pages, args.items)
     items_per_page = args.items
@@ -118,7 +121,7 @@ def main() -> None:
     ratios = [e / f for e, f in zip(rates["engine"], rates["floor"])]
     page_kb = sum(map(len, bodies.values())) / len(bodies) / 1024
     print(f"pages={args.pages} items/page={args.items} page_size={page_kb:.1f}KiB rounds={args.rounds} "
-          f"warc_bytes_total={warc_bytes}")
+          f"warc_bytes_total={warc_bytes} load_after={load()}")
     print(f"floor (requests, no writing): best {max(rates['floor']):.1f} pages/s, "
           f"CPU {statistics.median(cpu['floor']):.3f} ms/page (median)")
     print(f"engine (recorded to WARC):    best {max(rates['engine']):.1f} pages/s, "

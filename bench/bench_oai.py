@@ -78,14 +78,16 @@ def main() -> None:
                               str(args.per_page)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert child.stdin is not None and child.stdout is not None
     rates: dict[str, list[float]] = {"sickle": [], "swath": []}
+    cpu: dict[str, list[float]] = {"sickle": [], "swath": []}  # process CPU (all threads), ms per 1,000 records
     try:
         url = child.stdout.readline().strip()
         with tempfile.TemporaryDirectory() as tmp:
             for round_no in range(args.rounds):
                 for name in ("sickle", "swath"):
-                    began = time.perf_counter()
+                    began, cpu_began = time.perf_counter(), time.process_time()
                     records = sickle(url) if name == "sickle" else swath(url, Path(tmp), round_no)
                     rates[name].append(records / (time.perf_counter() - began))
+                    cpu[name].append((time.process_time() - cpu_began) * 1e6 / records)
                     assert records == args.records, (name, records)
                 print(f"round {round_no + 1}: sickle {rates['sickle'][-1]:7.0f} swath {rates['swath'][-1]:7.0f} "
                       f"records/s  ratio {rates['swath'][-1] / rates['sickle'][-1]:.2f}  load {load()}",
@@ -96,8 +98,10 @@ def main() -> None:
     ratios = [w / s for w, s in zip(rates["swath"], rates["sickle"])]
     print(f"records={args.records} deleted={args.records // DELETED_EVERY} per_page={args.per_page} "
           f"rounds={args.rounds} load_after={load()}")
-    print(f"sickle (listing only): median {statistics.median(rates['sickle']):.0f} records/s")
-    print(f"swath (harvested to WARC): median {statistics.median(rates['swath']):.0f} records/s")
+    print(f"sickle (listing only): median {statistics.median(rates['sickle']):.0f} records/s, "
+          f"CPU {statistics.median(cpu['sickle']):.1f} ms per 1,000 records")
+    print(f"swath (harvested to WARC): median {statistics.median(rates['swath']):.0f} records/s, "
+          f"CPU {statistics.median(cpu['swath']):.1f} ms per 1,000 records (all threads)")
     print(f"ratio swath/sickle: median of rounds {statistics.median(ratios):.2f}  (target >= 0.5)")
 
 

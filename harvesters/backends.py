@@ -13,14 +13,14 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NotRequired, TypedDict
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import orjson
 import requests
 
 from swath.core.jsontypes import JSONable
 from swath.harvesters.base import Harvest, Harvester, State
-from swath.harvesters.capture import safe_uri
+from swath.harvesters.capture import quote_part, safe_uri
 from swath.harvesters.errors import HarvestError, HarvestStopped
 from swath.harvesters.http import RecordingAdapter, read_limited
 from swath.harvesters.mapping.dataset import Dataset
@@ -317,7 +317,7 @@ ITEM_URI_HEADER = "WARC-Swath-Item-URI"
 def item_record_uri(backend: str, source_id: str, remote_id: str) -> str:
     """The WARC-Target-URI of an item's record: a URN of its own, so replay tools never present the mapped
     JSON as the archived copy of a URL (docs/harvesting.md "WARC files")."""
-    return f"urn:swath:{backend}:{quote(source_id, safe='')}:{quote(remote_id, safe='')}"
+    return f"urn:swath:{backend}:{quote_part(source_id)}:{quote_part(remote_id)}"
 
 
 def run_source(harvest: Harvest, backend: Backend, *, dry_run: bool = False) -> Outcome:

@@ -72,6 +72,11 @@ class Watch:
                 shutter()
             return True
 
+    @property
+    def over(self) -> bool:
+        """done() was called (read without the lock: the watchdog only uses it to drop finished watches)."""
+        return self._done
+
     def done(self) -> bool:
         """The exchange is over: no shutdown after this returns. True if the deadline had passed."""
         with self._lock:
@@ -95,19 +100,31 @@ def _shut_response(raw: BaseHTTPResponse) -> None:
 class _Watchdog:
     """One daemon thread expiring every watch whose deadline passed."""
 
+    COMPACT_AT = 1024  # watches held before those of finished exchanges are dropped
+
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, Watch]] = []
         self._order = itertools.count()
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._compact_at = self.COMPACT_AT
 
     def arm(self, watch: Watch) -> None:
+        entry = (watch.expires, next(self._order), watch)
         with self._wake:
-            heapq.heappush(self._heap, (watch.expires, next(self._order), watch))
+            heap = self._heap
+            if len(heap) >= self._compact_at:
+                # a finished exchange's watch would wait out its deadline here (300 s of a fast harvest's
+                # exchanges): dropped now and then, so the heap holds about the exchanges still running
+                heap[:] = [kept for kept in heap if not kept[2].over]
+                heapq.heapify(heap)
+                self._compact_at = max(self.COMPACT_AT, 2 * len(heap))
+            heapq.heappush(heap, entry)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="swath-http-deadline", daemon=True)
                 self._thread.start()
-            self._wake.notify()
+            elif heap[0] is entry:  # it expires first: the sleeping watchdog wakes earlier. Otherwise it
+                self._wake.notify()  # sleeps on (waking it for each exchange cost a thread switch each)
 
     def _run(self) -> None:
         while True:

@@ -260,7 +260,8 @@ class RecordingAdapter(GuardedAdapter):
     def _record(self, request: requests.PreparedRequest, raw: Any, body: bytes) -> None:
         # a snapshot of what the exchange was; the rest of the work is left to the writer
         method, url, request_body = request.method or "GET", request.url or "", request.body
-        header_items, response_headers = list(request.headers.items()), list(raw.headers.items())
+        # iteritems: what items() gives, without list() walking the headers twice (once for the length)
+        header_items, response_headers = list(request.headers.items()), list(raw.headers.iteritems())
         status_line, protocol, date = f"{raw.status} {raw.reason or ''}".strip(), _http_version(raw), warc_date()
 
         def build() -> list:

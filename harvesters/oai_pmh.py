@@ -5,9 +5,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import quote_plus, urlencode
+from urllib.parse import urlencode
 
 from swath.harvesters.backends import Backend, BackendHarvester, Item, Page
+from swath.harvesters.capture import quote_part
 from swath.harvesters.mapping import oai
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import OAIError
@@ -129,7 +130,7 @@ class OAIPMHBackend(Backend):
         if not record.identifier:
             return Item(remote_id=f"(page {page_no}, record {n})", error="record header has no identifier",
                         anonymous=True)
-        uri = self._get_record + quote_plus(record.identifier)  # what urlencode gives, the fixed part made once
+        uri = self._get_record + quote_part(record.identifier, plus=True)  # what urlencode gives, the fixed part once
         if record.deleted:
             return Item(remote_id=record.identifier, uri=uri, deleted=True)
         if record.metadata is None:

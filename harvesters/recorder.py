@@ -90,6 +90,10 @@ class Recorder:
         self._streams: set[StreamRecording] = set()
         self._outbox: queue.SimpleQueue[ClosedWarc] = queue.SimpleQueue()
         self._factory = RecordFactory(redactor=self.redactor)
+        # a platform's own records (an item's dataset) gathered here and queued to the writer together: before
+        # any other write, a rotation or the end, every PENDING_MAX records and every control-loop tick
+        self._pending: list[Callable[[], list[Any]]] = []
+        self._pending_lock = threading.Lock()
         self._period_start = time.monotonic()  # when the current WARC period began (time rotation)
         self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo(),
                                   on_closed=self._closed, before_rename=fence, on_failed=self._write_failed)
@@ -128,17 +132,47 @@ class Recorder:
     def add_secret(self, value: str) -> None:
         self.redactor.add(value)
 
+    PENDING_MAX = 64  # a platform's records queued to the writer together (one hand-off, not one each)
+
     def write_record(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
                      headers: dict[str, str] | None = None) -> None:
         # built on the writer thread, in file order: its WARC-Date and a WARC-Refers-To LAST_RESPONSE
         # follow the records queued before it
-        self.write_records(lambda: [self._factory.plain(uri=uri, record_type=record_type, payload=payload,
-                                                        content_type=content_type, headers=headers)])
+        self._series.check()  # a failed writer is reported now, as when each record was queued at once
+
+        def build() -> list[Any]:
+            return [self._factory.plain(uri=uri, record_type=record_type, payload=payload,
+                                        content_type=content_type, headers=headers)]
+
+        with self._pending_lock:
+            self._pending.append(build)
+            if len(self._pending) >= self.PENDING_MAX:
+                self._queue_pending()
+
+    def flush_records(self) -> None:
+        """Queue the records gathered so far (the control loop's tick: none waits longer than that). Never
+        waits: not for the platform thread queueing (it holds the lock), nor for a writer that is behind (a
+        full queue), so the control loop stays free to handle a stop or report a stalled disk."""
+        if not self._pending or not self._series.has_room() or not self._pending_lock.acquire(blocking=False):
+            return
+        try:
+            self._queue_pending()
+        finally:
+            self._pending_lock.release()
+
+    def _queue_pending(self) -> None:
+        """Under _pending_lock: the gathered records to the writer, ahead of whatever is queued next."""
+        if self._pending:
+            builds, self._pending = self._pending, []
+            # built one by one as the writer takes them, each compressed before the next is built
+            self._series.write(lambda: (record for build in builds for record in build()))
 
     # --- the Sink the recording adapter and stream taps write into (harvesters/http.py, streams.py) ---
     def write_records(self, records: list[Any] | Callable[[], list[Any]]) -> None:
         """Queue records (or a function building them) for the current WARC, in order."""
-        self._series.write(records)
+        with self._pending_lock:
+            self._queue_pending()
+            self._series.write(records)
 
     def rate_limited(self, wait: float, url: str) -> None:
         self.ledger.rate_limited(wait)
@@ -290,7 +324,7 @@ class Recorder:
         the journal are committed once it is complete on disk, as its data is queued ahead of the close."""
         for stream in self._current_streams():
             stream.flush_segment()
-        self._close((self.state.take_pending(), self.ledger.journal()), last=False)
+        self._close(lambda: (self.state.take_pending(), self.ledger.journal()), last=False)
 
     def finish(self, *, final: bool) -> None:
         """Close the last WARC (ending the streams) and wait for the writer; raises WarcWriteFailed if
@@ -305,7 +339,8 @@ class Recorder:
         # failed last upload leaves a journal that says the harvest got to its end, so the rerun fetches nothing
         keep_journal = not final or self.uploader is not None
         try:
-            self._close((self.state.take_pending(), self.ledger.journal() if keep_journal else None), last=True)
+            self._close(lambda: (self.state.take_pending(), self.ledger.journal() if keep_journal else None),
+                        last=True)
         finally:
             if self._uploads is not None:
                 self._uploads.drain()  # every closed WARC stored (or kept after a failure) before the end
@@ -344,12 +379,17 @@ class Recorder:
         with self._lock:
             return list(self._streams)
 
-    def _close(self, token: tuple[dict[str, Any], dict[str, Any] | None], *, last: bool) -> None:
+    def _close(self, token: Callable[[], tuple[dict[str, Any], dict[str, Any] | None]], *, last: bool) -> None:
+        """Close the WARC with the state and journal `token` reads. The gathered records are queued, and the
+        token read, under the lock a record is gathered under: every item the journal counts is in this WARC."""
         self._period_start = time.monotonic()
-        if last:
-            self._series.finish(token)
-        else:
-            self._series.rotate(token)
+        with self._pending_lock:
+            self._queue_pending()
+            taken = token()
+            if not last:
+                self._series.rotate(taken)
+                return
+        self._series.finish(taken)  # waits for the writer: not under the lock
 
     def _closed(self, closed: ClosedWarc | None,
                 token: tuple[dict[str, Any], dict[str, Any] | None] | None) -> None:

@@ -20,7 +20,7 @@ import threading
 import weakref
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 from swath.core import discovery
 from swath.core.encodings import decode_bounded
@@ -69,6 +69,17 @@ _BY_NAME = [
 # the casefolded text (8x faster than (?i)); casefold leaves two of the letters (?i) takes for i: İ -> i̇, ı
 _ANY_NAME = re.compile("|".join(word.replace("i", "(?:i\u0307?|\u0131)") for word in (
     "key", "secret", "token", "passw", "sig", "oauth", "authoriz", "cookie", "bearer", "basic")))
+
+
+# a %-escape that may decode to a letter: ASCII (0x41-0x7A) or the first byte of a non-ASCII character
+_ESCAPED_LETTER = re.compile(r"%[4-7C-Fc-f]")
+
+
+def _names_in(text: str) -> bool:
+    """Whether `text` may hold a name `scrub` or a secret parameter (`core.masking.is_secret_name`, which
+    reads names URL-decoded) goes by: each holds one of `_ANY_NAME`'s words, in the text or in its decoding."""
+    return bool(_ANY_NAME.search(text.casefold())) or (_ESCAPED_LETTER.search(text) is not None and bool(
+        _ANY_NAME.search(unquote_plus(text).casefold())))
 
 
 def scrub(text: str) -> str:
@@ -224,13 +235,22 @@ class Redactor:
         return self.text(secret_params_out(encoded, REDACTED))
 
     def url(self, url: str) -> str:
-        if "@" not in url and "=" not in url:  # no userinfo, no parameter: only the secrets themselves
+        if "@" not in url and ("=" not in url or not _names_in(url)):  # no userinfo, no secret parameter
             return self.text(url)
         split = urlsplit(url)
         query = secret_params_out(split.query, REDACTED)
         if "@" in split.netloc or query != split.query:
             url = urlunsplit(split._replace(netloc=split.netloc.rpartition("@")[2], query=query))
         return self.text(url)
+
+    def fields(self, fields: dict[str, str]) -> dict[str, str]:
+        """A record's own WARC headers (a platform's: an item's id, its URI): `url` for a `-URI` one, `text`
+        for the rest. Looked at as one text first: most hold nothing to redact, and then are returned as is."""
+        joined = "\n".join(fields.values())
+        patterns = self._compiled
+        if "@" not in joined and not any(form in joined for form in patterns.all_text) and not _names_in(joined):
+            return fields
+        return {name: self.url(value) if name.endswith("-URI") else self.text(value) for name, value in fields.items()}
 
     def headers(self, items: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
         out = []

@@ -241,6 +241,7 @@ class _Run:
             worker.join(TICK)
             if ctx.stop.is_set():
                 recorder.begin_stop(shutdown=ctx.shutdown.is_set())
+            recorder.flush_records()  # a platform's gathered records wait at most a tick
             if recorder.rotate_due():
                 try:
                     recorder.rotate()

@@ -13,6 +13,7 @@ import hashlib
 import os
 import queue
 import re
+import struct
 import threading
 import uuid
 import zlib
@@ -176,14 +177,25 @@ class WarcFile:
     def size(self) -> int:
         return self._fh.tell()
 
-    def write(self, *records) -> None:
-        """Append records, each as its own gzip member, with one write and flush for all of them."""
+    def write(self, *records: Any) -> None:
+        self.write_all(records)
+
+    def write_all(self, records: Iterable[Any]) -> None:
+        """Append records, each as its own gzip member, with one write and flush for all of them. Records
+        built as they are taken (a generator) are compressed one by one as they come: zlib lets go of the
+        GIL for each, so the harvest's other threads are not held up while a batch is built."""
         for record in records:
-            self.writer.write_record(record)
-            self._saw(record.rec_headers.get_header("WARC-Date"))
+            head = getattr(record, "head", None)  # a PreparedRecord (warc_records.py): its bytes are made
+            if head is not None:
+                self._members.member(head, record.payload, b"\r\n\r\n")
+                self._saw(record.warc_date)
+            else:
+                self.writer.write_record(record)
+                self._saw(record.rec_headers.get_header("WARC-Date"))
+            if record.rec_type != "warcinfo":
+                self.records += 1
         self._fh.write(self._members.take())
         self._fh.flush()  # whole gzip members reach the OS, so kill -9 loses at most these records
-        self.records += sum(1 for record in records if record.rec_type != "warcinfo")
 
     def _saw(self, warc_date: str | None) -> None:
         """Widen the file's date range by one record's WARC-Date (the WARC index filters harvest dates by it)."""
@@ -224,24 +236,53 @@ class WarcFile:
         return None if final is None else ClosedWarc.of(final, self.harvest_id)
 
 
+# A gzip member as zlib writes one (no name, no time, OS 3): its header, an empty last deflate block, and its
+# trailer (CRC-32 and size mod 2**32 of what it holds, little-endian).
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03"
+_LAST_BLOCK = b"\x03\x00"  # BFINAL=1, fixed Huffman codes, end-of-block: nothing more in this member
+_TRAILER = struct.Struct("<II")
+
+
 class _GzipMembers:
-    """The file-like warcio writes a record to: compressed as it comes (no uncompressed copy of the
-    record), each record its own gzip member, since warcio flushes once at the end of every record."""
+    """The file-like records are written to: each record its own gzip member (warcio flushes once at the end of
+    every record), compressed as it comes (no uncompressed copy of a large record).
+
+    One raw deflate stream serves every member of the file: a record ends with a full flush (which resets the
+    stream's history, so no member refers to another's bytes) and an empty last block, between a gzip header
+    and trailer made here. A new compressor per record allocates zlib's ~260 KB of window and tables each
+    time: as cheap as compressing a 1 KB record in one process, five times that in another (64 against 13 µs),
+    depending on whether the allocator hands back memory it already has."""
+
+    JOIN_BELOW = 1 << 16  # a record given whole up to this size is joined first: one call to compress it
 
     def __init__(self) -> None:
         self._parts: list[bytes] = []
-        self._compressor: Any = None
+        self._compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+        self._crc = 0
+        self._size = -1  # bytes in the member being written; -1: none begun
 
     def write(self, data: bytes) -> int:
-        if self._compressor is None:
-            self._compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+        if self._size < 0:
+            self._parts.append(_GZIP_HEADER)
+            self._crc = self._size = 0
         self._parts.append(self._compressor.compress(data))
+        self._crc = zlib.crc32(data, self._crc)
+        self._size += len(data)
         return len(data)
 
     def flush(self) -> None:
-        if self._compressor is not None:
-            self._parts.append(self._compressor.flush())
-            self._compressor = None
+        """End the member being written, if any."""
+        if self._size >= 0:
+            self._parts += [self._compressor.flush(zlib.Z_FULL_FLUSH), _LAST_BLOCK,
+                            _TRAILER.pack(self._crc, self._size & 0xFFFFFFFF)]
+            self._size = -1
+
+    def member(self, *parts: bytes) -> None:
+        """One record given whole, as one member."""
+        self.flush()
+        for part in (b"".join(parts),) if sum(map(len, parts)) <= self.JOIN_BELOW else parts:
+            self.write(part)
+        self.flush()
 
     def take(self) -> bytes:
         """The members written since the last take()."""
@@ -291,7 +332,7 @@ class WarcSeries:
         """The error that stopped the writer (a StorageFault for a disk that refused a write), else None."""
         return self._error
 
-    def write(self, records: list | Callable[[], list]) -> None:
+    def write(self, records: list | Callable[[], Iterable[Any]]) -> None:
         self._put("write", records)
 
     def rotate(self, token: Any) -> None:
@@ -309,9 +350,17 @@ class WarcSeries:
         if self._error is not None:
             raise WarcWriteFailed(f"writing WARCs failed: {self._error}") from self._error
 
-    def _put(self, kind: str, value: Any) -> None:
+    def has_room(self) -> bool:
+        """Whether a write would be queued without waiting for the writer (nearly: another producer may fill it)."""
+        return not self._queue.full()
+
+    def check(self) -> None:
+        """Raise WarcWriteFailed if the writer has failed."""
         if self._error is not None:
             raise WarcWriteFailed(f"writing WARCs failed: {self._error}") from self._error
+
+    def _put(self, kind: str, value: Any) -> None:
+        self.check()
         with self._start_lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=f"warc-{self.harvest_id}", daemon=True)
@@ -351,12 +400,12 @@ class WarcSeries:
         if closed is not None:
             self.on_closed(closed, None)
 
-    def _write(self, records: list) -> None:
+    def _write(self, records: Iterable[Any]) -> None:
         if self.current is None:
             self.current = WarcFile(directory=self.directory, harvest_id=self.harvest_id,
                                     serial=self.serial, info=self.info)
             self.serial += 1
-        self.current.write(*records)
+        self.current.write_all(records)
         self.written = self.current.size if self.current.records else 0
 
     def _close_current(self) -> ClosedWarc | None:

@@ -1,6 +1,7 @@
-"""WARC records of one harvest, built with warcio's builder: request/response pairs, stream segments, resource
-and metadata records, with their digests computed once. Every record is redacted, given a valid target URI and
-a capture time of its own here (harvesters/capture.py); harvesters/warc.py writes them to files.
+"""WARC records of one harvest: request/response pairs, stream segments, resource and metadata records, with their
+digests computed once and their WARC headers formatted once, as warcio's builder and writer would give them
+(`PreparedRecord`). Every record is redacted, given a valid target URI and a capture time of its own here
+(harvesters/capture.py); harvesters/warc.py writes them to files.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import hashlib
 from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
+from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -44,6 +46,54 @@ def _digests(http_headers: StatusAndHeaders, body: bytes) -> dict[str, str]:
     return {"WARC-Payload-Digest": payload, "WARC-Block-Digest": _sha1(http_headers.headers_buff, body)}
 
 
+# The headers warcio's builder and writer put after the caller's (replacing one of the same name in place);
+# a record given one of them is built by warcio itself, so its bytes stay warcio's.
+_PLACED = frozenset({"warc-type", "warc-target-uri", "content-type", "content-length"})
+_HTTP_TYPES = {"response": "application/http; msgtype=response", "request": "application/http; msgtype=request"}
+
+
+class PreparedRecord(ArcWarcRecord):
+    """A WARC record whose bytes are made once, here: `head` (the WARC headers in the order and spelling warcio's
+    builder and writer give them, then the HTTP headers) and `payload`; the WARC writer (harvesters/warc.py)
+    writes `head + payload + CRLF CRLF` without warcio's per-record header round trips. It is still a warcio
+    record: warcio's writer writes the same bytes from it, and `rec_headers` is made on first use. Not to be
+    changed once made."""
+
+    def __init__(self, *, rec_type: str, uri: str, warc_headers: dict[str, str], content_type: str,
+                 payload: bytes, http_headers: StatusAndHeaders | None = None) -> None:
+        http_head = http_headers.headers_buff or b"" if http_headers is not None else b""
+        self._warc_headers = [*warc_headers.items(), ("WARC-Type", rec_type), ("WARC-Target-URI", uri),
+                              ("Content-Type", content_type),
+                              ("Content-Length", str(len(http_head) + len(payload)))]
+        self.head = ("WARC/1.0\r\n" + "".join([f"{name}: {value}\r\n" for name, value in self._warc_headers])
+                     + "\r\n").encode("utf-8") + http_head
+        self.payload = payload
+        self.record_id = warc_headers["WARC-Record-ID"]
+        self.warc_date = warc_headers["WARC-Date"]
+        # what warcio's ArcWarcRecord holds, for warcio's writer and for readers of the record object
+        self.format, self.rec_type, self.http_headers, self.content_type = "warc", rec_type, http_headers, content_type
+        self.raw_stream, self.length = BytesIO(payload), len(payload)
+        self.payload_length, self.digest_checker = len(payload), None
+        self._rec_headers: StatusAndHeaders | None = None
+
+    @property
+    def rec_headers(self) -> StatusAndHeaders:
+        if self._rec_headers is None:
+            self._rec_headers = StatusAndHeaders("", list(self._warc_headers), protocol="WARC/1.0")
+        return self._rec_headers
+
+    @rec_headers.setter
+    def rec_headers(self, value: StatusAndHeaders) -> None:
+        self._rec_headers = value
+
+
+def _preparable(uri: str, headers: dict[str, str]) -> bool:
+    """Whether warcio would write these headers as given, then its own in the plain order `PreparedRecord`
+    writes: a target URI, a record id and date given, none of warcio's own headers given by the caller."""
+    return (bool(uri) and "WARC-Record-ID" in headers and "WARC-Date" in headers
+            and _PLACED.isdisjoint([name.lower() for name in headers]))
+
+
 REDACTED_HEADER = "WARC-Swath-Redacted"  # on a record whose payload had secrets masked: how many
 
 
@@ -53,7 +103,8 @@ LAST_RESPONSE = "<swath:last-response>"
 
 
 class RecordFactory:
-    """Builds WARC records (request/response pairs, stream segments, resource/metadata) with warcio's builder.
+    """Builds WARC records (request/response pairs, stream segments, resource/metadata) as `PreparedRecord`s
+    (with warcio's builder when a caller gives one of the headers warcio places itself).
 
     With a redactor, every record it builds is redacted here, the one place all of them pass: the target
     URI (userinfo, secret parameters, secrets), response headers, and the secrets in response bodies and
@@ -73,10 +124,12 @@ class RecordFactory:
 
     def _http_record(self, uri: str, record_type: str, http_headers: StatusAndHeaders, body: bytes,
                      headers: dict[str, str]) -> Any:
+        warc_headers = {"WARC-Record-ID": new_record_id(), **headers, **_digests(http_headers, body)}
+        if _preparable(uri, warc_headers):
+            return PreparedRecord(rec_type=record_type, uri=uri, warc_headers=warc_headers, payload=body,
+                                  content_type=_HTTP_TYPES[record_type], http_headers=http_headers)
         return self._builder.create_warc_record(uri, record_type, payload=BytesIO(body), length=len(body),
-                                                http_headers=http_headers,
-                                                warc_headers_dict={"WARC-Record-ID": new_record_id(), **headers,
-                                                                   **_digests(http_headers, body)})
+                                                http_headers=http_headers, warc_headers_dict=warc_headers)
 
     def _response(self, *, uri: str, status_line: str, response_headers: list[tuple[str, str]],
                   response_body: bytes, protocol: str, extra: dict[str, str]):
@@ -87,7 +140,7 @@ class RecordFactory:
         response = self._http_record(uri, "response", StatusAndHeaders(status_line, response_headers,
                                                                         protocol=protocol), response_body, extra)
         if status_line[:1] == "2":
-            self.last_response = response.rec_headers.get_header("WARC-Record-ID")
+            self.last_response = _record_id(response)
         return response
 
     def pair(
@@ -113,8 +166,8 @@ class RecordFactory:
         request = self._http_record(uri, "request", StatusAndHeaders(request_line, request_headers,
                                                                       is_http_request=True), request_body, {
             **({"WARC-Record-ID": request_id} if request_id else {}),
-            "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
-            "WARC-Date": response.rec_headers.get_header("WARC-Date"),
+            "WARC-Concurrent-To": _record_id(response),
+            "WARC-Date": extra["WARC-Date"],
             **{k: v for k, v in extra.items() if k not in (REDACTED_HEADER, "WARC-Date")},
         })
         return [request, response]
@@ -138,8 +191,7 @@ class RecordFactory:
         headers = dict(headers or {})
         uri = self._uri(uri)
         if self.redactor is not None:  # a platform's own headers too (an item's URI may carry user:pass@)
-            headers = {name: self.redactor.url(value) if name.endswith("-URI") else self.redactor.text(value)
-                       for name, value in headers.items()}
+            headers = self.redactor.fields(headers)
             payload, masked = self.redactor.mask(payload)
             if masked:
                 headers[REDACTED_HEADER] = str(masked)
@@ -151,6 +203,9 @@ class RecordFactory:
         headers["WARC-Date"] = self.clock.date(uri, headers.get("WARC-Date"))
         headers["WARC-Payload-Digest"] = headers["WARC-Block-Digest"] = _sha1(payload)  # no HTTP headers: one
         headers.setdefault("WARC-Record-ID", new_record_id())
+        if content_type and _preparable(uri, headers):
+            return PreparedRecord(rec_type=record_type, uri=uri, warc_headers=headers, content_type=content_type,
+                                  payload=payload)
         return self._builder.create_warc_record(
             uri,
             record_type,
@@ -159,3 +214,7 @@ class RecordFactory:
             warc_content_type=content_type,
             warc_headers_dict=headers,
         )
+
+
+def _record_id(record: Any) -> str:
+    return record.record_id if isinstance(record, PreparedRecord) else record.rec_headers.get_header("WARC-Record-ID")

@@ -88,3 +88,17 @@ def test_resource_records_carry_digests_warcio_agrees_with(tmp_path):
     for record in records:
         assert record.rec_headers.get_header("WARC-Block-Digest") == record.rec_headers.get_header(
             "WARC-Payload-Digest")
+
+
+def test_quote_part_is_what_quote_and_quote_plus_give():
+    import random
+    from urllib.parse import quote, quote_plus
+
+    from swath.harvesters.capture import quote_part
+
+    rng = random.Random(35)
+    texts = ["oai:x:1", "a b/c?d&e=f%+", "".join(map(chr, range(128))), "üñí/ç é", ""]
+    texts += ["".join(chr(rng.randrange(0, 400)) for _ in range(rng.randrange(0, 16))) for _ in range(20_000)]
+    for text in texts:
+        assert quote_part(text) == quote(text, safe=""), text
+        assert quote_part(text, plus=True) == quote_plus(text), text

@@ -175,3 +175,25 @@ def test_bodies_reach_the_client_decoded_and_the_warc_as_sent(config, data_root,
         stored = {rec.rec_headers.get_header("WARC-Target-URI").rsplit("/", 1)[1]: rec.raw_stream.read()
                   for rec in ArchiveIterator(fh) if rec.rec_type == "response"}
     assert stored == {"plain": plain, "packed": packed}  # gzip stays gzip in the WARC
+
+
+def test_gathered_item_records_are_in_the_warc_a_rotation_closes_in_order(config, tmp_path, server):
+    """Item records are handed to the writer in batches: a rotation queues those gathered before it, so the
+    WARC it closes (the one its journal is committed with) holds them all, in order after the exchange."""
+    server.route("/page")(lambda req: Response(200, b'{"items": []}'))
+    count = Recorder.PENDING_MAX + 5  # one batch queued on its own, five records still gathered
+    with recording(config, tmp_path) as recorder:
+        recorder.http.get(server.url + "/page")
+        for n in range(count):
+            recorder.write_record(uri=f"urn:test:{n}", record_type="resource", payload=b"%d" % n,
+                                  content_type="application/json")
+        recorder.rotate()
+        recorder.http.get(server.url + "/page")
+        recorder.write_record(uri="urn:test:last", record_type="resource", payload=b"last",
+                              content_type="application/json")
+    first, second = sorted(warc_files(tmp_path))
+    page = server.url + "/page"
+    assert [(r[0], r[1]) for r in read_records([first])][1:] == [
+        ("request", page), ("response", page), *(("resource", f"urn:test:{n}") for n in range(count))]
+    assert [(r[0], r[1]) for r in read_records([second])][1:] == [
+        ("request", page), ("response", page), ("resource", "urn:test:last")]

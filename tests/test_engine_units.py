@@ -164,3 +164,74 @@ def test_records_of_every_size_are_one_gzip_member_each_readable_by_warcio(tmp_p
         assert inflater.eof and block.startswith(b"WARC/1.") and block.endswith(b"\r\n\r\n")
         data, members = inflater.unused_data, members + 1
     assert members == 1 + len(payloads)
+
+
+def _warcio_bytes(record) -> bytes:
+    from warcio.warcwriter import WARCWriter
+
+    out = io.BytesIO()
+    WARCWriter(out, gzip=False).write_record(record)
+    return out.getvalue()
+
+
+def test_prepared_records_are_the_bytes_warcio_builds_and_writes():
+    """The factory formats WARC headers itself (PreparedRecord); warcio's builder, given the same headers,
+    writes the same bytes, and a caller's header that warcio places itself sends the record through warcio."""
+    from io import BytesIO
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    from swath.harvesters.warc_records import LAST_RESPONSE, PreparedRecord
+
+    factory, builder = RecordFactory(redactor=Redactor(["s3cret-value"])), WARCWriter(BytesIO())
+    records = [
+        *factory.pair(uri="https://api.example/x?q=é&api_key=s3cret-value", request_line="GET /x?q=%C3%A9 HTTP/1.1",
+                      request_headers=[("Host", "api.example"), ("Accept", "*/*")],  # redacted by the adapter
+                      request_body=b"", status_line="200 OK",
+                      response_headers=[("Content-Type", "application/json"), ("X-Name", "Zoë")],
+                      response_body=b'{"token": "s3cret-value", "n": 1}', extra={"WARC-Date": "2026-11-27T06:00:00Z"}),
+        factory.plain(uri="urn:swath:oai_pmh:s:oai%3Ax%3A1", record_type="resource", payload=b'{"id": 1}',
+                      content_type="application/json",
+                      headers={"WARC-Swath-Remote-Id": "oai:x:1", "WARC-Refers-To": LAST_RESPONSE}),
+        factory.plain(uri="urn:x:2", record_type="metadata", payload=b"", content_type="application/json"),
+    ]
+    for record in records:
+        assert isinstance(record, PreparedRecord)
+        written = record.head + record.payload + b"\r\n\r\n"
+        assert _warcio_bytes(record) == written
+        given = record.rec_headers.headers[:-4]  # the caller's and the factory's, before the four warcio places
+        http = record.http_headers
+        if http is not None:
+            http = StatusAndHeaders(http.statusline, list(http.headers), protocol=http.protocol)
+        again = builder.create_warc_record(record.rec_headers.get_header("WARC-Target-URI"), record.rec_type,
+                                           payload=BytesIO(record.payload), length=len(record.payload),
+                                           warc_content_type="" if http is not None else record.content_type,
+                                           warc_headers_dict=dict(given), http_headers=http)
+        assert _warcio_bytes(again) == written
+    assert b"s3cret-value" not in b"".join(r.head + r.payload for r in records)
+    odd = factory.plain(uri="urn:x:3", record_type="resource", payload=b"x", content_type="text/plain",
+                        headers={"content-type": "text/csv"})  # warcio replaces it in place: warcio builds it
+    assert not isinstance(odd, PreparedRecord) and b"\r\ncontent-type: text/plain\r\n" in _warcio_bytes(odd)
+
+
+def test_the_deadline_watchdog_wakes_for_an_earlier_deadline_and_forgets_finished_exchanges():
+    """It is woken only by a watch expiring before every other one (not per exchange), and the watches of
+    finished exchanges do not pile up for their whole deadline."""
+    import threading
+
+    from swath.harvesters.deadline import Watch, _Watchdog
+
+    dog = _Watchdog()
+    late, early = Watch(3600), Watch(0.2)
+    shut = threading.Event()
+    early._add(shut.set)  # what attaching a connection adds: called when the deadline passes
+    dog.arm(late)  # the watchdog now sleeps until the late one's deadline
+    dog.arm(early)
+    assert shut.wait(30) and early.fired and not late.fired
+    for _ in range(5 * _Watchdog.COMPACT_AT):
+        finished = Watch(3600)
+        dog.arm(finished)
+        finished.done()
+    assert len(dog._heap) <= 2 * _Watchdog.COMPACT_AT + 1
+    assert any(entry[2] is late for entry in dog._heap)  # a running exchange's watch is kept

@@ -162,3 +162,34 @@ def test_urls_without_parameters_or_userinfo_are_kept_byte_for_byte():
         expected = url.replace(SECRET, REDACTED)
         assert redactor.url(url) == expected
     assert redactor.url(f"https://u:{SECRET}@h.example/a?key=1&q=2") == f"https://h.example/a?key={REDACTED}&q=2"
+
+
+def test_every_secret_parameter_name_holds_a_word_the_quick_checks_look_for():
+    # Redactor.url and Redactor.fields skip their work when a text holds none of _ANY_NAME's words: every
+    # name a parameter is redacted by must hold one, or the skip would keep a credential
+    from swath.core.masking import SECRET_PARAMS, is_secret_name
+    from swath.harvesters.redaction import _ANY_NAME
+
+    names = [*SECRET_PARAMS, "token", "oauth_token", "sslpassword", "db_secret", "X_PASSWD", "\u212aey"]
+    assert all(is_secret_name(name) for name in names)
+    assert all(_ANY_NAME.search(name.casefold()) for name in names), [n for n in names if not _ANY_NAME.search(n)]
+
+
+def test_record_fields_are_redacted_as_each_field_alone_would_be():
+    redactor = Redactor([SECRET])
+    cases = [
+        {"WARC-Swath-Remote-Id": "oai:x:1", "WARC-Swath-Item-URI": "https://r.example/oai?verb=GetRecord&id=oai%3Ax%3A1"},
+        {"WARC-Swath-Item-URI": "https://r.example/x?k%65y=abc&page=2"},  # a secret name spelt URL-encoded
+        {"WARC-Swath-Item-URI": "https://r.example/x?api_key=abc"},
+        {"WARC-Swath-Item-URI": "https://user:pw@r.example/x"},
+        {"WARC-Swath-Remote-Id": f"id-{quote(SECRET, safe='')}"},
+        {"WARC-Swath-Remote-Id": "Bearer abcdefgh12345"},
+        {"WARC-Swath-Note": "password=hunter22"},
+    ]
+    for fields in cases:
+        expected = {name: redactor.url(value) if name.endswith("-URI") else redactor.text(value)
+                    for name, value in fields.items()}
+        assert redactor.fields(dict(fields)) == expected, fields
+    assert redactor.fields(cases[0]) == cases[0]  # nothing to redact: kept as given
+    assert "abc" not in redactor.fields(cases[1])["WARC-Swath-Item-URI"]
+    assert redactor.url("https://r.example/x?k%65y=abc") == f"https://r.example/x?k%65y={REDACTED}"

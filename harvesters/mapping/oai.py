@@ -53,6 +53,32 @@ def _text(el: etree._Element | None, path: str) -> str | None:
     return value.strip() if value and value.strip() else None
 
 
+_RECORD, _HEADER, _METADATA = f"{{{OAI}}}record", f"{{{OAI}}}header", f"{{{OAI}}}metadata"
+_IDENTIFIER, _DATESTAMP, _SET_SPEC = f"{{{OAI}}}identifier", f"{{{OAI}}}datestamp", f"{{{OAI}}}setSpec"
+
+
+def _record(header: etree._Element | None, metadata: etree._Element | None) -> OAIRecord:
+    """A record from its header and metadata elements (the first of each), the header's fields read in one
+    pass: the first identifier and datestamp (None if blank), every setSpec with text."""
+    identifier = datestamp = None
+    sets: list[str] = []
+    if header is not None:
+        seen_id = seen_date = False
+        for child in header.iterchildren(_IDENTIFIER, _DATESTAMP, _SET_SPEC):
+            tag, text = child.tag, child.text
+            if tag == _SET_SPEC:
+                if text:
+                    sets.append(text.strip())
+            elif tag == _IDENTIFIER:
+                if not seen_id:
+                    seen_id, identifier = True, (text.strip() or None) if text else None
+            elif not seen_date:
+                seen_date, datestamp = True, (text.strip() or None) if text else None
+    return OAIRecord(identifier=identifier, datestamp=datestamp,
+                     deleted=header is not None and header.get("status") == "deleted", sets=sets,
+                     metadata=metadata[0] if metadata is not None and len(metadata) else None)
+
+
 def parse_list_records(data: bytes, verb: str = "ListRecords") -> Page:
     """One ListRecords (or ListIdentifiers) page; noRecordsMatch gives an empty last page."""
     try:
@@ -62,19 +88,18 @@ def parse_list_records(data: bytes, verb: str = "ListRecords") -> Page:
             return Page(response_date=None, records=[], token=None)
         raise
     container = root.find(f"oai:{verb}", NS)
-    headers = [(r.find("oai:header", NS), r) for r in container.findall("oai:record", NS)]
     if verb == "ListIdentifiers":
-        headers = [(h, None) for h in container.findall("oai:header", NS)]
-    records = []
-    for header, record in headers:
-        metadata = record.find("oai:metadata", NS) if record is not None else None
-        records.append(OAIRecord(
-            identifier=_text(header, "oai:identifier"),
-            datestamp=_text(header, "oai:datestamp"),
-            deleted=header is not None and header.get("status") == "deleted",
-            sets=[s.text.strip() for s in (header.findall("oai:setSpec", NS) if header is not None else []) if s.text],
-            metadata=metadata[0] if metadata is not None and len(metadata) else None,
-        ))
+        records = [_record(header, None) for header in container.iterchildren(_HEADER)]
+    else:  # each record's children looked at once, by tag (a find per field was most of the parsing)
+        records = []
+        for record in container.iterchildren(_RECORD):
+            header = metadata = None
+            for child in record.iterchildren(_HEADER, _METADATA):
+                if child.tag == _HEADER:
+                    header = child if header is None else header
+                elif metadata is None:
+                    metadata = child
+            records.append(_record(header, metadata))
     token_el = container.find("oai:resumptionToken", NS)
     size = token_el.get("completeListSize") if token_el is not None else None
     return Page(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -53,6 +54,7 @@ def guess_license(candidates: list[str]) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)  # every form is tried per text; a repository repeats a few rights texts
 def _license_of(text: str) -> str | None:
     for license_id, forms in LICENSES.items():
         for form in forms:
