@@ -28,6 +28,7 @@ from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.paths import PathOutsideDataRoot, export_path, make_dirs_inside
 from swath.core.storage import check_free_space, storage_fault
+from swath.core.warc_files import use_storage
 from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds
 from swath.exporters.empty import no_warcs, why_empty
@@ -36,6 +37,7 @@ from swath.exporters.reader import Readers, processes_for
 from swath.exporters.records import Batch, Payload, Tally, Unreadable, plan_reads, select_warcs
 from swath.exporters.warc_index import ScanIndex, WarcIndex
 from swath.exporters.writers import FORMATS, Writer
+from swath.harvesters.retry import storage_policy
 from swath.messages import codes
 from swath.messages.model import (
     COMPLETED_FAILURE,
@@ -70,6 +72,7 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
         request = resolve(start, config=config)
         where = request.directory
         index = index or ScanIndex(data_root=config.harvest_base)
+        use_storage(config, retry=storage_policy(config.http_retries, config.http_backoff))  # s3:// WARCs' store
         selected = select_warcs(start, index=index, report=report, data_root=config.harvest_base)
         warcs = selected.warcs
         if not warcs and not selected.outside_dates:

@@ -22,6 +22,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 from swath.core.errors import SwathError
 from swath.core.paths import safe_id, staged_path, stays_inside
 from swath.core.storage import storage_fault, storage_writes
+from swath.core.warc_files import open_warc
 from swath.exporters.warc_index import is_warc
 from swath.messages import codes
 
@@ -61,10 +62,11 @@ def collection_warcs(path: Path, *, harvest_ids: Iterable[str] = (), root: Path 
     return Found(sorted(inside, key=str), sorted(set(found) - set(inside), key=str))
 
 
-def pages(warcs: Iterable[Path]) -> Iterator[dict[str, str]]:
-    """A page for every 2xx HTTP response captured (URL and WARC-Date), in file order."""
+def pages(warcs: Iterable[Path | str]) -> Iterator[dict[str, str]]:
+    """A page for every 2xx HTTP response captured (URL and WARC-Date), in file order (an s3:// WARC is read
+    by ranged GETs, core/warc_files.py)."""
     for warc in warcs:
-        with open(warc, "rb") as fh:
+        with open_warc(warc) as fh:
             for record in ArchiveIterator(fh, record_types=WarcRecordType.response, parse_http=True):
                 status = (record.http_headers.status_code if record.http_headers else None) or 0
                 url = record.headers.get("WARC-Target-URI") or ""
