@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from swath.core.config import Config
 from swath.core.jobs import JobContext
 from swath.core.objects import StorageTarget, storage_target
-from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.paths import PathOutsideDataRoot, resolve_inside, safe_id
 from swath.core.warc_files import PathOutsideStore, is_object_url, key_in
 from swath.exporters import base
 from swath.exporters.warc_index import ListingAnswers, Selected, is_warc
@@ -144,6 +144,22 @@ def store_index(config: Config) -> StoreIndex:
         return StoreIndex(store=None, data_root=config.harvest_base, why=f"the WARC index is unavailable: {exc}",
                           why_code=codes.WARC_INDEX_UNAVAILABLE)
     return StoreIndex(store=store, data_root=config.harvest_base, objects=storage_target(config))
+
+
+def indexed_warcs(config: Config, store: Store, collection_id: str, *,
+                  harvest_ids: tuple[str, ...] = ()) -> tuple[list[Path | str], list[tuple[str, str]]]:
+    """Every WARC the index holds of a collection (with `harvest_ids`, only those harvests' files: their names
+    start with the harvest id), in path order: local paths checked inside the data root, s3:// URLs inside the
+    configured store; and (code, message) for each one refused."""
+    with store.session() as s:
+        rows = indexed_in(s, {collection_id})
+    prefixes = tuple(f"{safe_id(h)}-" for h in harvest_ids)
+    index = StoreIndex(store=None, data_root=config.harvest_base, objects=storage_target(config))
+    refused: list[tuple[str, str]] = []
+    found = [path for row in rows
+             if not prefixes or row.path.rsplit("/", 1)[-1].startswith(prefixes)
+             if (path := index._path(row, refused)) is not None]
+    return sorted(found, key=str), refused
 
 
 def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, workers: int | None = None) -> None:

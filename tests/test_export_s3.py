@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import random
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +72,34 @@ def test_a_seed_export_from_s3_fetches_only_its_warcs_and_writes_what_the_local_
     s3_db.close()
 
 
+def test_reader_processes_read_s3_warcs_with_the_store_handed_to_them(s3_config, tmp_path) -> None:
+    """With a pool of reader processes the store's settings reach them in memory (their initializer): the same
+    files as the in-process export."""
+    from swath.core.jobs import JobContext
+    from swath.exporters.base import run_export
+
+    entries, messages = _archive(s3_config, warcs=12)
+    primary = store_for(s3_config, retry=QUICK)
+    db = Store(url=f"sqlite:///{tmp_path / 's3.sqlite'}")
+    for entry, body in zip(entries, messages, strict=True):
+        info = primary.put_file(str(Path(entry["path"]).relative_to(s3_config.data_root)), Path(entry["path"]))
+        record(db, "warc_created", {**body, "warc": {**body["warc"], "path": info.url}}, data_root=s3_config.data_root)
+    index = StoreIndex(store=db, data_root=s3_config.data_root, objects=storage_target(s3_config))
+    outputs = []
+    for workers in (1, 2):
+        statuses: list[dict[str, Any]] = []
+        ctx = JobContext(config=s3_config, publish=lambda key, status, into=statuses: into.append(status),
+                         service="test")
+        name = f"w{workers}"
+        run_export({"id": name, "type": "twitter_search_2", "path": f"exports/{name}", "format": "csv",
+                    "collection": {"id": "c0000"}}, routing_key="export.start.twitter.twitter_search_2", ctx=ctx,
+                   index=index, workers=workers)
+        assert statuses[-1]["status"] == "completed success", statuses[-1]
+        outputs.append([f.read_bytes() for f in sorted((s3_config.data_root / "exports" / name).iterdir())])
+    assert outputs[0] == outputs[1] and outputs[0]
+    db.close()
+
+
 def test_read_at_fetches_the_blocks_of_the_record_only(s3_config, tmp_path) -> None:
     """A WARC of many records: reading one by its offset fetches the block(s) it lies in, not the file."""
     buffer = io.BytesIO()
@@ -122,3 +152,43 @@ def test_the_index_warns_of_an_s3_warc_in_another_store(s3_config, tmp_path) -> 
     status, _ = export(s3_config, {"collection": {"id": "c0000"}, "format": "csv"}, index, "x")
     assert codes.PATH_OUTSIDE_STORE in [n["code"] for n in status["warnings"]]
     db.close()
+
+
+def test_a_wacz_of_an_s3_collection_holds_what_the_local_one_holds(s3_config, tmp_path) -> None:
+    """`swath wacz --collection ID` from the index: the collection's objects streamed once each, no other fetched;
+    the package's WARCs and pages are those of the same collection packaged from its local folder."""
+    from click.testing import CliRunner
+
+    from swath.commands.wacz import command as wacz_cli
+
+    entries, messages = _archive(s3_config, warcs=20)
+    primary = store_for(s3_config, retry=QUICK)
+    db = Store(url=s3_config.db_url)
+    urls = {}
+    for entry, body in zip(entries, messages, strict=True):
+        info = primary.put_file(str(Path(entry["path"]).relative_to(s3_config.data_root)), Path(entry["path"]))
+        urls[entry["path"]] = info.url
+        record(db, "warc_created", {**body, "warc": {**body["warc"], "path": info.url}}, data_root=s3_config.data_root)
+    db.close()
+    objects_ranged.FETCHED.clear()
+    remote = CliRunner().invoke(wacz_cli, ["--collection", "c0001", "-o", str(tmp_path / "s3.wacz")], obj=s3_config,
+                                catch_exceptions=False)
+    assert remote.exit_code == 0, remote.output
+    local = CliRunner().invoke(wacz_cli, [str(s3_config.data_root / "collections" / "set1" / "c0001"), "-o",
+                                          str(tmp_path / "local.wacz")], obj=s3_config, catch_exceptions=False)
+    assert local.exit_code == 0, local.output
+    mine = {urls[e["path"]]: Path(e["path"]).stat().st_size for e in entries if e["collection"] == "c0001"}
+    assert dict(objects_ranged.FETCHED) == mine  # each of the collection's objects once, nothing else
+    with zipfile.ZipFile(tmp_path / "s3.wacz") as got, zipfile.ZipFile(tmp_path / "local.wacz") as want:
+        names = sorted(n for n in want.namelist() if n.startswith(("archive/", "pages/", "indexes/")))
+        assert len([n for n in names if n.startswith("archive/")]) == len(mine)
+        assert sorted(n for n in got.namelist() if n.startswith(("archive/", "pages/", "indexes/"))) == names
+        for name in names:
+            if name.endswith(".jsonl"):  # the tool gives each page a random id
+                assert _pages(got.read(name)) == _pages(want.read(name)), name
+            else:
+                assert got.read(name) == want.read(name), name
+
+
+def _pages(data: bytes) -> list[dict[str, Any]]:
+    return [{k: v for k, v in json.loads(line).items() if k != "id"} for line in data.splitlines()]
