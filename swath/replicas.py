@@ -150,7 +150,8 @@ def verify(config: Config, db: Store, *, collection_id: str | None = None, deep:
     for warc in indexed(config, db, collection_id=collection_id):
         result.warcs += 1
         states = []
-        for name, store in targets.items():
+        for name, configured in targets.items():
+            store = _source(config, configured, warc) if name == PRIMARY else configured
             try:
                 key = key_of(config, warc)
                 state, detail = check_copy(store, key, size=warc.size, sha1=warc.sha1, deep=deep)
@@ -180,6 +181,12 @@ def verify(config: Config, db: Store, *, collection_id: str | None = None, deep:
     return result
 
 
+def _source(config: Config, primary: ObjectStore, warc: IndexedCopy) -> ObjectStore:
+    """Where the WARC's primary copy is: the configured store for an s3:// path, the data root for a local one
+    (a WARC harvested before the site moved to object storage)."""
+    return primary if is_object_url(warc.path) else LocalStore(root=config.harvest_base)
+
+
 def _unreplicated(s: Session, warc_id: str) -> bool:
     """A replica copy found good that the store did not know as replicated (copied before this was recorded)."""
     row = s.get(WarcCopy, (warc_id, REPLICA))
@@ -187,7 +194,7 @@ def _unreplicated(s: Session, warc_id: str) -> bool:
 
 
 def replicate_one(config: Config, db: Store | None, *, warc_id: str, info: ObjectInfo, sha1: str | None = None,
-                  stores_: dict[str, ObjectStore] | None = None) -> ObjectInfo:
+                  stores_: dict[str, ObjectStore] | None = None, source: ObjectStore | None = None) -> ObjectInfo:
     """Copy one stored WARC (`info`: its primary object, as put_file returned it) to the replica and check the copy;
     what the upload path calls after a verified upload. Its state goes into `db` once the WARC is indexed there.
     Raises StorageUnavailable/StorageRefused (the replica), ObjectDiffers (the copy is not the WARC)."""
@@ -197,7 +204,7 @@ def replicate_one(config: Config, db: Store | None, *, warc_id: str, info: Objec
     expected = sha1 or info.sha1
     if expected is None:
         raise ObjectDiffers(f"{info.url} has no SHA-1 to check its copy against")
-    copied = copy_object(targets[PRIMARY], targets[REPLICA], info.key, size=info.size, sha1=expected)
+    copied = copy_object(source or targets[PRIMARY], targets[REPLICA], info.key, size=info.size, sha1=expected)
     if db is not None:
         with db.session() as s:
             if s.get(Warc, warc_id) is not None:
@@ -220,8 +227,9 @@ def catch_up(config: Config, db: Store, *, collection_id: str | None = None, pro
             key = key_of(config, warc)
             state, _ = check_copy(replica, key, size=warc.size, sha1=warc.sha1, deep=False)
             if state != OK:
-                info = primary.head(key) or ObjectInfo(key=key, url=primary.url(key), size=warc.size)
-                replicate_one(config, db, warc_id=warc.id, info=info, sha1=warc.sha1, stores_=targets)
+                source = _source(config, primary, warc)
+                info = ObjectInfo(key=key, url=source.url(key), size=warc.size)  # copy_object checks the source
+                replicate_one(config, db, warc_id=warc.id, info=info, sha1=warc.sha1, stores_=targets, source=source)
                 result.copied.append(warc.id)
                 if copied is not None:
                     copied(warc.id, replica.url(key))

@@ -132,3 +132,27 @@ def test_a_replica_behind_another_endpoint_is_copied_by_streaming(both, db, tmp_
     replica = store_for(other, retry=QUICK, replica=True)
     assert replica.head(info.key).sha1 == hashlib.sha1(data).hexdigest()
     assert replica.read_range(info.key, 0, info.size) == data
+
+
+def test_a_warc_still_in_the_data_root_is_checked_there_and_replicated_from_it(both, db, tmp_path):
+    """A WARC harvested before the site moved to object storage (its path local): its primary copy is the file."""
+    data = hashlib.sha256(b"old").digest() * 500
+    path = both.data_root / "collections" / "set1" / "coll1" / "old.warc.gz"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    with db.session() as s:
+        record_warc_created(s, WarcCreated(
+            path=str(path), sha1=hashlib.sha1(data).hexdigest(), bytes=len(data), warc_id="old",
+            date_created="2026-01-01T00:00:00+00:00", collection_set_id="set1", collection_id="coll1",
+            harvest_id="h-old", harvest_type="generic_pages"), data_root=both.data_root)
+    result = _cli(both, "verify", "--json")
+    assert result.exit_code == 1
+    assert [(f["target"], f["result"]) for f in json.loads(result.stdout)["findings"]] == [(REPLICA, MISSING)]
+    assert _cli(both, "replicate").exit_code == 0
+    replica = store_for(both, retry=QUICK, replica=True)
+    assert replica.read_range("collections/set1/coll1/old.warc.gz", 0, len(data)) == data
+    result = _cli(both, "verify", "--deep", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["ok"] == 2
+    path.write_bytes(data[:-1] + b"\0")  # the local file damaged: --deep finds it
+    result = _cli(both, "verify", "--deep", "--json")
+    assert [(f["target"], f["result"]) for f in json.loads(result.stdout)["findings"]] == [("primary", SHA1)]
