@@ -14,10 +14,12 @@ import threading
 
 from swath.core.objects_base import ObjectStore
 
-BLOCK_SIZE = 4 * 1024 * 1024  # a GET per 4 MiB: few requests for a scan, little waste for one record
-KEEP_BLOCKS = 4  # a record straddling blocks, and FastWARC reading a little ahead, stay fetched once
+BLOCK_SIZE = 1024 * 1024  # a GET per MiB: 100 for a 100 MB WARC's scan, at most a MiB read past one record
+KEEP_BLOCKS = 2  # a record straddling two blocks is fetched once; 2 MiB per open WARC (a reader keeps 16 open)
+MAX_COUNTED = 100_000  # URLs counted one by one; past them only the total grows (a worker runs for months)
 
 FETCHED: collections.Counter[str] = collections.Counter()  # bytes fetched per object URL, in this process
+fetched_total = 0  # every byte fetched, in this process
 _counting = threading.Lock()
 
 
@@ -70,6 +72,7 @@ class RangedFile(io.RawIOBase):
         return self.read(-1)
 
     def _block(self, number: int) -> bytes:
+        global fetched_total
         block = self._blocks.get(number)
         if block is not None:
             self._blocks.move_to_end(number)
@@ -78,7 +81,9 @@ class RangedFile(io.RawIOBase):
         block = self.store.read_range(self.key, start, min(self.block_size, self.size - start))
         self.fetched += len(block)
         with _counting:
-            FETCHED[self.name] += len(block)
+            fetched_total += len(block)
+            if self.name in FETCHED or len(FETCHED) < MAX_COUNTED:
+                FETCHED[self.name] += len(block)
         self._blocks[number] = block
         if len(self._blocks) > KEEP_BLOCKS:
             self._blocks.popitem(last=False)
