@@ -26,6 +26,7 @@ from typing import Any, cast
 from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
+from swath.core.objects_base import StorageRefused, StorageUnavailable
 from swath.core.paths import PathOutsideDataRoot, export_path, make_dirs_inside
 from swath.core.storage import check_free_space, storage_fault
 from swath.core.warc_files import use_storage
@@ -97,7 +98,7 @@ def run_export(body: dict[str, Any], *, routing_key: str, ctx: JobContext, index
                 raise ExportFailed(empty.message, code=codes.EXPORT_EMPTY)
             report.warn(codes.EXPORT_EMPTY, empty.message)
         files = report.tables_written(outputs.commit(), primary=outputs.primary)
-    except ExportFailed as exc:
+    except (ExportFailed, StorageUnavailable, StorageRefused) as exc:  # object storage failing: its own code
         _abort(outputs)
         report.failed(exc.code, exc.message)
         return

@@ -376,6 +376,8 @@ def _refs(start: ExportStart, warcs: list[Path | str], *, scanner: Scanner, repo
 
 
 def _mtime_ns(warc: Path | str) -> int:
+    if is_object_url(warc):
+        return 0  # an object is written once: its name orders it (no HEAD asked for nothing)
     found = stat_warc(warc)
     return found.mtime_ns if found is not None else 0
 

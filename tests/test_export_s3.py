@@ -192,3 +192,22 @@ def test_a_wacz_of_an_s3_collection_holds_what_the_local_one_holds(s3_config, tm
 
 def _pages(data: bytes) -> list[dict[str, Any]]:
     return [{k: v for k, v in json.loads(line).items() if k != "id"} for line in data.splitlines()]
+
+
+def test_an_export_whose_store_does_not_answer_fails_with_storage_unavailable(s3_config, tmp_path) -> None:
+    from tests.seaweed import free_ports
+
+    entries, messages = _archive(s3_config, warcs=2)
+    primary = store_for(s3_config, retry=QUICK)
+    db = Store(url=f"sqlite:///{tmp_path / 's3.sqlite'}")
+    for entry, body in zip(entries, messages, strict=True):
+        info = primary.put_file(str(Path(entry["path"]).relative_to(s3_config.data_root)), Path(entry["path"]))
+        record(db, "warc_created", {**body, "warc": {**body["warc"], "path": info.url}}, data_root=s3_config.data_root)
+    away = dataclasses.replace(s3_config, storage_endpoint=f"http://127.0.0.1:{free_ports(1)[0]}", http_retries=1,
+                               http_backoff=0.01)
+    index = StoreIndex(store=db, data_root=away.data_root, objects=storage_target(away))
+    status, _ = export(away, {"collection": {"id": "c0000"}, "format": "csv"}, index, "away")
+    assert status["status"] == "completed failure"
+    assert [e["code"] for e in status["errors"]] == [codes.STORAGE_UNAVAILABLE]
+    assert away.storage_secret_access_key not in str(status)
+    db.close()
