@@ -28,10 +28,23 @@ from swath.messages import codes
 from swath.monitor import record
 from swath.store import Store
 from tests.generated import bench_module
-from tests.test_export_index import export
 
 gen = bench_module("gen_archive")
 QUICK = RetryPolicy(retries=1, backoff=0.01)
+SEARCH = "export.start.twitter.twitter_search_2"
+
+
+def export(config, body: dict[str, Any], index: Any, name: str) -> tuple[dict[str, Any], list[bytes]]:
+    """The exporter workers' job on `index`, readers in this process: its final status and its files' bytes."""
+    from swath.core.jobs import JobContext
+    from swath.exporters.base import run_export
+
+    statuses: list[dict[str, Any]] = []
+    ctx = JobContext(config=config, publish=lambda key, status: statuses.append(status), service="test")
+    run_export({"id": name, "type": "twitter_search_2", "path": f"exports/{name}", **body}, routing_key=SEARCH,
+               ctx=ctx, index=index, workers=1)
+    files = sorted((config.data_root / "exports" / name).iterdir())
+    return statuses[-1], [f.read_bytes() for f in files]
 
 
 def _archive(config, *, warcs: int = 30) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -92,7 +105,7 @@ def test_reader_processes_read_s3_warcs_with_the_store_handed_to_them(s3_config,
                          service="test")
         name = f"w{workers}"
         run_export({"id": name, "type": "twitter_search_2", "path": f"exports/{name}", "format": "csv",
-                    "collection": {"id": "c0000"}}, routing_key="export.start.twitter.twitter_search_2", ctx=ctx,
+                    "collection": {"id": "c0000"}}, routing_key=SEARCH, ctx=ctx,
                    index=index, workers=workers)
         assert statuses[-1]["status"] == "completed success", statuses[-1]
         outputs.append([f.read_bytes() for f in sorted((s3_config.data_root / "exports" / name).iterdir())])
