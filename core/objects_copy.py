@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from swath.core.errors import SwathError
-from swath.core.objects_base import SHA1_METADATA, ObjectInfo, ObjectStore, StorageRefused, file_sha1
+from swath.core.objects_base import SHA1_METADATA, ObjectInfo, ObjectStore, RetryPlan, StorageRefused, file_sha1
 from swath.core.objects_local import LocalStore
+
+if TYPE_CHECKING:
+    from swath.core.config import Config
 
 OBJECT_DIFFERS = "object_differs"  # messages/codes.py lists it (core sits below messages)
 
@@ -20,6 +23,19 @@ class ObjectDiffers(SwathError):
     """An object is not the WARC the index records (other size or SHA-1): never copied on, never passed."""
 
     code = OBJECT_DIFFERS
+
+
+def copy_to_replica(config: Config, info: ObjectInfo, *, sha1: str, retry: RetryPlan) -> ObjectInfo | None:
+    """What the upload path calls once an upload is verified (`info`: what put_file returned): the object copied
+    to the replica store and checked there; None when no replica is configured (SWATH_STORAGE_REPLICA_URL).
+    Raises StorageUnavailable/StorageRefused (the replica failed: the WARC is safe in the primary, so a caller
+    goes on and `swath storage replicate` copies it later) or ObjectDiffers."""
+    from swath.core.objects import store_for
+
+    if not config.storage_replica_url:
+        return None
+    return copy_object(store_for(config, retry=retry), store_for(config, retry=retry, replica=True), info.key,
+                       size=info.size, sha1=sha1)
 
 
 def copy_object(source: ObjectStore, target: ObjectStore, key: str, *, size: int, sha1: str) -> ObjectInfo:

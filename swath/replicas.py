@@ -3,14 +3,17 @@
 bytes read and hashed). Each copy's state goes into the store (storage_models.py), so the Operations page shows
 the replication lag and the last verification.
 
-The upload path calls `replicate_one(config, store, warc_id=..., info=...)` after it verified an upload; the
-WARC's index row may come later (the monitor records warc_created), so the state is written when the row is there,
-and `swath storage replicate` catches up whatever is not copied yet.
+The upload path (harvesters/, which has no store) calls `core.objects_copy.copy_to_replica(config, info, sha1=...,
+retry=...)` after it verified an upload and before it announces the WARC; the monitor, recording warc_created, asks
+the replica for the copy (one HEAD, `note_replica`) and records it as replicated, so the Operations page's lag
+counts what is really not copied. `replicate_one` does the same from the CLI side (copy + record), and
+`swath storage replicate` catches up whatever is not copied yet.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -28,6 +31,7 @@ from swath.store.models import Warc
 from swath.store.storage_models import MISSING, NO_SHA1, OK, PRIMARY, REPLICA, SHA1, SIZE, WarcCopy
 from swath.store.storage_repo import IndexedCopy, finish_check, record_copy, start_check, warcs_after
 
+log = logging.getLogger(__name__)
 _BLOCK = 1 << 20
 _STORE_FAULTS = (codes.STORAGE_UNAVAILABLE, codes.STORAGE_REFUSED)  # the store failed, not a WARC: stop
 
@@ -210,6 +214,38 @@ def replicate_one(config: Config, db: Store | None, *, warc_id: str, info: Objec
             if s.get(Warc, warc_id) is not None:
                 record_copy(s, warc_id=warc_id, target=REPLICA, result=OK, replicated=True)
     return copied
+
+
+def replica_for_monitor(config: Config) -> ObjectStore | None:
+    """The replica store as the monitor asks it: one try, a short timeout (one slow replica must not hold up the
+    recording of every status); None without a replica or when WARCs are not in object storage."""
+    if not config.storage_replica_url or not config.storage_url:
+        return None
+    from swath.core.objects import storage_target
+    from swath.core.objects_s3 import S3Store
+
+    target = storage_target(config, replica=True)
+    assert target is not None
+    return S3Store(target=target, retry=storage_policy(0, 0.0), timeout=min(config.http_timeout, 10.0))
+
+
+def note_replica(s: Session, config: Config, replica: ObjectStore, *, warc_id: str, path: str, size: int,
+                 sha1: str) -> bool:
+    """Whether the replica holds the WARC just announced (HEAD: size and SHA-1); if so, recorded as replicated.
+    A replica that fails to answer records nothing: the WARC counts as lag until a replicate or verify run."""
+    try:
+        if not is_object_url(path):
+            return False
+        target = storage_target(config)
+        if target is None:
+            return False
+        state, _ = check_copy(replica, key_in(target, path), size=size, sha1=sha1, deep=False)
+    except SwathError as exc:
+        log.warning("replica of %s not checked: %s", warc_id, exc.message)
+        return False
+    if state == OK:
+        record_copy(s, warc_id=warc_id, target=REPLICA, result=OK, replicated=True)
+    return state == OK
 
 
 def catch_up(config: Config, db: Store, *, collection_id: str | None = None, progress: Progress | None = None,

@@ -156,3 +156,36 @@ def test_a_warc_still_in_the_data_root_is_checked_there_and_replicated_from_it(b
     path.write_bytes(data[:-1] + b"\0")  # the local file damaged: --deep finds it
     result = _cli(both, "verify", "--deep", "--json")
     assert [(f["target"], f["result"]) for f in json.loads(result.stdout)["findings"]] == [("primary", SHA1)]
+
+
+def test_the_monitor_records_a_warc_copied_by_the_upload_path_as_replicated(both, db, tmp_path):
+    """The upload path copies with core.objects_copy.copy_to_replica before announcing; the monitor's HEAD of the
+    replica records the copy, so only the WARC whose copy failed counts as lag."""
+    from swath.core.objects_copy import copy_to_replica
+    from swath.monitor import Replica, record
+    from swath.replicas import replica_for_monitor
+
+    primary = store_for(both, retry=QUICK)
+    replica = Replica(config=both, store=replica_for_monitor(both))
+    bodies = []
+    for n in range(3):
+        data = hashlib.sha256(b"up %d" % n).digest() * 64
+        path = tmp_path / f"u{n}.warc.gz"
+        path.write_bytes(data)
+        info = primary.put_file(f"set1/coll1/{path.name}", path)
+        if n != 1:  # the replica "failed" for WARC 1: announced all the same, caught up later
+            assert copy_to_replica(both, info, sha1=hashlib.sha1(data).hexdigest(), retry=QUICK).size == len(data)
+        bodies.append(WarcCreated(path=info.url, sha1=hashlib.sha1(data).hexdigest(), bytes=len(data),
+                                  warc_id=f"u{n}", date_created="2026-11-27T06:00:00+00:00", collection_set_id="set1",
+                                  collection_id="coll1", harvest_id=f"hu{n}", harvest_type="generic_pages").to_dict())
+    for body in bodies:
+        record(db, "warc_created", body, data_root=both.data_root, replica=replica)
+    with db.session() as s:
+        lag = replication_lag(s)
+        assert lag.unreplicated == 1
+        assert s.get(WarcCopy, ("u1", REPLICA)) is None and s.get(WarcCopy, ("u0", REPLICA)).replicated_at
+    assert _cli(both, "replicate").exit_code == 0
+    with db.session() as s:
+        assert replication_lag(s).unreplicated == 0
+    assert copy_to_replica(dataclasses.replace(both, storage_replica_url=""), info, sha1="0" * 40,
+                           retry=QUICK) is None  # no replica configured: nothing to do
