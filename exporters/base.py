@@ -27,8 +27,10 @@ from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.jsontypes import JSONObject
+from swath.core.objects_base import StorageRefused, StorageUnavailable
 from swath.core.paths import PathOutsideDataRoot, export_path, make_dirs_inside
 from swath.core.storage import check_free_space, storage_fault
+from swath.core.warc_files import use_storage
 from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds
 from swath.exporters.empty import no_warcs, why_empty
@@ -37,6 +39,7 @@ from swath.exporters.reader import Readers, processes_for
 from swath.exporters.records import Batch, Payload, Tally, Unreadable, plan_reads, select_warcs
 from swath.exporters.warc_index import ScanIndex, WarcIndex
 from swath.exporters.writers import FORMATS, Writer
+from swath.harvesters.retry import storage_policy
 from swath.messages import codes
 from swath.messages.model import (
     COMPLETED_FAILURE,
@@ -71,6 +74,7 @@ def run_export(body: JSONObject, *, routing_key: str, ctx: JobContext, index: Wa
         request = resolve(start, config=config)
         where = request.directory
         index = index or ScanIndex(data_root=config.harvest_base)
+        use_storage(config, retry=storage_policy(config.http_retries, config.http_backoff))  # s3:// WARCs' store
         selected = select_warcs(start, index=index, report=report, data_root=config.harvest_base)
         warcs = selected.warcs
         if not warcs and not selected.outside_dates:
@@ -95,7 +99,7 @@ def run_export(body: JSONObject, *, routing_key: str, ctx: JobContext, index: Wa
                 raise ExportFailed(empty.message, code=codes.EXPORT_EMPTY)
             report.warn(codes.EXPORT_EMPTY, empty.message)
         files = report.tables_written(outputs.commit(), primary=outputs.primary)
-    except ExportFailed as exc:
+    except (ExportFailed, StorageUnavailable, StorageRefused) as exc:  # object storage failing: its own code
         _abort(outputs)
         report.failed(exc.code, exc.message)
         return

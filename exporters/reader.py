@@ -24,7 +24,9 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import BaseContext
 from pathlib import Path
 
+from swath.core import warc_files
 from swath.core.config import Config
+from swath.core.warc_files import stat_warc
 from swath.exporters.records import Batch, Plan, RecordReader, fact_test
 from swath.exporters.scans import Scan, scan
 from swath.exporters.warc_reader import RecordRef
@@ -76,9 +78,9 @@ def default_workers(total_bytes: int, *, threshold: int = 8 << 20) -> int:
     return min(free, 8) if free >= 2 else 1
 
 
-def processes_for(warcs: list[Path], *, asked: int | None, config: Config) -> int:
+def processes_for(warcs: list[Path | str], *, asked: int | None, config: Config) -> int:
     """Reader processes for these WARCs: as asked (tests, tools), else SWATH_EXPORT_WORKERS, else by size."""
-    return asked or config.export_workers or default_workers(sum(p.stat().st_size for p in warcs))
+    return asked or config.export_workers or default_workers(sum(found.size for p in warcs if (found := stat_warc(p))))
 
 
 def _scan(warc: str, export_type: str, cache_root: Path | None) -> Scan:
@@ -105,9 +107,10 @@ _PLAN_PATH: str | None = None
 _WORKER: RecordReader | None = None
 
 
-def _init_worker(plan_path: str) -> None:
+def _init_worker(plan_path: str, storage: warc_files.Storage | None = None) -> None:
     global _PLAN_PATH
     _PLAN_PATH = plan_path
+    warc_files.restore(storage)  # the store s3:// WARCs are read from, passed in memory (it holds credentials)
     # Ctrl-C reaches the whole process group: the export's own process decides how to stop (it stops
     # sending chunks and removes unfinished files); a reader raising KeyboardInterrupt would only break it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -156,7 +159,7 @@ class Readers:
             fd, self._plan_path = tempfile.mkstemp(prefix="swath-export-plan-")
             os.close(fd)
             self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_init_worker,
-                                             initargs=(self._plan_path,))
+                                             initargs=(self._plan_path, warc_files.storage()))
 
     def __enter__(self) -> Readers:
         return self

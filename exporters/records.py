@@ -19,6 +19,7 @@ from typing import IO, Any, Protocol
 import orjson
 
 from swath.core.paths import stays_inside
+from swath.core.warc_files import PathOutsideStore, is_object_url, open_warc, stat_warc
 from swath.exporters import registry
 from swath.exporters.dedupe import dedupe_key
 from swath.exporters.items import Item, Source
@@ -193,7 +194,7 @@ class RecordReader:
         if fh is None:
             if len(self._files) >= MAX_OPEN_FILES:
                 self._files.popitem(last=False)[1].close()
-            fh = self._files[path] = open(path, "rb")  # kept open across chunks: close()
+            fh = self._files[path] = open_warc(path)  # kept open across chunks: close()
         else:
             self._files.move_to_end(path)
         return fh
@@ -295,19 +296,29 @@ def select_warcs(start: ExportStart, *, index: WarcIndex, report: Notes, data_ro
         report.info(code, message)
     for code, message in selected.warnings:
         report.warn(code, message)
-    present = []
+    present: list[Path | str] = []
     for warc in selected.warcs:
-        if not stays_inside(data_root, warc):
+        if is_object_url(warc):
+            try:
+                found = stat_warc(warc) is not None
+            except PathOutsideStore as exc:
+                report.warn(exc.code, exc.message)
+                continue
+            if found:
+                present.append(warc)
+            else:
+                report.warn(codes.WARC_MISSING, f"{warc} is indexed but not in the store; exported the others")
+        elif not stays_inside(data_root, Path(warc)):
             report.warn(codes.PATH_OUTSIDE_DATA_ROOT, f"{warc} leads outside the data root {data_root}; not "
                         "exported (remove the link)")
-        elif warc.is_file():
+        elif Path(warc).is_file():
             present.append(warc)
         else:
             report.warn(codes.WARC_MISSING, f"{warc} is indexed but not on disk; exported the others")
     return Selected(present, outside_dates=selected.outside_dates)
 
 
-def plan_reads(start: ExportStart, warcs: list[Path], *, dedupe: bool, scanner: Scanner, report: Notes,
+def plan_reads(start: ExportStart, warcs: list[Path | str], *, dedupe: bool, scanner: Scanner, report: Notes,
                cache_root: Path) -> Reads:
     """The records to read and the Plan to read them by; dedupe reads the newest first."""
     refs, fact_refs, warc_ends, outside = _refs(start, warcs, scanner=scanner, report=report, cache_root=cache_root,
@@ -330,7 +341,7 @@ def _harvest_date_ok(start: ExportStart, date: dt.datetime) -> bool:
                 or (start.harvest_date_end and date > start.harvest_date_end))
 
 
-def _refs(start: ExportStart, warcs: list[Path], *, scanner: Scanner, report: Notes, cache_root: Path,
+def _refs(start: ExportStart, warcs: list[Path | str], *, scanner: Scanner, report: Notes, cache_root: Path,
           newest_first: bool) -> tuple[list[RecordRef], list[RecordRef], list[int], int]:
     """The records to read, in export order: file order, or (dedupe) newest harvest first, so dedupe
     keeps the first copy it meets, which is the latest, remembering nothing but ids. Then the fact
@@ -353,7 +364,7 @@ def _refs(start: ExportStart, warcs: list[Path], *, scanner: Scanner, report: No
                 facts.append(r)
         ends.append(len(refs))
     # WARC-Date has whole seconds: ties between files go to the file written last (then by name).
-    rank = {str(w): n for n, w in enumerate(sorted(warcs, key=lambda w: (w.stat().st_mtime_ns, str(w))))}
+    rank = {str(w): n for n, w in enumerate(sorted(warcs, key=lambda w: (_mtime_ns(w), str(w))))}
 
     def order(r: RecordRef) -> tuple[dt.datetime, int, int]:
         return r.date, rank[r.warc], r.offset
@@ -362,6 +373,13 @@ def _refs(start: ExportStart, warcs: list[Path], *, scanner: Scanner, report: No
         refs.sort(key=order, reverse=True)
     facts.sort(key=order)
     return refs, facts, ends, outside
+
+
+def _mtime_ns(warc: Path | str) -> int:
+    if is_object_url(warc):
+        return 0  # an object is written once: its name orders it (no HEAD asked for nothing)
+    found = stat_warc(warc)
+    return found.mtime_ns if found is not None else 0
 
 
 def _facts(export_type: str, refs: list[RecordRef], report: Notes) -> dict[str, Any]:
@@ -373,7 +391,7 @@ def _facts(export_type: str, refs: list[RecordRef], report: Notes) -> dict[str, 
     handles: dict[str, IO[bytes]] = {}
     try:
         for ref in refs:
-            fh = handles.get(ref.warc) or handles.setdefault(ref.warc, open(ref.warc, "rb"))
+            fh = handles.get(ref.warc) or handles.setdefault(ref.warc, open_warc(ref.warc))
             resp = read_at(fh, ref, on_truncated=_ignore_cut)
             if resp is None:
                 continue

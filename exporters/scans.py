@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, write_atomic
+from swath.core.warc_files import Stat, is_object_url, stat_warc
 from swath.exporters.warc_reader import IsFact, RecordRef, scan_refs
 
 CACHE_DIR = ".swath/records"
@@ -36,26 +37,31 @@ def scan(warc: str, *, is_fact: IsFact | None, cache_root: Path | None) -> Scan:
     """The WARC's Scan, from the cache under `cache_root` (the data root) when it is still the file's."""
     cache = _cache_path(cache_root, warc) if cache_root is not None and is_fact is None else None
     if cache is not None:
-        stat = os.stat(warc)
-        cached = _load(cache, warc, stat)
+        stat = stat_warc(warc)  # an object's scan is kept by its URL and size: an object never changes
+        cached = _load(cache, warc, stat) if stat is not None else None
         if cached is not None:
             return cached
     warnings: list[str] = []
     refs = scan_refs(warc, on_truncated=lambda path, message: warnings.append(message), is_fact=is_fact)
     result = Scan(warc, refs, warnings)
-    if cache_root is not None and cache is not None and os.stat(warc).st_mtime_ns == stat.st_mtime_ns:  # unchanged
+    if cache_root is not None and cache is not None and stat is not None and _unchanged(warc, stat):
         _save(cache_root, cache, result, stat)
     return result
 
 
+def _unchanged(warc: str, stat: Stat) -> bool:
+    return is_object_url(warc) or os.stat(warc).st_mtime_ns == stat.mtime_ns
+
+
 def _cache_path(cache_root: Path, warc: str) -> Path:
-    return cache_root / CACHE_DIR / f"{hashlib.sha1(os.path.realpath(warc).encode()).hexdigest()}.json"
+    name = warc if is_object_url(warc) else os.path.realpath(warc)
+    return cache_root / CACHE_DIR / f"{hashlib.sha1(name.encode()).hexdigest()}.json"
 
 
-def _load(cache: Path, warc: str, stat: os.stat_result) -> Scan | None:
+def _load(cache: Path, warc: str, stat: Stat) -> Scan | None:
     try:
         data = json.loads(cache.read_bytes())
-        if data["size"] != stat.st_size or data["mtime_ns"] != stat.st_mtime_ns:
+        if data["size"] != stat.size or data["mtime_ns"] != stat.mtime_ns:
             return None
         refs = [RecordRef(warc=warc, offset=offset, date=dt.datetime.fromisoformat(date))
                 for offset, date in data["refs"]]
@@ -64,8 +70,8 @@ def _load(cache: Path, warc: str, stat: os.stat_result) -> Scan | None:
         return None  # missing, stale or damaged: scan again
 
 
-def _save(cache_root: Path, cache: Path, result: Scan, stat: os.stat_result) -> None:
-    data = {"warc": result.warc, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "warnings": result.warnings,
+def _save(cache_root: Path, cache: Path, result: Scan, stat: Stat) -> None:
+    data = {"warc": result.warc, "size": stat.size, "mtime_ns": stat.mtime_ns, "warnings": result.warnings,
             "refs": [[r.offset, r.date.isoformat()] for r in result.refs]}
     try:
         make_dirs_inside(cache_root, cache.parent)

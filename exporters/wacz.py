@@ -12,8 +12,9 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 from swath.core.errors import SwathError
 from swath.core.paths import safe_id, staged_path, stays_inside
 from swath.core.storage import storage_fault, storage_writes
+from swath.core.warc_files import is_object_url, open_warc
 from swath.exporters.warc_index import is_warc
 from swath.messages import codes
 
@@ -61,10 +63,11 @@ def collection_warcs(path: Path, *, harvest_ids: Iterable[str] = (), root: Path 
     return Found(sorted(inside, key=str), sorted(set(found) - set(inside), key=str))
 
 
-def pages(warcs: Iterable[Path]) -> Iterator[dict[str, str]]:
-    """A page for every 2xx HTTP response captured (URL and WARC-Date), in file order."""
+def pages(warcs: Iterable[Path | str]) -> Iterator[dict[str, str]]:
+    """A page for every 2xx HTTP response captured (URL and WARC-Date), in file order (an s3:// WARC is read
+    by ranged GETs, core/warc_files.py)."""
     for warc in warcs:
-        with open(warc, "rb") as fh:
+        with open_warc(warc) as fh:
             for record in ArchiveIterator(fh, record_types=WarcRecordType.response, parse_http=True):
                 status = (record.http_headers.status_code if record.http_headers else None) or 0
                 url = record.headers.get("WARC-Target-URI") or ""
@@ -72,15 +75,16 @@ def pages(warcs: Iterable[Path]) -> Iterator[dict[str, str]]:
                     yield {"url": url, "ts": record.headers.get("WARC-Date") or "", "title": url}
 
 
-def package(warcs: list[Path], output: Path, *, title: str, description: str = "") -> Packaged:
+def package(warcs: Sequence[Path | str], output: Path, *, title: str, description: str = "") -> Packaged:
     """Write `output` (a .wacz) holding `warcs`, indexed by the `wacz` package; SwathError if nothing to pack
-    or the tool refused."""
+    or the tool refused. An s3:// WARC is streamed to the package's temporary folder first (its bytes go into the
+    package whole; the tool reads files), once."""
     from wacz.main import main as wacz_main  # heavy (frictionless): imported when a package is made
 
     if not warcs:
         raise SwathError("no WARC files to package; check the collection path (and --harvest ids)",
                          code=codes.WACZ_FAILED)
-    names = [w.name for w in warcs]
+    names = [_name(w) for w in warcs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:  # the WACZ keeps archive/<file name>: one name, one file
         raise SwathError(f"two WARC files share the name {twice[0]}; package them separately",
@@ -89,15 +93,16 @@ def package(warcs: list[Path], output: Path, *, title: str, description: str = "
         output.parent.mkdir(parents=True, exist_ok=True)
     with storage_writes(output), tempfile.TemporaryDirectory(prefix="swath-wacz-") as tmp, \
             staged_path(output) as partial:
+        files = [_local(w, Path(tmp)) for w in warcs]
         pages_file = Path(tmp) / "pages.jsonl"
         count = 0
         with open(pages_file, "w", encoding="utf-8") as fh:
             fh.write(json.dumps({"format": PAGES_FORMAT, "id": "pages", "title": title}) + "\n")
-            for page in pages(warcs):
+            for page in pages(files):
                 fh.write(json.dumps(page) + "\n")
                 count += 1
         args = ["create", "-o", str(partial), "--title", title, *(["--desc", description] if description else []),
-                *(["-p", str(pages_file)] if count else []), *map(str, warcs)]
+                *(["-p", str(pages_file)] if count else []), *map(str, files)]
         chatter = io.StringIO()
         try:
             with contextlib.redirect_stdout(chatter):  # the tool narrates every step on stdout
@@ -110,3 +115,18 @@ def package(warcs: list[Path], output: Path, *, title: str, description: str = "
         if result not in (0, None):
             raise SwathError(f"the wacz tool failed: {chatter.getvalue().strip()[-500:]}", code=codes.WACZ_FAILED)
     return Packaged(path=output, warcs=len(warcs), pages=count)
+
+
+def _name(warc: Path | str) -> str:
+    return str(warc).rsplit("/", 1)[-1]
+
+
+def _local(warc: Path | str, tmp: Path) -> Path:
+    """The WARC as a local file: itself, or an s3:// object streamed (ranged GETs) into `tmp/warcs/`."""
+    if not is_object_url(warc):
+        return Path(warc)
+    staged = tmp / "warcs" / _name(warc)
+    staged.parent.mkdir(exist_ok=True)
+    with open_warc(warc) as source, open(staged, "wb") as fh:
+        shutil.copyfileobj(source, fh, 1 << 20)
+    return staged

@@ -33,7 +33,7 @@ CACHE_NAME = ".swath/warc-index.json"
 class Selected:
     """The WARCs an export is to read (path order), and what the index says about how it found them."""
 
-    warcs: list[Path]
+    warcs: list[Path | str]  # a str: an s3:// object (core/warc_files.py)
     infos: list[tuple[str, str]] = field(default_factory=list)  # (code, message) for the export status
     warnings: list[tuple[str, str]] = field(default_factory=list)
     outside_dates: int = 0  # when no WARC is left: how many of the collection or seeds the harvest dates left out
@@ -150,7 +150,7 @@ class ScanIndex:
         """Every WARC of the collection (every WARC for seeds): a listing cannot tell seeds or dates apart."""
         warcs = self.warcs_for(start.collection_id) if start.collection_id else self.all_warcs()
         what = f"of collection {start.collection_id}" if start.collection_id else "under the data root (all seeds)"
-        return Selected(warcs, infos=[(codes.WARC_INDEX_SCAN, f"{why}: read the {len(warcs)} WARC(s) {what} "
+        return Selected(list(warcs), infos=[(codes.WARC_INDEX_SCAN, f"{why}: read the {len(warcs)} WARC(s) {what} "
                                        "found by listing the data root")])
 
     def add(self, collection_id: str, path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import IO
 from fastwarc.warc import ArchiveIterator, WarcRecord, WarcRecordType
 
 from swath.core.encodings import DECODERS, decode_checked
+from swath.core.warc_files import open_warc
 
 _WANTED = WarcRecordType.response | WarcRecordType.resource
 _READABLE = _WANTED | WarcRecordType.metadata  # metadata records are read only as facts (see scan_refs)
@@ -132,7 +133,7 @@ def _response(path: str, record: WarcRecord, on_truncated: OnTruncated) -> Respo
 
 def iter_responses(path: str | Path, *, on_truncated: OnTruncated) -> Iterator[Response]:
     """Every readable response/resource record of the file, in file order."""
-    with open(path, "rb") as fh:
+    with open_warc(path) as fh:
         for ref in scan_refs(path, on_truncated=on_truncated):
             resp = read_at(fh, ref, on_truncated=on_truncated)
             if resp is not None:
@@ -153,7 +154,7 @@ def scan_refs(path: str | Path, *, on_truncated: OnTruncated, is_fact: IsFact | 
     path = str(path)
     refs: list[RecordRef] = []
     start = 0
-    with open(path, "rb") as fh:
+    with open_warc(path) as fh:  # a local file, or an object read by ranged GETs (core/warc_files.py)
         while True:
             fh.seek(start)
             last = start - 1  # offset of the last record read whole

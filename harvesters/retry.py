@@ -202,3 +202,8 @@ def retry_after_wait(headers: Mapping[str, str], *, now: float) -> float | None:
 def _seconds(value: float) -> float:
     """Never negative; a NaN (float("nan") parses) waits nothing, as max() made of it before."""
     return 0.0 if math.isnan(value) else max(0.0, value)
+
+
+def storage_policy(retries: int, backoff: float) -> RetryPolicy:
+    """The policy object-store calls retry by (core/objects.py `store_for`): SWATH_HTTP_RETRIES and _BACKOFF."""
+    return RetryPolicy(retries=retries, backoff=backoff)

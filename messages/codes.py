@@ -10,6 +10,8 @@ UNKNOWN_TYPE = "unknown_type"  # no worker here handles this harvest/export type
 UNKNOWN_ROUTING_KEY = "unknown_routing_key"  # the routing key is not one swath understands
 BAD_REQUEST = "bad_request"  # the message is valid JSON but asks for something impossible
 PATH_OUTSIDE_DATA_ROOT = "path_outside_data_root"  # a path in the message escapes SWATH_DATA_ROOT
+OBJECT_DIFFERS = "object_differs"  # a stored WARC (or its copy) is not what the WARC index records: size or SHA-1
+PATH_OUTSIDE_STORE = "path_outside_store"  # an s3:// WARC path is not in the configured store's bucket and prefix
 
 # --- harvesting ---
 TOKEN_NOT_FOUND = "token_not_found"  # a seed's account/blog/endpoint does not exist

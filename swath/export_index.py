@@ -22,7 +22,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from swath.core.config import Config
 from swath.core.jobs import JobContext
 from swath.core.jsontypes import JSONObject
-from swath.core.paths import PathOutsideDataRoot, resolve_inside
+from swath.core.objects import StorageTarget, storage_target
+from swath.core.paths import PathOutsideDataRoot, resolve_inside, safe_id
+from swath.core.warc_files import PathOutsideStore, is_object_url, key_in
 from swath.exporters import base
 from swath.exporters.warc_index import ListingAnswers, Selected, is_warc
 from swath.messages import codes
@@ -39,8 +41,10 @@ _lock = threading.Lock()
 class StoreIndex(ListingAnswers):
     """A WarcIndex over the store's `warcs` table; `store=None` (with `why`): there is none to ask."""
 
-    def __init__(self, *, store: Store | None, data_root: Path, why: str = "", why_code: str = "") -> None:
+    def __init__(self, *, store: Store | None, data_root: Path, why: str = "", why_code: str = "",
+                 objects: StorageTarget | None = None) -> None:
         self.store = store
+        self.objects = objects  # the object store s3:// WARC paths must be in (SWATH_STORAGE_URL)
         self.root = Path(os.path.realpath(data_root))
         self.why = why or "the WARC index is not available"
         self.why_code = why_code or codes.WARC_INDEX_SCAN
@@ -65,9 +69,9 @@ class StoreIndex(ListingAnswers):
                                 "the monitor ran?)", code=codes.WARC_INDEX_SCAN)
         warnings: list[tuple[str, str]] = []
         resolved = [(row, self._path(row, warnings)) for row in rows]
-        warcs = {path for _, path in resolved if path is not None}
+        warcs: set[Path | str] = {path for _, path in resolved if path is not None}
         folders = {folder for row, path in resolved
-                   if path is not None and (folder := self._collection_folder(path, row.collection_id))}
+                   if isinstance(path, Path) and (folder := self._collection_folder(path, row.collection_id))}
         unindexed = self._unindexed(folders, known)
         infos: list[tuple[str, str]] = []
         if unindexed:
@@ -82,8 +86,19 @@ class StoreIndex(ListingAnswers):
             return listed
         return Selected(listed.warcs, warnings=[(code, message) for _, message in listed.infos])
 
-    def _path(self, row: IndexedWarc, warnings: list[tuple[str, str]]) -> Path | None:
-        """Where the WARC is under this data root: by its path from the root, else as announced (checked)."""
+    def _path(self, row: IndexedWarc, warnings: list[tuple[str, str]]) -> Path | str | None:
+        """Where the WARC is under this data root: by its path from the root, else as announced (checked); an
+        object's URL when it is in the configured store (read by ranged GETs: core/warc_files.py)."""
+        if is_object_url(row.path):
+            try:
+                if self.objects is None:
+                    raise PathOutsideStore(f"the WARC index names {row.path}, but no object store is configured "
+                                           "(SWATH_STORAGE_URL); not read")
+                key_in(self.objects, row.path)
+            except PathOutsideStore as exc:
+                warnings.append((exc.code, exc.message))
+                return None
+            return row.path
         try:
             return resolve_inside(self.root, row.rel_path if row.rel_path else row.path)
         except PathOutsideDataRoot:
@@ -128,7 +143,23 @@ def store_index(config: Config) -> StoreIndex:
     except StoreError as exc:
         return StoreIndex(store=None, data_root=config.harvest_base, why=f"the WARC index is unavailable: {exc}",
                           why_code=codes.WARC_INDEX_UNAVAILABLE)
-    return StoreIndex(store=store, data_root=config.harvest_base)
+    return StoreIndex(store=store, data_root=config.harvest_base, objects=storage_target(config))
+
+
+def indexed_warcs(config: Config, store: Store, collection_id: str, *,
+                  harvest_ids: tuple[str, ...] = ()) -> tuple[list[Path | str], list[tuple[str, str]]]:
+    """Every WARC the index holds of a collection (with `harvest_ids`, only those harvests' files: their names
+    start with the harvest id), in path order: local paths checked inside the data root, s3:// URLs inside the
+    configured store; and (code, message) for each one refused."""
+    with store.session() as s:
+        rows = indexed_in(s, {collection_id})
+    prefixes = tuple(f"{safe_id(h)}-" for h in harvest_ids)
+    index = StoreIndex(store=None, data_root=config.harvest_base, objects=storage_target(config))
+    refused: list[tuple[str, str]] = []
+    found = [path for row in rows
+             if not prefixes or row.path.rsplit("/", 1)[-1].startswith(prefixes)
+             if (path := index._path(row, refused)) is not None]
+    return sorted(found, key=str), refused
 
 
 def run_export(body: JSONObject, *, routing_key: str, ctx: JobContext, workers: int | None = None) -> None:

@@ -23,6 +23,7 @@ from swath import notify
 from swath.core.config import Config
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.jsontypes import JSONObject
+from swath.core.objects import ObjectStore
 from swath.messages import codes, routing
 from swath.messages.bodies import HarvestStatusBody, StatusBody
 from swath.messages.broker import STATUS_BINDINGS
@@ -30,6 +31,7 @@ from swath.messages.model import WarcCreated
 from swath.messages.validation import InvalidMessage, validate
 from swath.messages.worker import ServiceSpec, Worker
 from swath.notify import Mail, Mailer
+from swath.replicas import note_replica, replica_for_monitor
 from swath.store import Store, notify_repo, repo, warc_index
 from swath.store.models import Export, Job
 
@@ -39,10 +41,12 @@ DB_RETRY_SECONDS = 2.0
 
 
 def record(store: Store, routing_key: str, body: object, *, data_root: Path | None = None,
-           mailer: Mailer | None = None) -> str:
+           mailer: Mailer | None = None, replica: Replica | None = None) -> str:
     """Record one message; returns its kind. Raises InvalidMessage for anything that is not one of ours.
     `data_root`: where the WARCs' paths are kept from, so the WARC index survives moving the root.
-    `mailer`: sends the notification e-mails a final status calls for (swath/notify.py)."""
+    `mailer`: sends the notification e-mails a final status calls for (swath/notify.py).
+    `replica`: with object storage and a replica, a new WARC's copy there is asked for and recorded
+    (swath/replicas.py)."""
     try:
         kind = routing.parse(routing_key).kind
     except routing.BadRoutingKey as exc:
@@ -57,6 +61,9 @@ def record(store: Store, routing_key: str, body: object, *, data_root: Path | No
         warc = WarcCreated.from_dict(body)
         with store.session() as s:
             record_warc_created(s, warc, data_root=data_root)
+            if replica is not None:
+                note_replica(s, replica.config, replica.store, warc_id=warc.warc_id, path=warc.path, size=warc.bytes,
+                             sha1=warc.sha1)
     else:
         raise InvalidMessage(f"the monitor does not record {routing_key} messages", code=codes.UNKNOWN_ROUTING_KEY)
     return kind
@@ -82,6 +89,14 @@ def record_warc_created(s: Session, warc: WarcCreated, *, data_root: Path | None
     warc_index.record_details(s, row, warc, data_root=data_root)
 
 
+@dataclasses.dataclass(frozen=True)
+class Replica:
+    """The replica store the monitor checks new WARCs in, and the settings naming the primary."""
+
+    config: Config
+    store: ObjectStore
+
+
 @dataclasses.dataclass(kw_only=True)
 class RecordJob:
     """The worker job: record the message, count it in the store if it is refused."""
@@ -89,10 +104,11 @@ class RecordJob:
     store: Store
     data_root: Path | None = None
     mailer: Mailer | None = None
+    replica: Replica | None = None
 
     def __call__(self, body: JSONObject, *, routing_key: str, ctx: JobContext) -> None:
         try:
-            record(self.store, routing_key, body, data_root=self.data_root, mailer=self.mailer)
+            record(self.store, routing_key, body, data_root=self.data_root, mailer=self.mailer, replica=self.replica)
         except InvalidMessage as exc:
             digest = hashlib.sha1(routing_key.encode() + b"\0" + orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
             with self.store.session() as s:
@@ -111,8 +127,14 @@ def monitor_spec(*, config: Config, store: Store) -> ServiceSpec:
     if not config.status_queue:
         raise ValueError("SWATH_STATUS_QUEUE is empty: the monitor needs the status queue to consume")
     return ServiceSpec(name=config.status_queue, service=SERVICE, bindings=list(STATUS_BINDINGS),
-                       job=RecordJob(store=store, data_root=config.harvest_base, mailer=Mailer(config)),
+                       job=RecordJob(store=store, data_root=config.harvest_base, mailer=Mailer(config),
+                                     replica=_replica(config)),
                        accepts=lambda body: None, concurrency=1)
+
+
+def _replica(config: Config) -> Replica | None:
+    replica = replica_for_monitor(config)
+    return None if replica is None else Replica(config=config, store=replica)
 
 
 def monitor_worker(*, config: Config, store: Store) -> Worker:

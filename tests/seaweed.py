@@ -106,8 +106,12 @@ class Seaweed:
                 f"-filer.port.grpc={p['filer_grpc']}", "-s3", f"-s3.port={p['s3']}",
                 f"-s3.port.grpc={p['s3_grpc']}", "-s3.port.iceberg=0", "-s3.port.lance=0", f"-s3.config={config}",
                 f"-metricsPort={p['metrics']}", "-master.telemetry=false"]
+        # one volume per new bucket (weed's default grows 7): a session's tests make dozens of buckets, and the
+        # volume server's -max would be full after seven (then every PUT is an InternalError); read from the cwd
+        (self.directory / "master.toml").write_text("[master.volume_growth]\ncopy_1 = 1\n")
         with self._log("server") as log:
-            self.server = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.server = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                           cwd=self.directory)
 
     def start_volume(self) -> None:
         """(Re)start the volume server on its same port and folder."""
@@ -115,7 +119,7 @@ class Seaweed:
         (self.directory / "volume").mkdir(parents=True, exist_ok=True)
         args = [weed_binary(), "volume", f"-dir={self.directory / 'volume'}", "-ip=127.0.0.1",
                 "-ip.bind=127.0.0.1", f"-port={p['volume']}", f"-port.grpc={p['volume_grpc']}",
-                f"-mserver=127.0.0.1:{p['master']}.{p['master_grpc']}", "-max=50",
+                f"-mserver=127.0.0.1:{p['master']}.{p['master_grpc']}", "-max=200",
                 f"-metricsPort={p['volume_metrics']}", "-preStopSeconds=0"]
         with self._log("volume") as log:
             self.volume = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -3,6 +3,7 @@
 from swath.store import (  # noqa: F401  (their tables join Base.metadata wherever the store is used)
     group_credentials,
     notify_models,
+    storage_models,
     web_models,
 )
 from swath.store.db import Store, StoreError
