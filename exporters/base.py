@@ -39,7 +39,7 @@ from swath.exporters.reader import Readers, processes_for
 from swath.exporters.records import Batch, Payload, Tally, Unreadable, plan_reads, select_warcs
 from swath.exporters.warc_index import ScanIndex, WarcIndex
 from swath.exporters.writers import FORMATS, Writer
-from swath.harvesters.retry import storage_policy
+from swath.harvesters.retry import storage_retry
 from swath.messages import codes
 from swath.messages.model import (
     COMPLETED_FAILURE,
@@ -74,7 +74,7 @@ def run_export(body: JSONObject, *, routing_key: str, ctx: JobContext, index: Wa
         request = resolve(start, config=config)
         where = request.directory
         index = index or ScanIndex(data_root=config.harvest_base)
-        use_storage(config, retry=storage_policy(config.http_retries, config.http_backoff))  # s3:// WARCs' store
+        use_storage(config, retry=storage_retry(config))  # s3:// WARCs' store
         selected = select_warcs(start, index=index, report=report, data_root=config.harvest_base)
         warcs = selected.warcs
         if not warcs and not selected.outside_dates:

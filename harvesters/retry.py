@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
 
+from swath.core.config import Config
 from swath.messages import codes
 
 MAX_RATE_WAIT = 20 * 60.0  # Twitter windows are 15 minutes; a reset just past one is still waited for
@@ -204,6 +205,6 @@ def _seconds(value: float) -> float:
     return 0.0 if math.isnan(value) else max(0.0, value)
 
 
-def storage_policy(retries: int, backoff: float) -> RetryPolicy:
+def storage_retry(config: Config) -> RetryPolicy:
     """The policy object-store calls retry by (core/objects.py `store_for`): SWATH_HTTP_RETRIES and _BACKOFF."""
-    return RetryPolicy(retries=retries, backoff=backoff)
+    return RetryPolicy(retries=config.http_retries, backoff=config.http_backoff)

@@ -21,17 +21,12 @@ from typing import Any
 
 from swath.core.config import Config
 from swath.core.objects import ObjectInfo, ObjectStore, StorageUnavailable, store_for
-from swath.harvesters.retry import RetryPolicy
+from swath.harvesters.retry import storage_retry
 from swath.harvesters.state import write_json_atomic
 from swath.harvesters.warc import ClosedWarc, date_created_of, name_pattern, warc_id
 
 COMMIT_SUFFIX = ".commit.json"
 Commit = Callable[[dict[str, Any]], None]
-
-
-def storage_retry(config: Config) -> RetryPolicy:
-    """The shared retry policy with the HTTP settings (SWATH_HTTP_RETRIES, SWATH_HTTP_BACKOFF)."""
-    return RetryPolicy(retries=config.http_retries, backoff=config.http_backoff)
 
 
 @dataclasses.dataclass(kw_only=True)

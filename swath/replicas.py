@@ -24,7 +24,7 @@ from swath.core.errors import SwathError
 from swath.core.objects import LocalStore, ObjectInfo, ObjectStore, storage_target, store_for
 from swath.core.objects_copy import ObjectDiffers, copy_object
 from swath.core.warc_files import is_object_url, key_in
-from swath.harvesters.retry import storage_policy
+from swath.harvesters.retry import RetryPolicy, storage_retry
 from swath.messages import codes
 from swath.store import Store
 from swath.store.models import Warc
@@ -76,7 +76,7 @@ class Replicated:
 
 def stores(config: Config) -> dict[str, ObjectStore]:
     """The primary store and, when configured, the replica, by their names in the store's tables."""
-    retry = storage_policy(config.http_retries, config.http_backoff)
+    retry = storage_retry(config)
     found = {PRIMARY: store_for(config, retry=retry)}
     if config.storage_replica_url:
         found[REPLICA] = store_for(config, retry=retry, replica=True)
@@ -226,7 +226,8 @@ def replica_for_monitor(config: Config) -> ObjectStore | None:
 
     target = storage_target(config, replica=True)
     assert target is not None
-    return S3Store(target=target, retry=storage_policy(0, 0.0), timeout=min(config.http_timeout, 10.0))
+    return S3Store(target=target, retry=RetryPolicy(retries=0, backoff=0.0),  # one try: the monitor must not wait
+                   timeout=min(config.http_timeout, 10.0))
 
 
 def note_replica(s: Session, config: Config, replica: ObjectStore, *, warc_id: str, path: str, size: int,

@@ -53,10 +53,10 @@ def _indexed(ctx: click.Context, collection_id: str, output: Path, harvest_ids: 
              description: str, as_json: bool) -> None:
     from swath.core.warc_files import use_storage
     from swath.export_index import indexed_warcs
-    from swath.harvesters.retry import storage_policy
+    from swath.harvesters.retry import storage_retry
 
     config = config_of(ctx)
-    use_storage(config, retry=storage_policy(config.http_retries, config.http_backoff))
+    use_storage(config, retry=storage_retry(config))
     warcs, refused = indexed_warcs(config, open_store(ctx), collection_id, harvest_ids=harvest_ids)
     for code, message in refused:
         click.echo(f"warning [{code}] {message}", err=True)

@@ -24,6 +24,16 @@ class ServicesAndDisk(TypedDict):
     free: int | None
     min_free: int
     free_low: bool
+    storage: ObjectStorage | None
+
+
+class ObjectStorage(TypedDict):
+    """The object stores (masked), the replication lag and the last verification."""
+
+    primary: str
+    replica: str | None
+    lag: storage_repo.Lag | None  # None without a replica
+    last: dict[str, object] | None
 
 
 def services_and_disk(ctx: Ctx) -> ServicesAndDisk:
@@ -37,7 +47,7 @@ def services_and_disk(ctx: Ctx) -> ServicesAndDisk:
             "free_low": below_minimum(free, config.min_free_bytes), "storage": object_storage(ctx)}
 
 
-def object_storage(ctx: Ctx) -> dict[str, Any] | None:
+def object_storage(ctx: Ctx) -> ObjectStorage | None:
     """The stores, the replication lag (WARCs not yet copied to the replica, the oldest one's age) and the last
     verification; None when WARCs are on the local filesystem (nothing to show)."""
     config = ctx.web.config
@@ -46,10 +56,10 @@ def object_storage(ctx: Ctx) -> dict[str, Any] | None:
     with ctx.store.session() as s:
         lag = storage_repo.replication_lag(s) if config.storage_replica_url else None
         check = storage_repo.last_check(s)
-        last = None if check is None else {
+        last: dict[str, object] | None = None if check is None else {
             "finished_at": check.finished_at, "collection_id": check.collection_id, "deep": check.deep,
             "warcs": check.warcs, "copies": check.copies, "ok": check.ok, "missing": check.missing,
             "differs": check.differs}
-    return {"primary": mask_url(config.storage_url) if config.storage_url else str(config.harvest_base),
-            "replica": mask_url(config.storage_replica_url) if config.storage_replica_url else None,
-            "lag": lag, "last": last}
+    return ObjectStorage(primary=mask_url(config.storage_url) if config.storage_url else str(config.harvest_base),
+                         replica=mask_url(config.storage_replica_url) if config.storage_replica_url else None,
+                         lag=lag, last=last)
