@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.mapping.safexml import parse_xml
-from swath.harvesters.metashare.errors import MetashareError
 from swath.messages import codes
+from swath.platforms.metashare.errors import MetashareError
 
 SYNC_PROTOCOL = "1.0"
 METADATA_XML = "metadata.xml"

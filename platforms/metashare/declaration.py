@@ -1,5 +1,6 @@
-"""META-SHARE's declaration (data only; its harvester is harvesters/metashare/harvester.py, its table
-exporters/metashare.py)."""
+"""META-SHARE's declaration: data only, importing only swath.core (its harvester is harvester.py beside it, with
+client.py, protocol.py, safezip.py and storage.py; its node server.py; its table exporter.py; what the CLI's
+`swath metashare` uses, public.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from swath.core.platforms import ExportKind, HarvestKind, Platform, Seeds, optio
 PLATFORM = Platform(
     name="metashare",
     title="META-SHARE",
-    harvester="swath.harvesters.metashare.harvester:MetashareHarvester",
+    harvester="swath.platforms.metashare.harvester:MetashareHarvester",
     harvest_types=(HarvestKind(name="metashare_sync", method="sync", seeds=Seeds(
         token="url", example=({"id": "node", "token": "https://metashare.example.org"},))),),
-    export_types=(ExportKind(name="metashare_sync", sources=("swath.exporters.metashare:Metashare",),
+    export_types=(ExportKind(name="metashare_sync", sources=("swath.platforms.metashare.exporter:Metashare",),
                              current_state=True, reads="`GET /sync/<id>/metadata/` responses + inventories"),),
     options=options(),
     credentials=(("username", "password"),),

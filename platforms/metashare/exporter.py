@@ -25,8 +25,8 @@ from swath.exporters.table import Col, Table
 from swath.exporters.warc_reader import Response
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.mapping.safexml import parse_xml
-from swath.harvesters.metashare.errors import MetashareError
-from swath.harvesters.metashare.protocol import (
+from swath.platforms.metashare.errors import MetashareError
+from swath.platforms.metashare.protocol import (
     INVENTORY_JSON,
     LR_ENTRIES,
     METADATA_XML,
@@ -34,7 +34,7 @@ from swath.harvesters.metashare.protocol import (
     StorageGlobal,
     lr_checksum,
 )
-from swath.harvesters.metashare.safezip import read_zip
+from swath.platforms.metashare.safezip import read_zip
 
 INVENTORIES = "metashare:inventory"  # facts: node -> {id: checksum} of its latest inventory
 LISTED = "metashare:listed"  # facts: node -> {"id checksum", ...} every inventory of it listed

@@ -13,13 +13,13 @@ import requests
 
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
-from swath.harvesters.metashare.client import MetashareClient, sync
-from swath.harvesters.metashare.declaration import PLATFORM
-from swath.harvesters.metashare.errors import MetashareError
-from swath.harvesters.metashare.storage import LRStorage
 from swath.harvesters.redaction import Redactor
 from swath.messages import codes
 from swath.messages.model import Seed
+from swath.platforms.metashare.client import MetashareClient, sync
+from swath.platforms.metashare.declaration import PLATFORM
+from swath.platforms.metashare.errors import MetashareError
+from swath.platforms.metashare.storage import LRStorage
 
 LR_STORAGE_DIR = "lr-storage"
 RESULTS = ("added", "updated", "deleted", "unchanged", "rejected")

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from swath.core.paths import PathOutsideDataRoot, write_atomic
-from swath.harvesters.metashare.errors import MetashareError
-from swath.harvesters.metashare.protocol import (
+from swath.platforms.metashare.errors import MetashareError
+from swath.platforms.metashare.protocol import (
     METADATA_XML,
     STORAGE_GLOBAL_JSON,
     StorageGlobal,

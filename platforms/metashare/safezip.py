@@ -10,8 +10,8 @@ import posixpath
 import zipfile
 from collections.abc import Iterable
 
-from swath.harvesters.metashare.errors import MetashareError
 from swath.messages import codes
+from swath.platforms.metashare.errors import MetashareError
 
 _CHUNK = 64 * 1024
 

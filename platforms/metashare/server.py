@@ -12,8 +12,8 @@ from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from swath.harvesters.metashare.errors import MetashareError
-from swath.harvesters.metashare.protocol import (
+from swath.platforms.metashare.errors import MetashareError
+from swath.platforms.metashare.protocol import (
     INVENTORY_JSON,
     METADATA_XML,
     PUBLICATION_STATUSES,
@@ -22,8 +22,8 @@ from swath.harvesters.metashare.protocol import (
     StorageGlobal,
     is_storage_id,
 )
-from swath.harvesters.metashare.safezip import write_zip
-from swath.harvesters.metashare.storage import LRStorage, StoredLR
+from swath.platforms.metashare.safezip import write_zip
+from swath.platforms.metashare.storage import LRStorage, StoredLR
 
 MAX_FORM_BYTES = 64 * 1024
 LOGIN_PAGE = (

@@ -10,8 +10,10 @@ import requests
 
 from swath.core.paths import PathOutsideDataRoot
 from swath.harvesters.errors import HarvestError
-from swath.harvesters.metashare.errors import MetashareError
-from swath.harvesters.metashare.protocol import (
+from swath.harvesters.redaction import Redactor
+from swath.messages import codes
+from swath.platforms.metashare.errors import MetashareError
+from swath.platforms.metashare.protocol import (
     INVENTORY_JSON,
     LR_ENTRIES,
     METADATA_XML,
@@ -23,10 +25,8 @@ from swath.harvesters.metashare.protocol import (
     is_storage_id,
     lr_checksum,
 )
-from swath.harvesters.metashare.safezip import read_zip
-from swath.harvesters.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
-from swath.harvesters.redaction import Redactor
-from swath.messages import codes
+from swath.platforms.metashare.safezip import read_zip
+from swath.platforms.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
 
 DEFAULT_MAX_ZIP_BYTES = 64 * 1024 * 1024  # inflated size of one inventory or LR ZIP
 
