@@ -10,8 +10,8 @@ from urllib.parse import urljoin
 import requests
 
 from swath.harvesters.errors import HarvestError
-from swath.harvesters.kiel.archive import RecordDir
-from swath.harvesters.kiel.objects import Version
+from swath.platforms.kiel.archive import RecordDir
+from swath.platforms.kiel.objects import Version
 
 REDIRECTS = {301, 302, 303, 307, 308}
 MAX_HOPS = 10

@@ -1,5 +1,5 @@
 """One renewal of one record: store its version, renew the objects of the current version, apply the
-termination strategy, and write what was done as the renewal's notes (harvesters/kiel/notes.py).
+termination strategy, and write what was done as the renewal's notes (notes.py).
 
 The record-change rule (an open question in the Kiel paper): when a record changes, the objects its
 previous version referred to and the new one does not are *kept* — nothing is deleted because a record
@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swath.harvesters.base import Harvest
-from swath.harvesters.kiel.amf import AmfRecord
-from swath.harvesters.kiel.archive import RecordDir
-from swath.harvesters.kiel.branches import Branches
-from swath.harvesters.kiel.fetch import Fetched, renew_object
-from swath.harvesters.kiel.notes import Notebook, link_name
-from swath.harvesters.kiel.objects import ObjectDir
-from swath.harvesters.kiel.redist import escape_name
-from swath.harvesters.kiel.termination import Termination
 from swath.harvesters.mapping.errors import MetadataError
 from swath.messages import codes
+from swath.platforms.kiel.amf import AmfRecord
+from swath.platforms.kiel.archive import RecordDir
+from swath.platforms.kiel.branches import Branches
+from swath.platforms.kiel.fetch import Fetched, renew_object
+from swath.platforms.kiel.notes import Notebook, link_name
+from swath.platforms.kiel.objects import ObjectDir
+from swath.platforms.kiel.redist import escape_name
+from swath.platforms.kiel.termination import Termination
 
 
 @dataclass(kw_only=True)

@@ -15,16 +15,16 @@ from urllib.parse import urlsplit
 from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, read_inside, resolve_inside, write_atomic
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
-from swath.harvesters.kiel.amf import AmfRecord, BadAmf, split_records
-from swath.harvesters.kiel.archive import Archive
-from swath.harvesters.kiel.branches import BadBranches, Branches, load_branches
-from swath.harvesters.kiel.declaration import PLATFORM
-from swath.harvesters.kiel.redist import REDISTS
-from swath.harvesters.kiel.renewal import Renewal
-from swath.harvesters.kiel.termination import BadTermination, Termination
 from swath.harvesters.mapping.errors import MetadataError
 from swath.messages import codes
 from swath.messages.model import Seed
+from swath.platforms.kiel.amf import AmfRecord, BadAmf, split_records
+from swath.platforms.kiel.archive import Archive
+from swath.platforms.kiel.branches import BadBranches, Branches, load_branches
+from swath.platforms.kiel.declaration import PLATFORM
+from swath.platforms.kiel.redist import REDISTS
+from swath.platforms.kiel.renewal import Renewal
+from swath.platforms.kiel.termination import BadTermination, Termination
 
 
 class KielError(HarvestError):

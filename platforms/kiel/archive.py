@@ -5,7 +5,7 @@
     1795304354.amf.xml      a version, stored only when its bytes differ from the current one
     00last                  "<start tist> <end tist>\n" of the last renewal
     00tistbase              the record's request tist ("0" while it is a virgin record)
-    objects/<escaped url>/  object directories (harvesters/kiel/objects.py)
+    objects/<escaped url>/  object directories (objects.py)
 ```
 Nothing is written through a symlink leading out of the archive, and record versions are never links:
 a planted one is neither read nor followed.
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swath.core.paths import make_dirs_inside, write_atomic
-from swath.harvesters.kiel.objects import TISTBASE, ObjectDir
-from swath.harvesters.kiel.redist import Redist
+from swath.platforms.kiel.objects import TISTBASE, ObjectDir
+from swath.platforms.kiel.redist import Redist
 
 _RECORD_VERSION = re.compile(r"^(\d+)\.amf\.xml$")
 

@@ -1,4 +1,5 @@
-"""The Kiel Archive's declaration (data only; its harvester is harvesters/kiel/harvester.py)."""
+"""The Kiel Archive's declaration: data only, importing only swath.core (its harvester is harvester.py beside it,
+with the archive's modules; what the CLI's `swath kiel` uses, public.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from swath.core.platforms import HarvestKind, Platform, Seeds, options
 PLATFORM = Platform(
     name="kiel",
     title="Kiel Archive",
-    harvester="swath.harvesters.kiel.harvester:KielHarvester",
+    harvester="swath.platforms.kiel.harvester:KielHarvester",
     # a seed token: the URL of an AMF file, or an AMF file or folder inside the data root
     harvest_types=(HarvestKind(name="kiel_archive", method="archive",
                                seeds=Seeds(example=({"id": "amf", "token": "incoming/amf"},))),),
     options=options(
-        # harvesters/kiel/redist.py REDISTS' names (tests/test_kiel.py holds them equal)
+        # redist.py REDISTS' names (tests/test_kiel.py holds them equal)
         redist={"type": "string", "enum": ["nested", "repec"], "default": "nested",
                 "description": "how record ids become archive paths"},
         branches={"type": "string", "description": "the branches file inside the data root "

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from swath.harvesters.kiel.objects import ObjectDir, Version
+from swath.platforms.kiel.objects import ObjectDir, Version
 
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 from swath.core.paths import append_no_follow, make_dirs_inside, write_atomic
-from swath.harvesters.kiel.redist import escape_name
+from swath.platforms.kiel.redist import escape_name
 
 TISTBASE = "00tistbase"
 _VERSION = re.compile(r"^(\d+)_(\d{3})_(.+)$")
