@@ -15,9 +15,9 @@ import pytest
 from jeepney import new_method_call
 
 from swath.harvesters.state import StateStore
-from swath.harvesters.xesam.bus import DBUS, BusError, Endpoint
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
+from swath.platforms.xesam.bus import DBUS, BusError, Endpoint
 from tests.enginekit import wait_for
 from tests.xesamkit import (  # noqa: F401 (fixtures)
     TARGET_NAME,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swath.harvesters.xesam.payload import DELETED, NORMAL, Payload, iso_to_ms, ms_to_iso
+from swath.platforms.xesam.payload import DELETED, NORMAL, Payload, iso_to_ms, ms_to_iso
 
 Key = tuple[int, str]  # (mtime ms, uri): the order payloads are sent in
 

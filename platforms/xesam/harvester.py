@@ -19,12 +19,12 @@ import orjson
 
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import HarvestError
-from swath.harvesters.xesam.bus import BusError, Endpoint
-from swath.harvesters.xesam.crawler import Crawler, Event
-from swath.harvesters.xesam.declaration import PLATFORM
-from swath.harvesters.xesam.payload import DEFAULT_TARGET_PATH, RECORD_CONTENT_TYPE, ms_to_iso
 from swath.messages import codes
 from swath.messages.model import HarvestStart, Seed, now_iso
+from swath.platforms.xesam.bus import BusError, Endpoint
+from swath.platforms.xesam.crawler import Crawler, Event
+from swath.platforms.xesam.declaration import PLATFORM
+from swath.platforms.xesam.payload import DEFAULT_TARGET_PATH, RECORD_CONTENT_TYPE, ms_to_iso
 
 
 class XesamError(HarvestError):

@@ -14,7 +14,7 @@ from typing import Literal
 
 from jeepney import DBusAddress, Message, new_method_call
 
-from swath.harvesters.xesam.bus import (
+from swath.platforms.xesam.bus import (
     DBUS,
     ERR_INVALID_ARGS,
     BusError,
@@ -22,7 +22,7 @@ from swath.harvesters.xesam.bus import (
     Endpoint,
     Interface,
 )
-from swath.harvesters.xesam.payload import (
+from swath.platforms.xesam.payload import (
     DEFAULT_TARGET_PATH,
     ERR_BAD_PAYLOAD,
     ERR_INVALIDATED,

@@ -18,8 +18,8 @@ from swath.exporters.dates import iso_date
 from swath.exporters.items import Doc, Item, Source
 from swath.exporters.table import Col, Table
 from swath.exporters.warc_reader import Response
+from swath.platforms.xesam.payload import RECORD_CONTENT_TYPE  # the harvester's records' type: one name for both
 
-CONTENT_TYPE = "application/vnd.swath.xesam-pmh+json"  # harvesters/xesam/payload.py RECORD_CONTENT_TYPE
 GENERATIONS = "xesam:generation"  # facts: target -> the generation of its latest full dump
 FIELDS = "xesam:fields"  # facts: target -> generation -> field names in order of first appearance
 
@@ -71,7 +71,7 @@ class Xesam(Source):
 
     @staticmethod
     def is_fact(uri: str, content_type: str) -> bool:
-        return content_type.startswith(CONTENT_TYPE)
+        return content_type.startswith(RECORD_CONTENT_TYPE)
 
     def collect(self, resp: Response, facts: dict[str, Any]) -> None:
         try:
@@ -101,7 +101,7 @@ class Xesam(Source):
         self.table = table_for(names)
 
     def reads(self, resp: Response) -> bool:
-        return resp.content_type.startswith(CONTENT_TYPE)
+        return resp.content_type.startswith(RECORD_CONTENT_TYPE)
 
     def doc_items(self, doc: Doc, resp: Response, want_raw: bool) -> Iterator[Item]:
         body = doc.value

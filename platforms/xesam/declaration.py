@@ -1,4 +1,6 @@
-"""Xesam-PMH's declaration (data only; its harvester is harvesters/xesam/harvester.py, its table exporters/xesam.py)."""
+"""Xesam-PMH's declaration: data only, importing only swath.core (its harvester is harvester.py beside it, with
+bus.py, crawler.py and payload.py; the reference target records.py and target.py; its table exporter.py; what
+the CLI's `swath xesam serve` uses, public.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,11 @@ _STRINGS = {"type": "array", "items": {"type": "string"}}
 PLATFORM = Platform(
     name="xesam",
     title="Xesam-PMH",
-    harvester="swath.harvesters.xesam.harvester:XesamHarvester",
+    harvester="swath.platforms.xesam.harvester:XesamHarvester",
     # may stream: only a live crawl waits for harvest.stop
     harvest_types=(HarvestKind(name="xesam_pmh", method="crawl", stream=True, seeds=Seeds(
         example=({"id": "target", "token": "org.swath.xesam.Target"},))),),
-    export_types=(ExportKind(name="xesam_pmh", sources=("swath.exporters.xesam:Xesam",), current_state=True,
+    export_types=(ExportKind(name="xesam_pmh", sources=("swath.platforms.xesam.exporter:Xesam",), current_state=True,
                              reads="Xesam payload `resource` records + full-dump `metadata` records"),),
     exporter_service="Xesam Exporter",
     clients=("jeepney",),

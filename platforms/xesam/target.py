@@ -19,7 +19,7 @@ from pathlib import Path
 
 from jeepney import DBusAddress, HeaderFields, Message, new_method_call
 
-from swath.harvesters.xesam.bus import (
+from swath.platforms.xesam.bus import (
     ERR_INVALID_ARGS,
     BusError,
     Call,
@@ -28,7 +28,7 @@ from swath.harvesters.xesam.bus import (
     error_of,
     header,
 )
-from swath.harvesters.xesam.payload import (
+from swath.platforms.xesam.payload import (
     DEFAULT_TARGET_PATH,
     IFACE_CRAWLER,
     IFACE_TARGET,
@@ -36,7 +36,7 @@ from swath.harvesters.xesam.payload import (
     UPDATE_RECORDS_SIG,
     Payload,
 )
-from swath.harvesters.xesam.records import DirectoryScanner, Entry, Index, Key
+from swath.platforms.xesam.records import DirectoryScanner, Entry, Index, Key
 
 log = logging.getLogger("swath.xesam.target")
 NO_REPLY = "org.freedesktop.DBus.Error.NoReply"  # the bus gave up waiting; the crawler is only slow
