@@ -1,4 +1,5 @@
-"""The generic test and demo platform's declaration (data only; its harvester is harvesters/generic.py)."""
+"""The generic test and demo platform's declaration: data only, importing only swath.core (its harvester is
+harvester.py beside it)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from swath.core.platforms import HarvestKind, Platform, Seeds, options
 PLATFORM = Platform(
     name="generic",
     title="Generic",
-    harvester="swath.harvesters.generic:GenericHarvester",
+    harvester="swath.platforms.generic.harvester:GenericHarvester",
     # the test and demo harness: seeds are not checked here (a run without them reports it)
     harvest_types=(HarvestKind(name="generic_pages", method="pages", seeds=Seeds(
                        required=False, example=({"id": "items", "token": "http://127.0.0.1:8000/items"},))),

@@ -18,10 +18,10 @@ import requests
 
 from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, NotFound
-from swath.harvesters.generic_declaration import PLATFORM
 from swath.harvesters.pages import listing
 from swath.harvesters.values import json_body
 from swath.messages import codes
+from swath.platforms.generic.declaration import PLATFORM
 
 
 def without_params(url: str, names: Iterable[str]) -> str:
