@@ -1,4 +1,5 @@
-"""DCAT's declaration (data only; its backend is harvesters/dcat.py, its table exporters/datasets.py)."""
+"""DCAT's declaration: data only, importing only swath.core (its backend and harvester are harvester.py beside it,
+with mapping.py and rdf.py; its table exporter.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from swath.core.platforms import DATASET_RECORDS, DRYRUN_OPTION, ExportKind, Har
 PLATFORM = Platform(
     name="dcat",
     title="DCAT",
-    harvester="swath.harvesters.dcat:DCATHarvester",
+    harvester="swath.platforms.dcat.harvester:DCATHarvester",
     harvest_types=(HarvestKind(name="dcat", method="harvest_sources", seeds=Seeds(
         token="url", example=({"id": "data-gouv", "token": "https://www.data.gouv.fr/catalog.jsonld"},))),),
-    export_types=(ExportKind(name="dcat", sources=("swath.exporters.datasets:DcatDatasets",), current_state=True,
+    export_types=(ExportKind(name="dcat", sources=("swath.platforms.dcat.exporter:DcatDatasets",), current_state=True,
                               reads=DATASET_RECORDS),),
-    backend="swath.harvesters.dcat:DCATBackend",
+    backend="swath.platforms.dcat.harvester:DCATBackend",
     clients=("rdflib",),
     options=options(
         dryrun=DRYRUN_OPTION,

@@ -8,11 +8,12 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import rdflib
 
 from swath.harvesters.backends import Backend, BackendHarvester, Item, Page
-from swath.harvesters.dcat_declaration import PLATFORM
-from swath.harvesters.mapping import dcat, lang, rdf
+from swath.harvesters.mapping import lang
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.pages import PageGuard
+from swath.platforms.dcat import mapping, rdf
+from swath.platforms.dcat.declaration import PLATFORM
 
 ACCEPT = "application/ld+json, text/turtle;q=0.9, application/rdf+xml;q=0.8, */*;q=0.1"
 
@@ -45,20 +46,20 @@ class DCATBackend(Backend):
             fetched = self.fetch(url, accept=ACCEPT)
             fmt = rdf.detect_format(fetched.content, content_type=fetched.content_type, url=fetched.url)
             graph = rdf.load_graph(fetched.content, fmt=fmt, base=fetched.url, fetch_context=self.fetch_context)
-            following = dcat.next_page(graph)
+            following = mapping.next_page(graph)
             url = urljoin(fetched.url, following) if following else None
             yield fetched.url, graph, url
 
     def list_items(self) -> Iterator[Item | Page]:
         for page_url, graph, following in self.pages():
-            for n, node in enumerate(dcat.dataset_nodes(graph), 1):
+            for n, node in enumerate(mapping.dataset_nodes(graph), 1):
                 try:
-                    remote_id = dcat.remote_id(graph, node)
+                    remote_id = mapping.remote_id(graph, node)
                 except MetadataError as exc:
                     yield Item(remote_id=f"({page_url}, dataset {n})", error=str(exc), anonymous=True)
                     continue
                 try:  # mapped now: the page's graph is dropped after it
-                    dataset = dcat.map_dataset(graph, node, language=self.language)
+                    dataset = mapping.map_dataset(graph, node, language=self.language)
                 except Exception as exc:  # a mapping bug fails this dataset only
                     yield Item(remote_id=remote_id, error=f"{type(exc).__name__}: {exc}")
                     continue
