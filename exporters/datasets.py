@@ -1,7 +1,7 @@
 """Metadata backends (oai_pmh, dcat, ckan, opendatasoft): one row per current dataset or record.
 
 `Datasets` reads one backend's records into the one dataset table; each backend's source names its backend
-(OAI-PMH's, CKAN's and OpenDataSoft's here; DCAT's is `exporter.py` in its room, platforms/dcat/).
+(OAI-PMH's and CKAN's here; DCAT's and OpenDataSoft's are `exporter.py` in their rooms, platforms/<name>/).
 
 The backends write one `resource` record per item (WARC-Swath-Item-Type: dataset, JSON payload; see
 docs/metadata-harvesting.md). The latest record per (source, id) wins and a deletion leaves the id out:
@@ -114,5 +114,3 @@ class CkanDatasets(Datasets):
     backend = "ckan"
 
 
-class OdsDatasets(Datasets):
-    backend = "opendatasoft"

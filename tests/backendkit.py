@@ -18,7 +18,7 @@ BACKEND_TYPES = {
     "oai_pmh": ("oai_pmh", "swath.harvesters.oai_pmh:OAIPMHHarvester", False),
     "dcat": ("dcat", "swath.platforms.dcat.harvester:DCATHarvester", False),
     "ckan": ("ckan", "swath.harvesters.ckan:CKANHarvester", False),
-    "opendatasoft": ("opendatasoft", "swath.harvesters.opendatasoft:OpenDataSoftHarvester", False),
+    "opendatasoft": ("opendatasoft", "swath.platforms.opendatasoft.harvester:OpenDataSoftHarvester", False),
 }
 
 

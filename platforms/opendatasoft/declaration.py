@@ -1,5 +1,5 @@
-"""OpenDataSoft's declaration (data only; its backend is harvesters/opendatasoft.py, its table
-exporters/datasets.py)."""
+"""OpenDataSoft's declaration: data only, importing only swath.core (its backend and harvester are harvester.py
+beside it; its table exporter.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from swath.core.platforms import DATASET_RECORDS, DRYRUN_OPTION, ExportKind, Har
 PLATFORM = Platform(
     name="opendatasoft",
     title="OpenDataSoft",
-    harvester="swath.harvesters.opendatasoft:OpenDataSoftHarvester",
+    harvester="swath.platforms.opendatasoft.harvester:OpenDataSoftHarvester",
     harvest_types=(HarvestKind(name="opendatasoft", method="harvest_sources", seeds=Seeds(
         token="url", example=({"id": "ods-hub", "token": "https://data.opendatasoft.com"},))),),
-    export_types=(ExportKind(name="opendatasoft", sources=("swath.exporters.datasets:OdsDatasets",),
+    export_types=(ExportKind(name="opendatasoft", sources=("swath.platforms.opendatasoft.exporter:OdsDatasets",),
                              current_state=True, reads=DATASET_RECORDS),),
-    backend="swath.harvesters.opendatasoft:OpenDataSoftBackend",
+    backend="swath.platforms.opendatasoft.harvester:OpenDataSoftBackend",
     options=options(
         dryrun=DRYRUN_OPTION,
         where={"type": "string", "description": "an ODSQL filter on the catalog"},

@@ -11,7 +11,7 @@ from swath.harvesters.mapping.dataset import Dataset, Resource, add_tags
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.mapping.markdown import html_to_markdown
 from swath.harvesters.mapping.vocab import guess_frequency, guess_license
-from swath.harvesters.opendatasoft_declaration import PLATFORM
+from swath.platforms.opendatasoft.declaration import PLATFORM
 
 API = "/api/explore/v2.1"
 PAGE_SIZE = 100  # the Explore API's maximum `limit`
