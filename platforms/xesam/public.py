@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swath.core.errors import SwathError
+from swath.messages import codes
 from swath.platforms.xesam.payload import DEFAULT_TARGET_PATH
 
 if TYPE_CHECKING:
@@ -20,8 +22,11 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_TARGET_PATH", "ServeError", "ServedTarget", "serve_target"]
 
 
-class ServeError(Exception):
-    """The target could not be served: the bus is unreachable, or refused the name or the object."""
+class ServeError(SwathError):
+    """The target could not be served: the bus is unreachable (xesam_no_bus), or refused the name or the object
+    (bad_request: the name is owned by another connection, say)."""
+
+    code = codes.XESAM_NO_BUS
 
 
 @dataclass(frozen=True)
@@ -58,5 +63,5 @@ def serve_target(*, address: str, bus_name: str, directory: Path, object_path: s
         target.start()
     except BusError as exc:
         endpoint.close()
-        raise ServeError(str(exc)) from None
+        raise ServeError(str(exc), code=codes.BAD_REQUEST) from None
     return ServedTarget(target=target, endpoint=endpoint)
