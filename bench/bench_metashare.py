@@ -23,9 +23,9 @@ from pathlib import Path
 
 from swath.core.config import Config
 from swath.core.jobs import JobContext
-from swath.harvesters.metashare.server import NodeServer
-from swath.harvesters.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
 from swath.harvesters.run import run_harvest
+from swath.platforms.metashare.server import NodeServer
+from swath.platforms.metashare.storage import REMOTE, LRStorage, StorageLocal, md5_hex
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "metashare"
 USERS = {"bench": "bench-password-123"}

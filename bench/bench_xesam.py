@@ -19,9 +19,9 @@ from pathlib import Path
 
 from jeepney import DBusAddress, new_method_call
 
-from swath.harvesters.xesam.bus import Endpoint, Interface
-from swath.harvesters.xesam.crawler import Crawler
-from swath.harvesters.xesam.target import Target
+from swath.platforms.xesam.bus import Endpoint, Interface
+from swath.platforms.xesam.crawler import Crawler
+from swath.platforms.xesam.target import Target
 
 NAME = "org.swath.bench.Target"
 

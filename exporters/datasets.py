@@ -1,5 +1,8 @@
 """Metadata backends (oai_pmh, dcat, ckan, opendatasoft): one row per current dataset or record.
 
+`Datasets` reads one backend's records into the one dataset table; each backend's source names its backend
+(OAI-PMH's and CKAN's here; DCAT's and OpenDataSoft's are `exporter.py` in their rooms, platforms/<name>/).
+
 The backends write one `resource` record per item (WARC-Swath-Item-Type: dataset, JSON payload; see
 docs/metadata-harvesting.md). The latest record per (source, id) wins and a deletion leaves the id out:
 the export type is a current-state one, so records come newest first and deletions are tombstones.
@@ -107,13 +110,7 @@ class OaiRecords(Datasets):
     backend = "oai_pmh"
 
 
-class DcatDatasets(Datasets):
-    backend = "dcat"
-
-
 class CkanDatasets(Datasets):
     backend = "ckan"
 
 
-class OdsDatasets(Datasets):
-    backend = "opendatasoft"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import requests
 
-from swath.harvesters.metashare.client import MetashareClient
-from swath.harvesters.metashare.protocol import INVENTORY_JSON, SYNC_PROTOCOL, lr_checksum
-from swath.harvesters.metashare.safezip import write_zip
-from swath.harvesters.metashare.storage import LRStorage
+from swath.platforms.metashare.client import MetashareClient
+from swath.platforms.metashare.protocol import INVENTORY_JSON, SYNC_PROTOCOL, lr_checksum
+from swath.platforms.metashare.safezip import write_zip
+from swath.platforms.metashare.storage import LRStorage
 from tests.fakes.httpserver import FakeServer, Request, Response
 
 USERS = {"harvester": "pa ss&word=1%"}  # characters that form-encoding changes, to test redaction of both forms

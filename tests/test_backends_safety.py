@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from swath.harvesters.mapping import rdf
 from swath.harvesters.mapping.errors import BadDocument
 from swath.harvesters.mapping.safexml import parse_xml
 from swath.messages import codes
+from swath.platforms.dcat import rdf
 from tests.backendkit import harvest
 from tests.fakes.httpserver import FakeServer, Response, end_chunks, write_chunk
 from tests.fakes.oai import XML

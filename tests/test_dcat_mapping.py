@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from swath.harvesters.mapping import dcat, lang, rdf, temporal
+from swath.harvesters.mapping import lang, temporal
 from swath.harvesters.mapping.markdown import html_to_markdown
 from swath.harvesters.mapping.vocab import guess_frequency, guess_license
+from swath.platforms.dcat import mapping, rdf
 
 
 @pytest.mark.parametrize("text,start,end", [
@@ -100,8 +101,8 @@ DATA = Path(__file__).parent / "data"
 def _mapped(name: str, fmt: str, **kwargs) -> dict[str, dict]:
     path = DATA / name
     graph = rdf.load_graph(path.read_bytes(), fmt=fmt, base="http://data.test.org/")
-    return {ds.extras["dct:identifier"]: ds.to_dict() for ds in map(lambda n: dcat.map_dataset(graph, n, **kwargs),
-                                                                    dcat.dataset_nodes(graph))}
+    return {ds.extras["dct:identifier"]: ds.to_dict() for ds in map(lambda n: mapping.map_dataset(graph, n, **kwargs),
+                                                                    mapping.dataset_nodes(graph))}
 
 
 def test_udata_catalog_xml_meets_udatas_own_expectations():

@@ -245,7 +245,7 @@ def test_adapter_on_another_session_redacts_oauth1(config, data_root, server):
 
 
 def test_a_platform_that_cannot_start_fails_with_a_status(config, server, monkeypatch):
-    from swath.harvesters.generic import GenericHarvester
+    from swath.platforms.generic.harvester import GenericHarvester
 
     def broken(self, *, harvest):
         raise KeyError(f"credential missing near {SECRET}")

@@ -10,9 +10,9 @@ import pytest
 import swath
 from swath.core.errors import SwathError
 from swath.harvesters.errors import RemoteError
-from swath.harvesters.metashare.errors import MetashareError
 from swath.messages import codes
 from swath.messages.model import Note
+from swath.platforms.metashare.errors import MetashareError
 
 LISTED = {value for name, value in vars(codes).items() if name.isupper() and isinstance(value, str)}
 

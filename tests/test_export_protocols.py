@@ -12,9 +12,9 @@ from warcio.archiveiterator import ArchiveIterator
 
 from swath.exporters import registry
 from swath.harvesters import registry as harvest_registry
-from swath.harvesters.metashare.server import NodeServer
-from swath.harvesters.metashare.storage import LRStorage
 from swath.harvesters.run import run_harvest
+from swath.platforms.metashare.server import NodeServer
+from swath.platforms.metashare.storage import LRStorage
 from tests.backendkit import harvest
 from tests.enginekit import context
 from tests.fakes.ckan import CKANPortal

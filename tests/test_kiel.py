@@ -14,14 +14,14 @@ import pytest
 from click.testing import CliRunner
 
 from swath.commands.kiel import command as kiel_command
-from swath.harvesters.kiel.declaration import PLATFORM
-from swath.harvesters.kiel.harvester import KielHarvester
-from swath.harvesters.kiel.objects import ObjectDir
-from swath.harvesters.kiel.redist import REDISTS, NestedRedist, RepecRedist, escape_name
-from swath.harvesters.kiel.termination import Termination
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
+from swath.platforms.kiel.declaration import PLATFORM
+from swath.platforms.kiel.harvester import KielHarvester
+from swath.platforms.kiel.objects import ObjectDir
+from swath.platforms.kiel.redist import REDISTS, NestedRedist, RepecRedist, escape_name
+from swath.platforms.kiel.termination import Termination
 from tests.enginekit import context, read_records, warc_files
 from tests.fakes.httpserver import FakeServer, Response
 

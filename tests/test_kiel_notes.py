@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from swath.commands.kiel import command as kiel_command
-from swath.harvesters.kiel.fetch import REDIRECTS
-from swath.harvesters.kiel.notes import Note, Notebook, notes_files, read_notes
-from swath.harvesters.kiel.objects import mime_token
-from swath.harvesters.kiel.redist import NestedRedist, escape_name
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from swath.platforms.kiel.fetch import REDIRECTS
+from swath.platforms.kiel.notes import Note, Notebook, notes_files, read_notes
+from swath.platforms.kiel.objects import mime_token
+from swath.platforms.kiel.redist import NestedRedist, escape_name
 from tests.enginekit import context
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_kiel import clock  # noqa: F401 - fixture

@@ -224,13 +224,29 @@ def room_of(module: str) -> str | None:
     return ".".join(parts[:3]) if parts[:2] == ["swath", "platforms"] and len(parts) > 2 else None
 
 
+def public_of_room(module: str) -> bool:
+    """A room's `public` module: the functions it offers a front end's command (META-SHARE's node for the CLI)."""
+    room = room_of(module)
+    return room is not None and module == f"{room}.public"
+
+
 def test_nothing_outside_a_room_imports_it():
-    # the engines (ranks below) never do; nor does the top or another room: a platform is found through its
-    # entry point (swath.core.discovery), and its harvester and tables through its declaration's targets
+    # the engines (ranks below) never do; nor does another room or the shared floor: a platform is found through
+    # its entry point (swath.core.discovery), and its harvester and tables through its declaration's targets.
+    # A front end (the top floor) may import a room's `public` module, and nothing else of it.
     outside = sorted(f"{name} imports {target}" for name, targets in import_graph().items() for target in targets
-                     if room_of(target) and room_of(name) != room_of(target))
+                     if room_of(target) and room_of(name) != room_of(target)
+                     and not (front_end(name) and public_of_room(target)))
     assert outside == [], "a module outside a platform's room imports it:\n" + "\n".join(outside)
     assert room_of("swath.platforms.mastodon.harvester") in {room_of(n) for n in import_graph()}
+    assert "swath.platforms.metashare.public" in import_graph()["swath.commands.metashare"]  # the one kind of crossing
+
+
+def test_a_room_imported_past_its_public_module_would_be_seen():
+    # the rule's own check: the CLI importing a room's server, or an engine or the shared floor its public module
+    assert public_of_room("swath.platforms.metashare.public") and not public_of_room("swath.platforms.metashare.server")
+    assert front_end("swath.commands.metashare") == "cli" and not public_of_room("swath.platforms.public")
+    assert front_end("swath.harvesters.run") is None and front_end("swath.requester") is None
 
 
 TARGET = re.compile(r"^swath\.[\w.]+:[A-Za-z_]\w*$")  # "module:Attribute", as swath.core.platforms reads it

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from swath.harvesters.metashare.client import MetashareClient, sync
-from swath.harvesters.metashare.storage import LRStorage
+from swath.platforms.metashare.client import MetashareClient, sync
+from swath.platforms.metashare.storage import LRStorage
 from tests.metasharekit import USERS
 
 SWATH = str(Path(sys.executable).parent / "swath")

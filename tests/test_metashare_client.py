@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import requests
 
-from swath.harvesters.metashare.client import MetashareClient, sync
-from swath.harvesters.metashare.errors import MetashareError
-from swath.harvesters.metashare.server import NodeServer
-from swath.harvesters.metashare.storage import REMOTE, LRStorage
 from swath.messages import codes
+from swath.platforms.metashare.client import MetashareClient, sync
+from swath.platforms.metashare.errors import MetashareError
+from swath.platforms.metashare.server import NodeServer
+from swath.platforms.metashare.storage import REMOTE, LRStorage
 from tests.metasharekit import USERS, fixture_xml, logged_in, lr_zip, node_storage, scripted_node, zip_of
 
 

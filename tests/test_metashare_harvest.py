@@ -9,11 +9,11 @@ from urllib.parse import quote_plus
 
 import pytest
 
-from swath.harvesters.metashare.server import NodeServer
-from swath.harvesters.metashare.storage import LRStorage
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
+from swath.platforms.metashare.server import NodeServer
+from swath.platforms.metashare.storage import LRStorage
 from tests.enginekit import context, raw_bytes, read_records, warc_files
 from tests.metasharekit import USERS, fixture_xml, lr_zip, node_storage, scripted_node, zip_of
 

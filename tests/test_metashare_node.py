@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from swath.harvesters.metashare.protocol import StorageGlobal, lr_checksum
-from swath.harvesters.metashare.server import NodeServer
-from swath.harvesters.metashare.storage import LRStorage
+from swath.platforms.metashare.protocol import StorageGlobal, lr_checksum
+from swath.platforms.metashare.server import NodeServer
+from swath.platforms.metashare.storage import LRStorage
 from tests.metasharekit import USERS, fixture_xml, node_storage
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from swath.harvesters.metashare.client import sync
-from swath.harvesters.metashare.errors import MetashareError
-from swath.harvesters.metashare.safezip import read_zip
-from swath.harvesters.metashare.storage import LRStorage
 from swath.messages import codes
+from swath.platforms.metashare.client import sync
+from swath.platforms.metashare.errors import MetashareError
+from swath.platforms.metashare.safezip import read_zip
+from swath.platforms.metashare.storage import LRStorage
 from tests.metasharekit import (
     files_under,
     fixture_xml,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swath.harvesters.opendatasoft import OpenDataSoftBackend, map_dataset
+from swath.platforms.opendatasoft.harvester import OpenDataSoftBackend, map_dataset
 from tests.backendkit import harvest
 from tests.fakes.ods import API, ODSPortal, make_dataset
 

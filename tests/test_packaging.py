@@ -38,7 +38,7 @@ def test_the_wheel_holds_only_swath(tmp_path):
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"swath"}
     for expected in ("swath/messages/model.py", "swath/schemas/harvest_start.json", "swath/core/config.py",
-                     "swath/harvesters/kiel/__init__.py", "swath/exporters/writers.py", "swath/demo_data/",
+                     "swath/platforms/kiel/__init__.py", "swath/exporters/writers.py", "swath/demo_data/",
                      "swath/web/templates/base.html", "swath/web/static/live.js", "swath/web/static/app.css",
                      "swath/shared/templates/status.html", "swath/shared/templates/status_body.html",
                      "swath/store/migrations/versions/0004_web.py"):

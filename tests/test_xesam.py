@@ -10,15 +10,15 @@ import time
 import pytest
 from jeepney import DBusAddress, new_method_call
 
-from swath.harvesters.xesam.bus import ERR_INVALID_ARGS, BusError, Call, Endpoint, Interface
-from swath.harvesters.xesam.crawler import Crawler, Event
-from swath.harvesters.xesam.payload import (
+from swath.messages import codes
+from swath.platforms.xesam.bus import ERR_INVALID_ARGS, BusError, Call, Endpoint, Interface
+from swath.platforms.xesam.crawler import Crawler, Event
+from swath.platforms.xesam.payload import (
     IFACE_CRAWLER,
     IFACE_TARGET,
     UPDATE_RECORDS_SIG,
     ms_to_iso,
 )
-from swath.messages import codes
 from tests.xesamkit import (  # noqa: F401 (fixtures)
     TARGET_NAME,
     bus_config_fixture,

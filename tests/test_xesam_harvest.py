@@ -15,9 +15,9 @@ import pytest
 from jeepney import new_method_call
 
 from swath.harvesters.state import StateStore
-from swath.harvesters.xesam.bus import DBUS, BusError, Endpoint
 from swath.messages import codes
 from swath.messages.validation import InvalidMessage
+from swath.platforms.xesam.bus import DBUS, BusError, Endpoint
 from tests.enginekit import wait_for
 from tests.xesamkit import (  # noqa: F401 (fixtures)
     TARGET_NAME,
@@ -224,3 +224,23 @@ def _owned(endpoint: Endpoint, name: str) -> bool:
         return bool(endpoint.call(new_method_call(DBUS, "NameHasOwner", "s", (name,)))[0])
     except BusError:
         return False
+
+
+def test_swath_xesam_serve_refuses_a_name_already_owned_and_a_bus_it_cannot_reach(bus, tmp_path):
+    directory = tmp_path / "recs"
+    make_records(directory, 1)
+    root = Path(__file__).resolve().parents[1]
+    serve = [sys.executable, "-m", "swath", "xesam", "serve", str(directory), "--bus-name", TARGET_NAME]
+    owner = Endpoint(address=bus)
+    try:
+        owner.request_name(TARGET_NAME)
+        taken = subprocess.run(serve, cwd=root, env={**os.environ}, capture_output=True, text=True, timeout=120)
+    finally:
+        owner.close()
+    assert taken.returncode == 1
+    assert f"Error: org.freedesktop.DBus.Error.NameTaken: bus name {TARGET_NAME!r} is already owned" in taken.stderr
+    nowhere = f"unix:path={tmp_path / 'no-bus-here'}"
+    unreachable = subprocess.run(serve, cwd=root, env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": nowhere},
+                                 capture_output=True, text=True, timeout=120)
+    assert unreachable.returncode == 1
+    assert "Error: cannot connect to the session bus: " in unreachable.stderr

@@ -14,8 +14,10 @@ from warcio.archiveiterator import ArchiveIterator
 from swath.core.jobs import JobInterrupted
 from swath.harvesters.embedded import is_stream_message
 from swath.harvesters.state import StateStore
-from swath.harvesters.xesam.bus import ERR_UNKNOWN_OBJECT, Call, Endpoint, Interface, error_of, header
-from swath.harvesters.xesam.payload import (
+from swath.messages import codes
+from swath.messages.broker import Publisher
+from swath.platforms.xesam.bus import ERR_UNKNOWN_OBJECT, Call, Endpoint, Interface, error_of, header
+from swath.platforms.xesam.payload import (
     DEFAULT_TARGET_PATH,
     ERR_INVALIDATED,
     IFACE_CRAWLER,
@@ -25,9 +27,7 @@ from swath.harvesters.xesam.payload import (
     Payload,
     ms_to_iso,
 )
-from swath.harvesters.xesam.target import NO_REPLY
-from swath.messages import codes
-from swath.messages.broker import Publisher
+from swath.platforms.xesam.target import NO_REPLY
 from tests.brokerprobe import running_worker, until_final
 from tests.enginekit import context, harvest_thread, wait_for, warc_files
 from tests.xesamkit import (  # noqa: F401 (fixtures)

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from swath.harvesters.run import run_harvest
-from swath.harvesters.xesam.bus import Endpoint
-from swath.harvesters.xesam.target import Target
+from swath.platforms.xesam.bus import Endpoint
+from swath.platforms.xesam.target import Target
 from tests.enginekit import context, read_records, warc_files
 
 ROUTING_KEY = "harvest.start.xesam.xesam_pmh"

@@ -11,11 +11,8 @@ import orjson
 
 from swath.commands.common import handles_errors
 from swath.core.errors import SwathError
-from swath.harvesters.kiel.archive import Archive
-from swath.harvesters.kiel.branches import BadBranches, load_branches
-from swath.harvesters.kiel.notes import BadNote, read_notes
-from swath.harvesters.kiel.redist import REDISTS
 from swath.messages import codes
+from swath.platforms.kiel.public import REDIST_NAMES, BadBranches, BadNote, branch_xpaths, read_notes, record_directory
 
 
 @click.group(name="kiel")
@@ -28,19 +25,19 @@ def command() -> None:
 def check_branches(file: Path) -> None:
     """Check that every <branch xpath="..."> in FILE is a valid XPath relative to /amf/text."""
     try:
-        branches = load_branches(file)
+        xpaths = branch_xpaths(file)
     except BadBranches as exc:
         for problem in exc.problems:
             click.echo(f"error [{codes.KIEL_BAD_BRANCHES}]: {problem}", err=True)
         raise SystemExit(1) from None
-    for xpath in branches.xpaths:
+    for xpath in xpaths:
         click.echo(f"ok: /amf/text/{xpath}")
 
 
 @command.command("notes")
 @click.argument("archive", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("record_id")
-@click.option("--redist", type=click.Choice(list(REDISTS)), default="nested", show_default=True,
+@click.option("--redist", type=click.Choice(list(REDIST_NAMES)), default="nested", show_default=True,
               help="The redist the archive was harvested with (the kiel_archive option).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per note (with its notes file), as stored.")
 @handles_errors
@@ -48,11 +45,11 @@ def notes(archive: Path, record_id: str, redist: str, as_json: bool) -> None:
     """List the history of RECORD_ID in the Kiel ARCHIVE (a kiel_archive harvest's path): every note of
     every renewal, oldest first: record versions, object fetches (status, unchanged, redirects, failures),
     objects dropped by a record change and versions deleted by the termination strategy."""
-    rdir = Archive(root=archive, redist=REDISTS[redist]()).record(record_id)
-    if not rdir.path.is_dir():
+    directory = record_directory(archive, record_id, redist=redist)
+    if not directory.is_dir():
         raise SwathError(f"no record directory for {record_id!r} under {archive} (redist {redist}); check the id "
                          "and --redist", code=codes.KIEL_NO_RECORD)
-    for path, number, note in read_notes(rdir.path, root=archive):
+    for path, number, note in read_notes(directory, root=archive):
         if isinstance(note, BadNote):
             click.echo(f"warning [{codes.KIEL_BAD_NOTE}]: {path.name}:{number}: {note}; skipped", err=True)
         elif as_json:

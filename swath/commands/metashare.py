@@ -7,10 +7,7 @@ from pathlib import Path
 
 import click
 
-from swath.harvesters.metashare.errors import MetashareError
-from swath.harvesters.metashare.protocol import check_metadata_xml
-from swath.harvesters.metashare.server import NodeServer
-from swath.harvesters.metashare.storage import LRStorage
+from swath.platforms.metashare.public import MetashareError, add_lrs, check_lr_files, open_node
 
 
 def read_users(path: Path) -> dict[str, str]:
@@ -50,8 +47,8 @@ def serve(directory: Path, users_file: Path, host: str, port: int, public_url: s
     if certfile:
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls.load_cert_chain(certfile, keyfile)
-    node = NodeServer(storage=LRStorage(root=directory), users=read_users(users_file), host=host, port=port,
-                      public_url=public_url, tls=tls)
+    node = open_node(directory=directory, users=read_users(users_file), host=host, port=port, public_url=public_url,
+                     tls=tls)
     click.echo(f"serving {directory} at {node.url} (source_url {node.public_url})", err=True)
     try:
         node.serve_forever()
@@ -65,11 +62,9 @@ def serve(directory: Path, users_file: Path, host: str, port: int, public_url: s
 @click.option("--source-url", required=True, help="Base URL of this node, written as the LRs' source_url.")
 def import_(directory: Path, files: tuple[Path, ...], source_url: str) -> None:
     """Add metadata XML FILES to DIRECTORY as new LRs; prints one storage id per file."""
-    storage = LRStorage(root=directory)
-    for path in files:
-        try:
-            check_metadata_xml(path.read_bytes(), what=str(path))
-        except MetashareError as exc:
-            raise click.ClickException(exc.message) from None
-    for path in files:
-        click.echo(f"{storage.add_master(path.read_bytes(), source_url=source_url.rstrip('/'))}\t{path}")
+    try:
+        check_lr_files(files)  # every file before any is added
+    except MetashareError as exc:
+        raise click.ClickException(exc.message) from None
+    for identifier, path in add_lrs(directory, files, source_url=source_url):
+        click.echo(f"{identifier}\t{path}")

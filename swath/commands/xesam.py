@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from swath.core.config import Config
-from swath.harvesters.xesam.payload import DEFAULT_TARGET_PATH
+from swath.platforms.xesam.public import DEFAULT_TARGET_PATH, ServeError, serve_target
 
 
 @click.group(name="xesam")
@@ -31,32 +31,20 @@ def command() -> None:
 def serve(ctx: click.Context, directory: Path, bus_name: str, object_path: str, horizon: int,
           history: float | None, poll: float) -> None:
     """Serve the JSON records in DIRECTORY (one *.json file each) until SIGINT/SIGTERM."""
-    # imported here: jeepney (D-Bus) loads when a target is served, not with every `swath` command
-    from swath.harvesters.xesam.bus import BusError, Endpoint
-    from swath.harvesters.xesam.target import Target
-
     config = ctx.find_object(Config) or Config.from_env()
     if not config.dbus_session_bus_address:
         raise click.UsageError("DBUS_SESSION_BUS_ADDRESS is not set: start a session bus first")
     try:
-        endpoint = Endpoint(address=config.dbus_session_bus_address)
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise click.ClickException(f"cannot connect to the session bus: {exc}") from None
-    stop = threading.Event()
-    try:
-        endpoint.request_name(bus_name)
-        target = Target(endpoint=endpoint, directory=directory, path=object_path, horizon_ms=horizon,
-                        history_ms=None if history is None else int(history * 1000), poll=poll)
-        target.start()
-    except BusError as exc:
-        endpoint.close()
+        served = serve_target(address=config.dbus_session_bus_address, bus_name=bus_name, directory=directory,
+                              object_path=object_path, horizon_ms=horizon,
+                              history_ms=None if history is None else int(history * 1000), poll=poll)
+    except ServeError as exc:
         raise click.ClickException(str(exc)) from None
+    stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    click.echo(f"serving {len(target.index.entries)} record(s) from {directory} as {bus_name} {object_path}",
-               err=True)
+    click.echo(f"serving {served.records} record(s) from {directory} as {bus_name} {object_path}", err=True)
     while not stop.wait(0.5):
         pass
-    target.stop("the target is shutting down")
-    endpoint.close()
+    served.stop("the target is shutting down")
     click.echo("stopped; every crawler was invalidated", err=True)

@@ -16,11 +16,11 @@ import pytest
 
 from swath.exporters.records import sources_for
 from swath.exporters.warc_reader import Response as WarcResponse
-from swath.harvesters.kiel.redist import NestedRedist, escape_name
-from swath.harvesters.metashare.protocol import INVENTORY_JSON, lr_checksum
-from swath.harvesters.metashare.storage import LRStorage
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from swath.platforms.kiel.redist import NestedRedist, escape_name
+from swath.platforms.metashare.protocol import INVENTORY_JSON, lr_checksum
+from swath.platforms.metashare.storage import LRStorage
 from tests.enginekit import context
 from tests.metasharekit import USERS, fixture_xml, lr_zip, node_storage, scripted_node, zip_of
 from tests.reliability.kit import everything_written

@@ -1,0 +1,1 @@
+"""Xesam-PMH: metadata harvesting over D-Bus (org.freedesktop.xesam.pmh): the crawler and a reference target."""
