@@ -54,10 +54,11 @@ def _texts(root: etree._Element, name: str) -> list[str]:
 
 def _by_lang(root: etree._Element, path: str) -> str | None:
     """The English value of a multilingual element (else the first one)."""
-    elements = root.xpath(path)
+    elements: list[etree._Element] = root.xpath(path)
     for element in elements:
-        if element.get("lang", "").lower().startswith("en") and (element.text or "").strip():
-            return element.text.strip()
+        text = (element.text or "").strip()
+        if str(element.get("lang", "")).lower().startswith("en") and text:
+            return text
     return next(((e.text or "").strip() for e in elements if (e.text or "").strip()), None)
 
 
