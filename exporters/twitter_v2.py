@@ -47,6 +47,19 @@ def _dumps(value: Any) -> str:
     return "".join(_chunks(value, 0)) if _chunks is not None else json.dumps(value)
 
 
+# json.dumps' own string encoder (C when built): a list of strings is its items joined, without the encoder's
+# per-call set-up, which costs more than the encoding of these short lists (tags, mentions, urls, ids)
+_quoted = json.encoder.encode_basestring_ascii
+
+
+def _dumps_strs(values: list[Any]) -> str:
+    """json.dumps of a list whose first item is a string."""
+    try:
+        return "[" + ", ".join(map(_quoted, values)) + "]"
+    except TypeError:  # not all strings (None, numbers...): json.dumps writes them
+        return _dumps(values)
+
+
 @with_inline("(None if (_v := {value}) is None else {fn}(_v))")
 def json_list(value: Any) -> str | None:
     """Lists and objects as twarc-csv writes them (`json.dumps` defaults: spaced, \\u-escaped), None stays empty.
@@ -57,7 +70,8 @@ def json_list(value: Any) -> str | None:
     if value is None:
         return None
     if type(value) is list and (not value or type(value[0]) is not dict):
-        return _dumps(value)  # tags, mentions, ids: cheaper to encode than to look up
+        # tags, mentions, ids: cheaper to encode than to look up
+        return _dumps_strs(value) if value and type(value[0]) is str else _dumps(value)
     try:
         key = orjson.dumps(value)
     except orjson.JSONEncodeError:  # an int past 64 bits
@@ -88,13 +102,7 @@ class Includes:
         key = id(author)  # the includes' own object, alive as long as this page
         values = self._authors.get(key)
         if values is None:
-            ents = obj(author.get("entities"))
-            urls = objs(obj(ents.get("url")).get("urls"))
-            values = self._authors[key] = (
-                _entity_columns(ents.get("description")),
-                json_list([u.get("expanded_url") for u in urls]) if urls else None,
-                urls[-1].get("expanded_url") if urls else author.get("url"),
-            )
+            values = self._authors[key] = _author_values(author)
         return values
 
     def get(self, name: str) -> dict[str, Any]:
@@ -109,6 +117,34 @@ class Includes:
     media = property(lambda self: self.get("media"))
     polls = property(lambda self: self.get("polls"))
     places = property(lambda self: self.get("places"))
+
+
+# An author's values by its user object's entities and url, across pages: the same users come back page after page
+# (a timeline's one author, a conversation's few), each page with its own copy. Keyed by their orjson bytes, not by
+# comparing the parsed objects: 1, 1.0 and true compare equal in Python but are written differently. Bounded.
+_by_author: dict[bytes, tuple[Any, Any, Any]] = {}
+
+
+def _author_values(author: dict[str, Any]) -> tuple[Any, Any, Any]:
+    entities, url = author.get("entities"), author.get("url")
+    try:
+        key: bytes | None = orjson.dumps((entities, url))
+    except orjson.JSONEncodeError:  # an int past 64 bits: not kept
+        key = None
+    values = _by_author.get(key) if key is not None else None
+    if values is None:
+        ents = obj(entities)
+        urls = objs(obj(ents.get("url")).get("urls"))
+        values = (
+            _entity_columns(ents.get("description")),
+            json_list([u.get("expanded_url") for u in urls]) if urls else None,
+            urls[-1].get("expanded_url") if urls else url,
+        )
+        if key is not None:
+            if len(_by_author) >= _CACHE_SIZE:
+                _by_author.clear()
+            _by_author[key] = values
+    return values
 
 
 class _Prepared:
