@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -102,7 +102,13 @@ class Includes:
         key = id(author)  # the includes' own object, alive as long as this page
         values = self._authors.get(key)
         if values is None:
-            values = self._authors[key] = _author_values(author)
+            ents = obj(author.get("entities"))
+            urls = objs(obj(ents.get("url")).get("urls"))
+            values = self._authors[key] = (
+                _entity_columns(ents.get("description")),
+                json_list([u.get("expanded_url") for u in urls]) if urls else None,
+                urls[-1].get("expanded_url") if urls else author.get("url"),
+            )
         return values
 
     def get(self, name: str) -> dict[str, Any]:
@@ -117,34 +123,6 @@ class Includes:
     media = property(lambda self: self.get("media"))
     polls = property(lambda self: self.get("polls"))
     places = property(lambda self: self.get("places"))
-
-
-# An author's values by its user object's entities and url, across pages: the same users come back page after page
-# (a timeline's one author, a conversation's few), each page with its own copy. Keyed by their orjson bytes, not by
-# comparing the parsed objects: 1, 1.0 and true compare equal in Python but are written differently. Bounded.
-_by_author: dict[bytes, tuple[Any, Any, Any]] = {}
-
-
-def _author_values(author: dict[str, Any]) -> tuple[Any, Any, Any]:
-    entities, url = author.get("entities"), author.get("url")
-    try:
-        key: bytes | None = orjson.dumps((entities, url))
-    except orjson.JSONEncodeError:  # an int past 64 bits: not kept
-        key = None
-    values = _by_author.get(key) if key is not None else None
-    if values is None:
-        ents = obj(entities)
-        urls = objs(obj(ents.get("url")).get("urls"))
-        values = (
-            _entity_columns(ents.get("description")),
-            json_list([u.get("expanded_url") for u in urls]) if urls else None,
-            urls[-1].get("expanded_url") if urls else url,
-        )
-        if key is not None:
-            if len(_by_author) >= _CACHE_SIZE:
-                _by_author.clear()
-            _by_author[key] = values
-    return values
 
 
 class _Prepared:
@@ -196,6 +174,14 @@ def _p(item: Item) -> _Prepared:
     return item.scratch
 
 
+_entity_texts: Callable[[dict[str, Any]], dict[str, str | None] | None] | None
+try:  # exporters/_jsontext.c: the same texts for the common shapes (the build goes on without a C compiler)
+    import swath.exporters._jsontext as _jsontext_extension
+
+    _entity_texts = _jsontext_extension.entity_texts
+except ImportError:
+    _entity_texts = None
+
 # twarc-csv's _process_entities: #tag, $cash, @user, expanded (or, for media, display) urls.
 _ENTITY_TEXT = {
     "hashtags": lambda es: ["#" + e.get("tag", "") for e in es],
@@ -209,6 +195,14 @@ def _entity_columns(ents: Any) -> dict[str, str | None]:
     """Each kind of entities present as its column's JSON (other kinds, e.g. annotations, as they are)."""
     if type(ents) is not dict or not ents:
         return _NONE
+    if _entity_texts is not None:
+        texts = _entity_texts(ents)  # the four kinds above in C; None: a shape it leaves to the code below
+        if texts is not None:
+            if len(texts) < len(ents):
+                for kind, values in ents.items():
+                    if kind not in texts:
+                        texts[kind] = json_list(values)
+            return texts
     columns = {}
     for kind, values in ents.items():
         text = _ENTITY_TEXT.get(kind)
