@@ -1,7 +1,13 @@
 """Export speed and memory, measured in one run on the same files (figures go to docs/performance.md).
 
     .venv/bin/python bench/bench_export.py --work /tmp/swath-bench --sizes 50000 200000 \
-        --twarc2 /tmp/twarccsv-venv/bin/twarc2 [--rounds 3]
+        --twarc2 /tmp/twarccsv-venv/bin/twarc2 [--rounds 3] [--baseline /tmp/before/pkg] [--quick]
+
+`--baseline DIR` also runs the one-process CSV and the XLSX exports, in every round, with another version
+of swath: DIR holds a `swath` package shaped like the installed one (a `git archive` of the other commit,
+with core/, exporters/... linked into its swath/), imported in place of the editable install.
+`--quick` (20,000 tweets, one round, no twarc-csv) checks the bench runs; dev/test does not run it.
+Every round prints the load average (1 / 5 / 15 min) at its start and end: the machine is shared.
 
 (a) floor: FastWARC iterates the records and orjson parses each payload, nothing else;
 (b) swath: a CSV export with dedupe through exporters.base.run_export (the job the worker runs), timed
@@ -26,6 +32,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -97,6 +104,18 @@ def _child(args: list[str], env: dict[str, str] | None = None) -> tuple[dict, fl
     return result, wall, peak_mb, cpu
 
 
+def _use_tree() -> None:
+    """Import swath from SWATH_BENCH_TREE (a --baseline step) instead of the editable install."""
+    tree = os.environ.get("SWATH_BENCH_TREE")
+    if tree:
+        sys.meta_path[:] = [f for f in sys.meta_path if "Editable" not in repr(f)]
+        sys.path.insert(0, tree)
+
+
+def _load() -> str:
+    return " / ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
 def step_floor(directory: Path) -> None:
     import orjson
     from fastwarc.warc import ArchiveIterator, WarcRecordType
@@ -110,6 +129,7 @@ def step_floor(directory: Path) -> None:
 
 
 def step_swath(directory: Path, fmt: str, dedupe: bool, workers: int | None) -> None:
+    _use_tree()
     from swath.core.config import Config
     from swath.core.jobs import JobContext
     from swath.exporters.base import run_export
@@ -146,7 +166,11 @@ def main() -> None:
     ap.add_argument("--no-dedupe", action="store_true")
     ap.add_argument("--workers", type=int, help="export worker processes (default: by input size)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of floor and swath (median reported)")
+    ap.add_argument("--baseline", type=Path, help="a tree holding another swath package (see the docstring)")
+    ap.add_argument("--quick", action="store_true", help="20,000 tweets, one round, no twarc-csv")
     args = ap.parse_args()
+    if args.quick:
+        args.sizes, args.rounds, args.twarc2 = [20_000], 1, None
     if args.step == "floor":
         return step_floor(args.dir)
     if args.step == "swath":
@@ -165,19 +189,36 @@ def main() -> None:
         # Rounds interleave the steps, and each round's ratio compares runs seconds apart: the machine is
         # shared and its speed drifts, so the median of per-round ratios is the figure, not one run.
         rounds = []
-        for _ in range(args.rounds):
+        swath_step = [py, me, "--step", "swath", "--dir", str(directory)]
+        base_env = {"SWATH_BENCH_TREE": str(args.baseline.resolve())} if args.baseline else None
+        for n in range(args.rounds):
+            load_start = _load()
             floor, _, floor_mb, floor_cpu = _child([py, me, "--step", "floor", "--dir", str(directory)])
-            swath, _, swath_mb, swath_cpu = _child([py, me, "--step", "swath", "--dir", str(directory)])
-            serial, _, serial_mb, serial_cpu = _child([py, me, "--step", "swath", "--dir", str(directory),
-                                                        "--workers", "1"])
-            rounds.append({"floor_s": floor["seconds"], "swath_s": swath["seconds"], "serial_s": serial["seconds"],
-                           "floor_cpu": floor_cpu, "swath_cpu": swath_cpu, "serial_cpu": serial_cpu,
-                           "floor_mb": floor_mb, "swath_mb": swath_mb, "serial_mb": serial_mb})
+            swath, _, swath_mb, swath_cpu = _child(swath_step)
+            serial, _, serial_mb, serial_cpu = _child([*swath_step, "--workers", "1"])
+            xlsx, _, xlsx_mb, _ = _child([*swath_step, "--format", "xlsx"])
+            r = {"floor_s": floor["seconds"], "swath_s": swath["seconds"], "serial_s": serial["seconds"],
+                 "xlsx_s": xlsx["seconds"], "floor_cpu": floor_cpu, "swath_cpu": swath_cpu,
+                 "serial_cpu": serial_cpu, "floor_mb": floor_mb, "swath_mb": swath_mb, "serial_mb": serial_mb,
+                 "xlsx_mb": xlsx_mb}
+            if base_env:
+                base, _, base_mb, base_cpu = _child([*swath_step, "--workers", "1"], env=base_env)
+                base_xlsx, _, base_xlsx_mb, _ = _child([*swath_step, "--format", "xlsx"], env=base_env)
+                r.update(base_serial_s=base["seconds"], base_serial_cpu=base_cpu, base_xlsx_s=base_xlsx["seconds"],
+                         base_xlsx_mb=base_xlsx_mb)
+            r["load"] = f"{load_start} -> {_load()}"
+            rounds.append(r)
+            print(json.dumps({"size": size, "round": n + 1, "load_1_5_15": r["load"],
+                              "floor_s": round(r["floor_s"], 2), "swath_s": round(r["swath_s"], 2),
+                              "serial_s": round(r["serial_s"], 2), "xlsx_s": round(r["xlsx_s"], 2),
+                              **({"baseline_serial_s": round(r["base_serial_s"], 2),
+                                  "baseline_xlsx_s": round(r["base_xlsx_s"], 2)} if base_env else {})}),
+                  flush=True)
 
-        def median(key: str, rows: list[dict[str, float]] = rounds) -> float:
+        def median(key: str, rows: list[dict[str, Any]] = rounds) -> float:
             return statistics.median(r[key] for r in rows)
 
-        def median_ratio(num: str, den: str, rows: list[dict[str, float]] = rounds) -> float:
+        def median_ratio(num: str, den: str, rows: list[dict[str, Any]] = rounds) -> float:
             return round(statistics.median(r[num] / r[den] for r in rows), 2)
 
         items = floor["items"]
@@ -194,11 +235,18 @@ def main() -> None:
             "floor_peak_mb": max(r["floor_mb"] for r in rounds),
             "swath_csv_peak_mb": max(r["swath_mb"] for r in rounds),
             "swath_1_process_peak_mb": max(r["serial_mb"] for r in rounds),
-            "load_average": os.getloadavg()[0],
+            "xlsx_items_per_s": round(items / median("xlsx_s")), "xlsx_peak_mb": max(r["xlsx_mb"] for r in rounds),
+            "load_1_5_15_each_round": [r["load"] for r in rounds],
         }
+        if base_env:
+            row.update(
+                baseline_1_process_items_per_s=round(items / median("base_serial_s")),
+                baseline_ratio_1_process_to_floor=median_ratio("floor_s", "base_serial_s"),
+                baseline_xlsx_items_per_s=round(items / median("base_xlsx_s")),
+                baseline_xlsx_peak_mb=max(r["base_xlsx_mb"] for r in rounds),
+                cpu_seconds_baseline_1_process=round(median("base_serial_cpu"), 2),
+            )
         if size == max(args.sizes):
-            xlsx, _, xlsx_mb, _ = _child([py, me, "--step", "swath", "--dir", str(directory), "--format", "xlsx"])
-            row.update(xlsx_items_per_s=round(items / xlsx["seconds"]), xlsx_peak_mb=xlsx_mb)
             if args.twarc2 and Path(args.twarc2).exists():
                 out_csv = args.work / f"twarc-csv-{size}.csv"
                 # One row per tweet like swath (no inlined referenced tweets); csv never calls the API,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -47,6 +47,19 @@ def _dumps(value: Any) -> str:
     return "".join(_chunks(value, 0)) if _chunks is not None else json.dumps(value)
 
 
+# json.dumps' own string encoder (C when built): a list of strings is its items joined, without the encoder's
+# per-call set-up, which costs more than the encoding of these short lists (tags, mentions, urls, ids)
+_quoted = json.encoder.encode_basestring_ascii
+
+
+def _dumps_strs(values: list[Any]) -> str:
+    """json.dumps of a list whose first item is a string."""
+    try:
+        return "[" + ", ".join(map(_quoted, values)) + "]"
+    except TypeError:  # not all strings (None, numbers...): json.dumps writes them
+        return _dumps(values)
+
+
 @with_inline("(None if (_v := {value}) is None else {fn}(_v))")
 def json_list(value: Any) -> str | None:
     """Lists and objects as twarc-csv writes them (`json.dumps` defaults: spaced, \\u-escaped), None stays empty.
@@ -57,7 +70,8 @@ def json_list(value: Any) -> str | None:
     if value is None:
         return None
     if type(value) is list and (not value or type(value[0]) is not dict):
-        return _dumps(value)  # tags, mentions, ids: cheaper to encode than to look up
+        # tags, mentions, ids: cheaper to encode than to look up
+        return _dumps_strs(value) if value and type(value[0]) is str else _dumps(value)
     try:
         key = orjson.dumps(value)
     except orjson.JSONEncodeError:  # an int past 64 bits
@@ -160,6 +174,14 @@ def _p(item: Item) -> _Prepared:
     return item.scratch
 
 
+_entity_texts: Callable[[dict[str, Any]], dict[str, str | None] | None] | None
+try:  # exporters/_jsontext.c: the same texts for the common shapes (the build goes on without a C compiler)
+    import swath.exporters._jsontext as _jsontext_extension
+
+    _entity_texts = _jsontext_extension.entity_texts
+except ImportError:
+    _entity_texts = None
+
 # twarc-csv's _process_entities: #tag, $cash, @user, expanded (or, for media, display) urls.
 _ENTITY_TEXT = {
     "hashtags": lambda es: ["#" + e.get("tag", "") for e in es],
@@ -173,6 +195,14 @@ def _entity_columns(ents: Any) -> dict[str, str | None]:
     """Each kind of entities present as its column's JSON (other kinds, e.g. annotations, as they are)."""
     if type(ents) is not dict or not ents:
         return _NONE
+    if _entity_texts is not None:
+        texts = _entity_texts(ents)  # the four kinds above in C; None: a shape it leaves to the code below
+        if texts is not None:
+            if len(texts) < len(ents):
+                for kind, values in ents.items():
+                    if kind not in texts:
+                        texts[kind] = json_list(values)
+            return texts
     columns = {}
     for kind, values in ents.items():
         text = _ENTITY_TEXT.get(kind)

@@ -153,6 +153,8 @@ class XlsxWriter(Writer):
     def start(self) -> None:
         import xlsxwriter  # here, not at the top: the CLI and the web app read FORMATS' names at start
 
+        from swath.exporters.xlsx_rows import column_refs, row_xml
+
         # constant_memory: each row is flushed to a temp file when the next starts, so memory stays flat.
         self._fh = create_new(self.path, replace=True)  # xlsxwriter writes the ZIP to this handle on close
         self._book = xlsxwriter.Workbook(
@@ -160,6 +162,10 @@ class XlsxWriter(Writer):
             {"constant_memory": True, "strings_to_urls": False, "strings_to_formulas": False,
              "strings_to_numbers": False},
         )
+        self._row_xml = row_xml
+        self._refs = column_refs(len(self.headers))
+        # row_xml keeps XlsxWriter's sheet dimensions right only when the header fills every column
+        self._fast = all(type(h) is str and h for h in self.headers)
         self._new_sheet()
 
     def _new_sheet(self) -> None:
@@ -171,7 +177,18 @@ class XlsxWriter(Writer):
     def write(self, payload: list[Any]) -> None:
         if self._row >= self.sheet_rows:
             self._new_sheet()
-        self._sheet.write_row(self._row, 0, payload)
+        row, sheet = self._row, self._sheet
+        xml = self._row_xml(row, payload, self._refs) if self._fast and len(payload) == len(self._refs) else None
+        if xml is None or (sheet.table and row <= sheet.previous_row):  # the row XlsxWriter holds failed part-way
+            sheet.write_row(row, 0, payload)
+        elif xml:
+            # What XlsxWriter does when a row's first cell arrives: write the row it holds (the header, or one it
+            # wrote itself), then this row goes where its own _write_single_row would have put it.
+            if sheet.table:
+                sheet._write_single_row(row)
+            sheet.previous_row = row
+            sheet.fh.write(xml)
+            sheet.dim_rowmax = row
         self._row += 1
 
     def finish(self) -> None:
