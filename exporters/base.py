@@ -361,6 +361,10 @@ class Report:
         for table in written:
             self.info(codes.EXPORT_TABLES, f"table {table.table}: {table.items} items in "
                       + ", ".join(p.name for p in table.files))
+            if table.cells_cut:
+                self.warn(codes.CELLS_TRUNCATED, f"table {table.table}: {table.cells_cut} cell(s) held more text "
+                          "than the format allows (XLSX: 32,767 characters) and were cut there; the CSV, TSV and "
+                          "JSON formats keep them whole")
         if len(written) > 1:
             self.info(codes.EXPORT_TABLES, "the WARCs hold more than one kind of item "
                       f"({', '.join(t.table for t in written)}): one table each, {primary} "

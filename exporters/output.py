@@ -28,6 +28,7 @@ class SegmentedOutput:
         limits = [n for n in (segment_size, writer_cls.max_rows) if n]
         self.limit = min(limits) if limits else None
         self.count = 0  # items written in all segments
+        self.cells_cut = 0  # cells the format could not hold whole, in all segments
         self._in_segment = 0
         self._writer: Writer | None = None
         self._files: list[tuple[Path, Path]] = []  # (temporary, final)
@@ -71,6 +72,7 @@ class SegmentedOutput:
     def _close_segment(self) -> None:
         if self._writer is not None:
             self._writer.finish()
+            self.cells_cut += self._writer.cells_cut
             self._writer = None
 
     def finish(self) -> None:
@@ -99,6 +101,7 @@ class Written:
     table: str
     items: int
     files: list[Path]
+    cells_cut: int = 0  # cells the format could not hold whole (XLSX's 32,767-character strings)
 
 
 class Outputs:
@@ -133,7 +136,7 @@ class Outputs:
         self._output(self.primary)
         for out in self._outputs.values():
             out.finish()
-        return [Written(table, out.count, out.commit()) for table, out in self._outputs.items()]
+        return [Written(table, out.count, out.commit(), out.cells_cut) for table, out in self._outputs.items()]
 
     def abort(self) -> None:
         for out in self._outputs.values():

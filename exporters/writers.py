@@ -40,6 +40,7 @@ class Writer:
     needs_row: ClassVar[bool] = True  # False: the table's columns are not computed at all
     needs_raw: ClassVar[bool] = False  # True: sources must slice each item's raw JSON bytes
     max_rows: ClassVar[int | None] = None  # a hard per-file limit of the format
+    cells_cut = 0  # cells the format could not hold whole (XLSX: a string past 32,767 characters), for the status
 
     def __init__(self, *, path: Path, headers: list[str]) -> None:
         self.path = path
@@ -131,6 +132,7 @@ class TsvWriter(CsvWriter):
 
 
 _XLSX_TYPES = (str, int, float, bool)
+_STRING_CUT = -2  # what XlsxWriter's write returns for a string it cut to Excel's 32,767 characters
 
 
 class XlsxWriter(Writer):
@@ -180,7 +182,10 @@ class XlsxWriter(Writer):
         row, sheet = self._row, self._sheet
         xml = self._row_xml(row, payload, self._refs) if self._fast and len(payload) == len(self._refs) else None
         if xml is None or (sheet.table and row <= sheet.previous_row):  # the row XlsxWriter holds failed part-way
-            sheet.write_row(row, 0, payload)
+            # cell by cell: write_row stops at a string past Excel's limit and would drop the cells after it
+            for col, value in enumerate(payload):
+                if sheet.write(row, col, value) == _STRING_CUT:
+                    self.cells_cut += 1
         elif xml:
             # What XlsxWriter does when a row's first cell arrives: write the row it holds (the header, or one it
             # wrote itself), then this row goes where its own _write_single_row would have put it.

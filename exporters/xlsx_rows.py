@@ -3,9 +3,9 @@
 XlsxWriter spends about 4 µs a cell (type dispatch, a cell tuple, a dict per row, then the XML); rows of an
 export are plain values (str, int, float, bool, None), so their `<row>` element is built here with the same
 rules and bytes, and written to the sheet's row file where XlsxWriter would write it. Anything this does not
-reproduce exactly (a string past Excel's 32,767 units, which makes XlsxWriter's write_row stop the row; a
+reproduce exactly (a string past Excel's 32,767 units, which XlsxWriter cuts and the writer counts; a
 rich-string look-alike; a number XlsxWriter turns into an error or refuses) returns None, and XlsxWriter
-writes that row itself. tests/test_xlsx_rows.py compares both on such values.
+writes that row itself, cell by cell. tests/test_xlsx_rows.py compares both on such values.
 """
 
 from __future__ import annotations

@@ -60,6 +60,7 @@ ALREADY_FINISHED = "already_finished"
 UNSUPPORTED_EXPORT_FORMAT = "unsupported_export_format"  # export format not known
 WARC_MISSING = "warc_missing"  # an indexed WARC file is no longer on disk
 WARC_TRUNCATED = "warc_truncated"  # a WARC ends mid-record; the good records were exported
+CELLS_TRUNCATED = "cells_truncated"  # an export format's cell limit cut values (XLSX: 32,767 characters); counted
 DUPLICATE_JSON_KEYS = "duplicate_json_keys"  # a response repeated a JSON key; exported with each key's last value
 NO_WARCS = "no_warcs"  # no WARC of the collection (or none at all, for seeds) under the data root: nothing to export
 # the export read its WARCs but wrote no item (none of its type, none by the seeds' uids, none in the asked dates)

@@ -1,5 +1,6 @@
 """XLSX rows built in one pass (exporters/xlsx_rows.py) are XlsxWriter's own bytes: every part of the file is
-compared with what XlsxWriter's write_row makes of the same rows, on the values whose writing has rules
+compared with what XlsxWriter makes of the same rows written cell by cell (write_row would stop a row at a string
+past Excel's limit; the export writes the rest of the row), on the values whose writing has rules
 (escapes, whitespace, control characters, Excel's string limit, numbers XlsxWriter refuses)."""
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _rows(seed: int, count: int) -> list[list]:
 
 
 def _reference(path, rows: list[list], sheet_rows: int) -> None:
-    """The rows through XlsxWriter's own write_row, sheets split as XlsxWriter (the export writer) splits them."""
+    """The rows through XlsxWriter's own write, cell by cell, sheets split as XlsxWriter (the export writer) splits them."""
     with open(path, "wb") as fh:
         book = xlsxwriter.Workbook(fh, {"constant_memory": True, "strings_to_urls": False,
                                         "strings_to_formulas": False, "strings_to_numbers": False,
@@ -46,7 +47,8 @@ def _reference(path, rows: list[list], sheet_rows: int) -> None:
                 sheet, row = book.add_worksheet(), 1
                 sheet.write_row(0, 0, HEADERS)
             try:
-                sheet.write_row(row, 0, values)
+                for col, value in enumerate(values):
+                    sheet.write(row, col, value)
                 row += 1  # as the export's writer counts: a refused row's number goes to the next row
             except (TypeError, OverflowError):
                 pass  # NaN/inf, ints past floats: refused part-way (an export then fails); the next row goes on

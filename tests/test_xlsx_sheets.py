@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import zipfile
 
+import pytest
 from lxml import etree
 
 from swath.exporters.writers import XlsxWriter
@@ -38,3 +39,21 @@ def test_excel_limit_is_the_default_and_one_file_holds_every_row(tmp_path):
     writer = XlsxWriter(path=tmp_path / "out.xlsx", headers=["id"])
     assert writer.sheet_rows == 1_048_576
     assert XlsxWriter.max_rows is None  # no new file at the sheet limit: a new sheet instead
+
+
+@pytest.mark.parametrize("long_col", [0, 1, 2])
+def test_a_cell_past_excels_limit_is_cut_there_and_the_rest_of_its_row_kept(tmp_path, long_col):
+    limit = 32767  # Excel's characters per cell
+    headers = ["a", "b", "c"]
+    row = [f"value {i}" for i in range(len(headers))]
+    row[long_col] = "x" * (limit + 1000)
+    writer = XlsxWriter(path=tmp_path / "out.xlsx", headers=headers)
+    writer.start()
+    encode = XlsxWriter.encoder(headers)
+    for payload in (["short", "row", "before"], row, ["short", "row", "after"]):
+        writer.write(encode(None, payload))
+    writer.finish()
+
+    assert writer.cells_cut == 1  # what the export's cells_truncated warning counts
+    kept = [value if i != long_col else "x" * limit for i, value in enumerate(row)]
+    assert _sheets(tmp_path / "out.xlsx") == [[headers, ["short", "row", "before"], kept, ["short", "row", "after"]]]
