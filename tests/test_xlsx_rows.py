@@ -36,7 +36,7 @@ def _rows(seed: int, count: int) -> list[list]:
 
 
 def _reference(path, rows: list[list], sheet_rows: int) -> None:
-    """The rows through XlsxWriter's own write, cell by cell, sheets split as XlsxWriter (the export writer) splits them."""
+    """The rows through XlsxWriter's own write, cell by cell, sheets split as the export writer splits them."""
     with open(path, "wb") as fh:
         book = xlsxwriter.Workbook(fh, {"constant_memory": True, "strings_to_urls": False,
                                         "strings_to_formulas": False, "strings_to_numbers": False,
