@@ -1,7 +1,7 @@
 """Metadata backends (oai_pmh, dcat, ckan, opendatasoft): one row per current dataset or record.
 
-`Datasets` reads one backend's records into the one dataset table; each backend's source names its backend
-(OAI-PMH's and CKAN's here; DCAT's and OpenDataSoft's are `exporter.py` in their rooms, platforms/<name>/).
+`Datasets` reads one backend's records into the one dataset table; each backend's source, a subclass naming its
+backend, is `exporter.py` in the backend's room (platforms/<name>/).
 
 The backends write one `resource` record per item (WARC-Swath-Item-Type: dataset, JSON payload; see
 docs/metadata-harvesting.md). The latest record per (source, id) wins and a deletion leaves the id out:
@@ -104,13 +104,5 @@ class Datasets(Source):
             raw=self.whole_raw(doc, want_raw), context=_Harvest(harvest), key=f"{source_id}\x00{rid}",
             deleted=deleted,
         )
-
-
-class OaiRecords(Datasets):
-    backend = "oai_pmh"
-
-
-class CkanDatasets(Datasets):
-    backend = "ckan"
 
 

@@ -79,7 +79,7 @@ class LineStreamResponse(requests.Response):
 
 class Upstream(Protocol):
     """What the tap reads from: urllib3's response to a streamed request, or a WebSocket's frames
-    (harvesters/jetstream_frames.py `Frames`)."""
+    (platforms/bluesky/jetstream_frames.py `Frames`)."""
 
     def read1(self, size: int, /, *, decode_content: bool) -> bytes: ...
     def close(self) -> None: ...
@@ -211,7 +211,7 @@ class StreamRecording(io.RawIOBase):
 
     def settle(self) -> None:
         """Once a second from the recorder: a tap that counts for its client checkpoints what it holds
-        (harvesters/jetstream.py); this one leaves counting to the client."""
+        (platforms/bluesky/jetstream.py); this one leaves counting to the client."""
 
     def finish(self) -> None:
         """End of the stream (EOF, error or close): record the rest and give the connection back."""

@@ -15,9 +15,9 @@ from swath.harvesters.run import run_harvest
 
 # type -> (platform, class, stream) as in harvesters/registry.py; tests add their own plugin types here
 BACKEND_TYPES = {
-    "oai_pmh": ("oai_pmh", "swath.harvesters.oai_pmh:OAIPMHHarvester", False),
+    "oai_pmh": ("oai_pmh", "swath.platforms.oai_pmh.harvester:OAIPMHHarvester", False),
     "dcat": ("dcat", "swath.platforms.dcat.harvester:DCATHarvester", False),
-    "ckan": ("ckan", "swath.harvesters.ckan:CKANHarvester", False),
+    "ckan": ("ckan", "swath.platforms.ckan.harvester:CKANHarvester", False),
     "opendatasoft": ("opendatasoft", "swath.platforms.opendatasoft.harvester:OpenDataSoftHarvester", False),
 }
 

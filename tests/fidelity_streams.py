@@ -229,7 +229,7 @@ def _tweet_ids(body: bytes) -> list[str]:
 
 def _jetstream_sent(fake: FakeJetstream) -> list[bytes]:
     """What each connection sent, as the harvest records it: a line per frame, less the replays at or before
-    the cursor it asked from (the harvest drops those, harvesters/jetstream_frames.py)."""
+    the cursor it asked from (the harvest drops those, platforms/bluesky/jetstream_frames.py)."""
     out = []
     for query, frames in zip(list(fake.connections), list(fake.frames), strict=True):
         cursor = int(query.get("cursor", ["-1"])[0])

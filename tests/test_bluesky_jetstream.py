@@ -316,10 +316,10 @@ def test_a_new_harvest_of_the_collection_continues_from_its_cursor_unless_told_n
 def test_checkpoints_follow_segments_and_seconds_not_events_and_name_only_events_in_complete_warcs(
         config, data_root, monkeypatch):
     """Issue 35: a checkpoint (json.dumps of the cursor, a clock reading per count) was taken per event."""
-    from swath.harvesters.jetstream import COLLECTION_CURSOR, CURSOR
     from swath.harvesters.ledger import Ledger
     from swath.harvesters.recorder import Recorder
     from swath.harvesters.state import StateStore
+    from swath.platforms.bluesky.jetstream import COLLECTION_CURSOR, CURSOR
 
     checkpoints, settles, commits = [0], [0], []
     checkpoint, settle, commit = Ledger.checkpoint, Recorder.settle_streams, StateStore.commit

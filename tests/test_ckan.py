@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swath.harvesters.ckan import map_package
+from swath.platforms.ckan.harvester import map_package
 from tests.backendkit import harvest
 from tests.fakes.ckan import CKANPortal, make_package
 

@@ -10,16 +10,16 @@ import pytest
 from lxml import etree
 
 from swath.core.jobs import JobInterrupted
-from swath.harvesters.mapping import oai
 from swath.harvesters.mapping.errors import BadDocument, OAIError
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
+from swath.platforms.oai_pmh import mapping
 from tests.backendkit import Result, harvest
 from tests.enginekit import context, wait_for
 from tests.fakes.httpserver import FakeServer, Response
 from tests.fakes.oai import XML, GeneratedRepository, PyoaiEndpoint, SickleEndpoint
 
-NS = {"o": oai.OAI}
+NS = {"o": mapping.OAI}
 
 
 def _chain(directory: Path) -> list[Path]:
@@ -112,8 +112,9 @@ def test_dc_rights_is_the_licence(rights, licence):
     dc = "".join(f"<dc:rights>{r}</dc:rights>" for r in rights)
     xml = (f'<oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" '
            f'xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>T</dc:title>{dc}</oai_dc:dc>').encode()
-    record = oai.OAIRecord(identifier="oai:x:1", datestamp="2024-01-01", deleted=False, metadata=etree.fromstring(xml))
-    dataset = oai.map_record(record, "oai_dc")
+    record = mapping.OAIRecord(identifier="oai:x:1", datestamp="2024-01-01", deleted=False,
+                               metadata=etree.fromstring(xml))
+    dataset = mapping.map_record(record, "oai_dc")
     assert dataset.license == licence
     assert dataset.extras["dc"]["rights"] == rights
 
@@ -126,7 +127,7 @@ def test_fixtures_claiming_validity_validate_and_parse(fixtures_dir):
             doc = etree.parse(str(path))
         except etree.XMLSyntaxError:
             with pytest.raises(BadDocument):
-                oai.parse_list_records(path.read_bytes())
+                mapping.parse_list_records(path.read_bytes())
             continue
         if not schema.validate(doc):
             continue  # deliberately broken fixtures (missing identifier, undefined error code)
@@ -137,25 +138,25 @@ def test_fixtures_claiming_validity_validate_and_parse(fixtures_dir):
         data = path.read_bytes()
         if verb == "error":
             code = root.find("o:error", NS).get("code")
-            if code == oai.NO_RECORDS:
-                assert oai.parse_list_records(data).records == []
+            if code == mapping.NO_RECORDS:
+                assert mapping.parse_list_records(data).records == []
             else:
                 with pytest.raises(OAIError) as err:
-                    oai.parse_list_records(data)
+                    mapping.parse_list_records(data)
                 assert err.value.oai_code == code and err.value.code == codes.OAI_ERROR
         elif verb in {"ListRecords", "GetRecord", "ListIdentifiers"}:
-            page = oai.parse_list_records(data, verb)
+            page = mapping.parse_list_records(data, verb)
             listed = root.findall(f"o:{verb}/o:record", NS) or root.findall(f"o:{verb}/o:header", NS)
             assert len(page.records) == len(listed)
             ids = [r.identifier for r in page.records]
             assert ids == [h.findtext("o:identifier", namespaces=NS) for h in root.iterfind(".//o:header", NS)]
         elif verb == "Identify":
-            assert oai.parse_identify(data)["granularity"] == root.findtext(".//o:granularity", namespaces=NS)
+            assert mapping.parse_identify(data)["granularity"] == root.findtext(".//o:granularity", namespaces=NS)
         elif verb == "ListSets":
-            sets, _ = oai.parse_sets(data)
+            sets, _ = mapping.parse_sets(data)
             assert len(sets) == len(root.findall(".//o:set", NS))
         elif verb == "ListMetadataFormats":
-            assert len(oai.parse_metadata_formats(data)) == len(root.findall(".//o:metadataFormat", NS))
+            assert len(mapping.parse_metadata_formats(data)) == len(root.findall(".//o:metadataFormat", NS))
     assert checked >= 15
 
 
@@ -249,7 +250,7 @@ def test_list_sets_and_metadata_formats(fixtures_dir):
     import requests
 
     from swath.harvesters.backends import Source
-    from swath.harvesters.oai_pmh import OAIPMHBackend
+    from swath.platforms.oai_pmh.harvester import OAIPMHBackend
 
     sickle = fixtures_dir / "oai-pmh" / "sickle"
     sets = etree.parse(str(sickle / "ListSets.xml")).findall(".//o:set/o:setSpec", NS)

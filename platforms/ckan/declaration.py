@@ -1,4 +1,4 @@
-"""CKAN's declaration (data only; its backend is harvesters/ckan.py, its table exporters/datasets.py)."""
+"""CKAN's declaration (data only; its backend and harvester are harvester.py beside it, its table exporter.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from swath.core.platforms import DATASET_RECORDS, DRYRUN_OPTION, ExportKind, Har
 PLATFORM = Platform(
     name="ckan",
     title="CKAN",
-    harvester="swath.harvesters.ckan:CKANHarvester",
+    harvester="swath.platforms.ckan.harvester:CKANHarvester",
     harvest_types=(HarvestKind(name="ckan", method="harvest_sources", seeds=Seeds(
         token="url", example=({"id": "demo-ckan", "token": "https://demo.ckan.org"},))),),
-    export_types=(ExportKind(name="ckan", sources=("swath.exporters.datasets:CkanDatasets",), current_state=True,
-                              reads=DATASET_RECORDS),),
-    backend="swath.harvesters.ckan:CKANBackend",
+    export_types=(ExportKind(name="ckan", sources=("swath.platforms.ckan.exporter:CkanDatasets",),
+                              current_state=True, reads=DATASET_RECORDS),),
+    backend="swath.platforms.ckan.harvester:CKANBackend",
     options=options(
         dryrun=DRYRUN_OPTION,
         rows={"type": "integer", "minimum": 1, "description": "page size of package_search"},

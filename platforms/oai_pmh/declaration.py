@@ -1,4 +1,5 @@
-"""OAI-PMH's declaration (data only; its backend is harvesters/oai_pmh.py, its table exporters/datasets.py)."""
+"""OAI-PMH's declaration (data only; its backend and harvester are harvester.py beside it, with mapping.py; its
+table exporter.py)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from swath.core.platforms import (
 PLATFORM = Platform(
     name="oai_pmh",
     title="OAI-PMH",
-    harvester="swath.harvesters.oai_pmh:OAIPMHHarvester",
+    harvester="swath.platforms.oai_pmh.harvester:OAIPMHHarvester",
     harvest_types=(HarvestKind(name="oai_pmh", method="harvest_sources", seeds=Seeds(
         token="url", example=({"id": "zenodo", "token": "https://zenodo.org/oai2d"},))),),
-    export_types=(ExportKind(name="oai_pmh", sources=("swath.exporters.datasets:OaiRecords",), current_state=True,
-                              reads=DATASET_RECORDS),),
-    backend="swath.harvesters.oai_pmh:OAIPMHBackend",
+    export_types=(ExportKind(name="oai_pmh", sources=("swath.platforms.oai_pmh.exporter:OaiRecords",),
+                              current_state=True, reads=DATASET_RECORDS),),
+    backend="swath.platforms.oai_pmh.harvester:OAIPMHBackend",
     options=options(
         dryrun=DRYRUN_OPTION,
         metadataPrefix={"type": "string", "default": "oai_dc", "description": "the metadata format to ask for"},

@@ -9,12 +9,12 @@ from urllib.parse import urlencode
 
 from swath.harvesters.backends import Backend, BackendHarvester, Item, Page
 from swath.harvesters.capture import quote_part
-from swath.harvesters.mapping import oai
 from swath.harvesters.mapping.dataset import Dataset
 from swath.harvesters.mapping.errors import OAIError
-from swath.harvesters.oai_pmh_declaration import PLATFORM
 from swath.harvesters.pages import PageGuard
 from swath.messages import codes
+from swath.platforms.oai_pmh import mapping
+from swath.platforms.oai_pmh.declaration import PLATFORM
 
 DAY, SECONDS = "YYYY-MM-DD", "YYYY-MM-DDThh:mm:ssZ"
 
@@ -48,17 +48,17 @@ class OAIPMHBackend(Backend):
         return self.fetch(self.source.url, params={"verb": verb, **params}, accept="text/xml").content
 
     def list_metadata_formats(self) -> list[dict[str, str | None]]:
-        return oai.parse_metadata_formats(self.request("ListMetadataFormats"))
+        return mapping.parse_metadata_formats(self.request("ListMetadataFormats"))
 
     def list_sets(self) -> Iterator[dict[str, str | None]]:
-        sets, token = oai.parse_sets(self.request("ListSets"))
+        sets, token = mapping.parse_sets(self.request("ListSets"))
         guard = PageGuard(what="ListSets", seed_id=self.source.id)
         while True:
             yield from sets
             if not token:
                 return
             guard.cursor(token)  # a resumptionToken repeated would list for ever
-            sets, token = oai.parse_sets(self.request("ListSets", resumptionToken=token))
+            sets, token = mapping.parse_sets(self.request("ListSets", resumptionToken=token))
 
     def _from_date(self, granularity: str) -> str | None:
         options = self.source.options
@@ -74,7 +74,7 @@ class OAIPMHBackend(Backend):
         return None
 
     def list_items(self) -> Iterator[Item | Page]:
-        self.identify = oai.parse_identify(self.request("Identify"))
+        self.identify = mapping.parse_identify(self.request("Identify"))
         granularity = self.identify.get("granularity") or DAY
         params, page_no = self._first_params(granularity), 0
         if isinstance(self.resume, dict):  # an interrupted harvest: on from its last complete page
@@ -105,9 +105,9 @@ class OAIPMHBackend(Backend):
             params["from"] = since
         return params
 
-    def _list_records(self, params: dict[str, str]) -> oai.Page:
+    def _list_records(self, params: dict[str, str]) -> mapping.Page:
         try:
-            return oai.parse_list_records(self.request("ListRecords", **params))
+            return mapping.parse_list_records(self.request("ListRecords", **params))
         except OAIError as exc:
             if exc.oai_code != "badResumptionToken" or not isinstance(self.resume, dict) or \
                     params != self.resume["params"]:
@@ -116,7 +116,7 @@ class OAIPMHBackend(Backend):
         self.resume = None
         self.note("warning", codes.LISTING_RESTARTED, "the interrupted listing's resumptionToken has expired: "
                   "listed again from the start (items listed before the interruption are counted twice)")
-        return oai.parse_list_records(self.request("ListRecords", **self._first_params(
+        return mapping.parse_list_records(self.request("ListRecords", **self._first_params(
             self.identify.get("granularity") or DAY)))
 
     def _note_deletions(self) -> None:
@@ -126,7 +126,7 @@ class OAIPMHBackend(Backend):
             self.note("info", codes.DELETIONS_UNSEEN, "the repository keeps no deleted records (deletedRecord=no): "
                       "an incremental harvest cannot see deletions; harvest with incremental: false to find them")
 
-    def _item(self, record: oai.OAIRecord, page_no: int, n: int) -> Item:
+    def _item(self, record: mapping.OAIRecord, page_no: int, n: int) -> Item:
         if not record.identifier:
             return Item(remote_id=f"(page {page_no}, record {n})", error="record header has no identifier",
                         anonymous=True)
@@ -138,7 +138,7 @@ class OAIPMHBackend(Backend):
         return Item(remote_id=record.identifier, uri=uri, data=record)
 
     def process(self, item: Item) -> Dataset | None:
-        return oai.map_record(item.data, self.prefix)
+        return mapping.map_record(item.data, self.prefix)
 
     def commit(self) -> None:
         if self._next_from:

@@ -3,9 +3,9 @@
 atproto's client speaks httpx; its transport is swath's recording path (harvesters/httpx_bridge.py), so
 every XRPC exchange is in the WARC with the retries, limits and origin guard of any harvest request. An
 app-password login (credentials `identifier` + `app_password`) goes unrecorded and is retried like any
-request, and its session tokens join the harvest's secrets (harvesters/bluesky_xrpc.py, imported only when
+request, and its session tokens join the harvest's secrets (platforms/bluesky/xrpc.py, imported only when
 such a harvest runs); the identifier, a handle, is public and never masked. The Jetstream type is in
-harvesters/jetstream.py. See docs/bluesky.md.
+platforms/bluesky/jetstream.py. See docs/bluesky.md.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from swath.harvesters.base import Harvester
-from swath.harvesters.bluesky_declaration import PLATFORM
 from swath.harvesters.errors import BadResponse
 from swath.harvesters.pages import listing
 from swath.harvesters.values import as_text
 from swath.messages import codes
 from swath.messages.model import Seed
+from swath.platforms.bluesky.declaration import PLATFORM
 
 if TYPE_CHECKING:
-    from swath.harvesters.bluesky_xrpc import Xrpc
+    from swath.platforms.bluesky.xrpc import Xrpc
 
 PAGE_SIZE = 100  # the largest page the feed and search endpoints serve
 # XRPC error names that say the account is gone or held, not that the request was wrong
@@ -39,13 +39,13 @@ class BlueskyHarvester(Harvester, declaration=PLATFORM):
 
     @cached_property
     def xrpc(self) -> Xrpc:
-        from swath.harvesters.bluesky_xrpc import Xrpc  # atproto's models take seconds to import
+        from swath.platforms.bluesky.xrpc import Xrpc  # atproto's models take seconds to import
 
         return Xrpc(self.harvest, api_root=PLATFORM.api_root(self.harvest.config))
 
     def _query(self, nsid: str, seed: Seed, what: str, **params: object) -> dict[str, Any] | None:
         """The JSON object a query answered; None (and a note for the seed) when Bluesky refused it."""
-        from swath.harvesters.bluesky_xrpc import XrpcRefused
+        from swath.platforms.bluesky.xrpc import XrpcRefused
 
         try:
             return self.xrpc.query(nsid, what=what, seed_id=seed.id, **params)
@@ -158,7 +158,7 @@ class BlueskyHarvester(Harvester, declaration=PLATFORM):
                         params={"feed": uri, "limit": PAGE_SIZE})
 
     def jetstream(self) -> None:
-        from swath.harvesters.jetstream import run_jetstream  # the WebSocket side, only for this type
+        from swath.platforms.bluesky.jetstream import run_jetstream  # the WebSocket side, only for this type
 
         run_jetstream(self.harvest)
 

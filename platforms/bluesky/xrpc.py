@@ -1,7 +1,7 @@
 """The atproto SDK side of the Bluesky harvester: a logged-in (or anonymous) client on swath's recording path,
 and one call that runs an XRPC query and says in swath's terms why it was refused.
 
-Kept apart from harvesters/bluesky.py because importing atproto's models takes seconds, and listing the
+Kept apart from platforms/bluesky/harvester.py because importing atproto's models takes seconds, and listing the
 platforms (`swath harvest types`, `swath worker --list`) imports every declaration: this module is imported
 only when a Bluesky REST harvest runs.
 """

@@ -12,7 +12,7 @@ The newest event's `time_us` is checkpointed with the counts at each segment wri
 never per event, and only for events whose lines the tap holds (a complete WARC's journal names none after
 it). A dropped connection reconnects with `cursor=<last time_us>`; frames at or before it (a replay) are
 dropped before they are recorded, so the WARCs hold each event once whether the server's cursor is inclusive
-or not; what moves the cursor, and what is dropped or flagged, is harvesters/jetstream_frames.py's rule. A run
+or not; what moves the cursor, and what is dropped or flagged, is platforms/bluesky/jetstream_frames.py's rule. A run
 resuming an interrupted harvest (kill -9) starts from the last event in its WARCs, recovered ones included; a
 new harvest of the collection from the collection's last committed cursor (`continue_cursor`). A refused
 upgrade's answer is recorded too.
@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from warcio.archiveiterator import ArchiveIterator
+from warcio.recordloader import ArcWarcRecord
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.http11 import Request, Response
 from websockets.sync.client import ClientConnection, connect
@@ -34,7 +35,10 @@ from swath.harvesters.base import Harvest
 from swath.harvesters.capture import warc_date
 from swath.harvesters.errors import HarvestStopped, RemoteError, StreamLineTooLong
 from swath.harvesters.http import RecordingAdapter
-from swath.harvesters.jetstream_frames import (
+from swath.harvesters.streams import StreamRecording, start_cursor
+from swath.harvesters.warc import find_harvest_warcs
+from swath.messages import codes
+from swath.platforms.bluesky.jetstream_frames import (
     FLAGGED_NAMED,
     FUTURE_BOUND_US,
     READ_BYTES,
@@ -44,9 +48,6 @@ from swath.harvesters.jetstream_frames import (
     event_of,
     plausible,
 )
-from swath.harvesters.streams import StreamRecording, start_cursor
-from swath.harvesters.warc import find_harvest_warcs
-from swath.messages import codes
 
 DEFAULT_URL = "wss://jetstream2.us-east.bsky.network"
 DEFAULT_COLLECTIONS = ("app.bsky.feed.post",)
@@ -82,7 +83,7 @@ class WebSocketRecording(StreamRecording):
         self._settled = frames.taken  # the events checkpointed
         self._settle_lock = threading.Lock()
 
-    def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list]:
+    def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list[ArcWarcRecord]]:
         headers = {**extra, "WARC-Concurrent-To": self.request_id, WS_HEADER: self.ws_uri}
         return lambda: [self.factory.plain(uri=self.uri, record_type="resource", payload=body,
                                            content_type=NDJSON, headers=headers)]

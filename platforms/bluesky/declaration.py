@@ -1,5 +1,5 @@
-"""Bluesky's declaration (data only; its harvester is harvesters/bluesky.py with bluesky_xrpc.py and jetstream*.py,
-its table exporters/bluesky.py)."""
+"""Bluesky's declaration (data only; its harvester is harvester.py beside it, with xrpc.py and jetstream*.py; its
+table exporter.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from swath.core.platforms import CONTINUE_CURSOR_OPTION, ExportKind, HarvestKind
 _BSKY_DID = "did:plc:z72i7hdynmk6r22z27h6tvur"  # the bsky.app account
 _READS = ("XRPC `getAuthorFeed`, `searchPosts`, `getFeed` pages and Jetstream event segments (any of them, whatever "
           "the type)")
-_POSTS = ("swath.exporters.bluesky:BlueskyPosts",)
+_POSTS = ("swath.platforms.bluesky.exporter:BlueskyPosts",)
 _ISO: OptionSchema = {"type": "string", "format": "date-time"}
 PLATFORM = Platform(
     name="bluesky",
     title="Bluesky",
-    harvester="swath.harvesters.bluesky:BlueskyHarvester",
+    harvester="swath.platforms.bluesky.harvester:BlueskyHarvester",
     harvest_types=(
         HarvestKind(name="bluesky_author_feed", method="author_feed",
                     seeds=Seeds(example=({"id": "bsky", "token": "bsky.app"},))),

@@ -10,13 +10,13 @@ from urllib.parse import quote
 import requests
 
 from swath.harvesters.backends import Backend, BackendArgs, BackendHarvester, Item, Page
-from swath.harvesters.ckan_declaration import PLATFORM
 from swath.harvesters.mapping import temporal
 from swath.harvesters.mapping.dataset import Checksum, Dataset, Resource, add_tags, guess_checksum_type, title_from
 from swath.harvesters.mapping.errors import MetadataError
 from swath.harvesters.mapping.markdown import html_to_markdown
 from swath.harvesters.mapping.vocab import guess_frequency, guess_license
 from swath.messages import codes
+from swath.platforms.ckan.declaration import PLATFORM
 
 PAGE_SIZE = 1000  # CKAN's default ckan.search.rows_max; a server may return fewer, we page by what came
 SORT = "metadata_modified asc,id asc"  # stable while we page: ties broken by id

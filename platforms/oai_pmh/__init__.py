@@ -1,0 +1,1 @@
+"""OAI-PMH: a repository's records (ListRecords, resumption tokens, incremental by datestamp) mapped to datasets."""
