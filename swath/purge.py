@@ -7,7 +7,8 @@ Files are removed only inside the harvest / export root and never through a link
 the way, or one resolving outside the root, is skipped and named in `skipped`. A WARC in object storage (an
 s3:// path) is deleted from the configured store, and only from it (a URL naming another bucket or prefix is
 skipped); its copy in the replica (SWATH_STORAGE_REPLICA_URL) goes with it, as does a local WARC's. A store that
-fails stops the purge (StorageUnavailable/StorageRefused) with the rows kept, so running it again finishes it.
+fails, or is not configured in this process, stops the purge (StorageUnavailable/StorageRefused) with the rows
+kept, so running it again finishes it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from swath.core.config import Config
-from swath.core.objects import ObjectStore, storage_target, store_for
+from swath.core.objects import ObjectStore, StorageRefused, storage_target, store_for
 from swath.core.paths import PathOutsideDataRoot, export_path
 from swath.core.warc_files import PathOutsideStore, is_object_url, key_in
 from swath.harvesters.retry import storage_retry
@@ -118,9 +119,10 @@ def _purge_warcs(s: Session, config: Config, source: Source, out: Purged) -> Non
     rows = list(s.scalars(select(Warc).where(Warc.collection_set_id == source.collection_set_id,
                                              Warc.collection_id == source.collection_id)))
     stores = _Stores(config)
+    keys = {row.id: stores.key(row.path) for row in rows if is_object_url(row.path)}  # refused before any delete
     for row in rows:
         if is_object_url(row.path):
-            key = stores.key(row.path)
+            key = keys[row.id]
             if key is None:
                 out.skipped.append(row.path)
                 continue
@@ -150,10 +152,14 @@ class _Stores:
         self._made: dict[bool, ObjectStore] = {}
 
     def key(self, url: str) -> str | None:
-        """The key of the s3:// `url` in the configured store; None when it is not that store's (never deleted)."""
+        """The key of the s3:// `url` in the configured store; None when it is not that store's (never deleted).
+        No store configured at all (a process started without SWATH_STORAGE_URL) refuses: the rows are kept."""
         target = storage_target(self.config)
+        if target is None:
+            raise StorageRefused(f"{url} is in object storage, but SWATH_STORAGE_URL is not set here; nothing "
+                                 "purged (set it as the workers have it and purge again)")
         try:
-            return None if target is None else key_in(target, url)
+            return key_in(target, url)
         except PathOutsideStore:
             return None
 

@@ -79,6 +79,13 @@ def test_purge_deletes_the_objects_in_the_primary_and_the_replica(s3_config, sea
                    collection_id=row.collection_id, harvest_id=row.harvest_id, harvest_type=row.harvest_type))
         mark_deleted(s, s.get(Source, ids["gone"]), purge_after=utcnow() - dt.timedelta(hours=1))
 
+    # a process without the store's settings refuses (a coded error) and keeps every row, object and file
+    refused = swath(config, "harvest", "purge", "--expired", expect=None)
+    assert refused.exit_code != 0 and "storage_refused" in refused.output, refused.output
+    with store.session() as s:
+        assert s.get(Source, ids["gone"]) is not None and s.get(Warc, f"s3-{ids['gone']}-0") is not None
+    assert local[0].exists() and store_for(config, retry=QUICK).head(keys["gone"][0]) is not None
+
     done = swath(config, "harvest", "purge", "--expired", "--json", env=_env(config))
     assert done["purged"] == ["gone"] and done["warcs"] == len(blobs["gone"]) + 2
     assert done["bytes_freed"] == sum(map(len, blobs["gone"])) + len(b"an older local WARC" * 10)
