@@ -77,7 +77,8 @@ class Recorder:
         # the collection's state file, or the store's rows when workers share no filesystem (coordination.py)
         self.state: CollectionState = StateStore(directory=directory) if state is None else state
         # SWATH_STORAGE_URL set: each closed WARC is uploaded before its state commits (harvesters/uploads.py)
-        self.uploader = WarcUploader.for_harvest(config, directory, start.id)
+        self.uploader = WarcUploader.for_harvest(
+            config, directory, start.id, on_replica_lag=lambda message: self.ledger.warning(codes.REPLICA_LAG, message))
         self._uploads = None if self.uploader is None else UploadQueue(
             uploader=self.uploader, apply=self.state.commit, on_stored=self._stored, on_failed=self._write_failed)
         self.resumed = False  # True when this run continues an interrupted harvest of the same id

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import queue
 import threading
 from collections.abc import Callable
@@ -20,13 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from swath.core.config import Config
+from swath.core.errors import SwathError
 from swath.core.objects import ObjectInfo, ObjectStore, StorageUnavailable, store_for
+from swath.core.objects_copy import copy_to_replica
 from swath.harvesters.retry import storage_retry
 from swath.harvesters.state import write_json_atomic
 from swath.harvesters.warc import ClosedWarc, date_created_of, name_pattern, warc_id
 
 COMMIT_SUFFIX = ".commit.json"
 Commit = Callable[[dict[str, Any]], None]
+log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -37,13 +41,18 @@ class WarcUploader:
     base: Path  # the harvest root: keys are paths below it
     directory: Path  # the harvest's collection folder
     harvest_id: str
+    config: Config | None = None  # its replica (SWATH_STORAGE_REPLICA_URL), if any, gets a copy of each WARC
+    # a replica that failed: told the message (the harvest's `replica_lag` warning); the WARC goes on regardless
+    on_replica_lag: Callable[[str], None] | None = None
 
     @classmethod
-    def for_harvest(cls, config: Config, directory: Path, harvest_id: str) -> WarcUploader | None:
+    def for_harvest(cls, config: Config, directory: Path, harvest_id: str, *,
+                    on_replica_lag: Callable[[str], None] | None = None) -> WarcUploader | None:
         if not config.storage_url:
             return None
         return cls(store=store_for(config, retry=storage_retry(config)), base=config.harvest_base.resolve(),
-                   directory=directory.resolve(), harvest_id=harvest_id)
+                   directory=directory.resolve(), harvest_id=harvest_id, config=config,
+                   on_replica_lag=on_replica_lag)
 
     def key(self, path: Path) -> str:
         return path.resolve().relative_to(self.base).as_posix()
@@ -56,11 +65,25 @@ class WarcUploader:
         if info.size != warc.bytes or (info.sha1 is not None and info.sha1 != warc.sha1):
             raise StorageUnavailable(f"{info.url} holds {info.size} bytes, sha1 {info.sha1}, not the "
                                      f"{warc.bytes} bytes, sha1 {warc.sha1} of {warc.path.name}; kept on disk")
+        self._replicate(info, warc.sha1)
         if commit is not None:
             apply(commit)
         warc.path.unlink(missing_ok=True)
         commit_path(warc.path).unlink(missing_ok=True)
         return dataclasses.replace(warc, url=info.url)
+
+    def _replicate(self, info: ObjectInfo, sha1: str) -> None:
+        """The verified object copied to the replica and checked there; a failure is lag, never a lost WARC: it
+        is safe in the primary, announced as usual, and `swath storage replicate` copies it later."""
+        if self.config is None:
+            return
+        try:
+            copy_to_replica(self.config, info, sha1=sha1, retry=storage_retry(self.config))
+        except SwathError as exc:
+            message = f"{info.url} not copied to the replica ({exc.code}: {exc}); `swath storage replicate` will"
+            log.warning("%s", message)
+            if self.on_replica_lag is not None:
+                self.on_replica_lag(message)
 
     def upload_leftovers(self, paths: list[Path], apply: Commit) -> list[ClosedWarc]:
         """A previous run's closed WARCs still on disk (an upload that failed or was cut short), in serial

@@ -38,6 +38,7 @@ LOCAL_FAULT = "local_fault"  # swath's own side failed (writing a WARC); a start
 DISK_FULL = "disk_full"  # a write under the data root met a full disk or quota (ENOSPC/EDQUOT); rerun once freed
 STORAGE_UNAVAILABLE = "storage_unavailable"  # the object store did not answer or failed (5xx) after retries; WARC kept
 STORAGE_REFUSED = "storage_refused"  # the object store refused us (credentials, permissions, no bucket); WARC kept
+REPLICA_LAG = "replica_lag"  # a stored WARC was not copied to the replica; announced anyway, `swath storage replicate`
 # a write under the data root was refused (read-only, permissions), or the data root cannot be made at start
 DATA_ROOT_UNWRITABLE = "data_root_unwritable"
 # a newer runner of this harvest took its claim (fencing token): this runner's late upload or state commit refused

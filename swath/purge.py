@@ -4,7 +4,11 @@
 expiry and the web's delete / purge-now (docs/web.md "Delete, retain, purge").
 
 Files are removed only inside the harvest / export root and never through a link: a path with a symlink on
-the way, or one resolving outside the root, is skipped and named in `skipped`.
+the way, or one resolving outside the root, is skipped and named in `skipped`. A WARC in object storage (an
+s3:// path) is deleted from the configured store, and only from it (a URL naming another bucket or prefix is
+skipped); its copy in the replica (SWATH_STORAGE_REPLICA_URL) goes with it, as does a local WARC's. A store that
+fails, or is not configured in this process, stops the purge (StorageUnavailable/StorageRefused) with the rows
+kept, so running it again finishes it.
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from swath.core.config import Config
+from swath.core.objects import ObjectStore, StorageRefused, storage_target, store_for
 from swath.core.paths import PathOutsideDataRoot, export_path
+from swath.core.warc_files import PathOutsideStore, is_object_url, key_in
+from swath.harvesters.retry import storage_retry
 from swath.store import repo
 from swath.store.models import Export, Source, Warc, WarcSeed, utcnow
 from swath.store.web_models import CollectionSet, ExportRequest
@@ -111,17 +118,57 @@ def export_folder(config: Config, path: str | None) -> Path | None:
 def _purge_warcs(s: Session, config: Config, source: Source, out: Purged) -> None:
     rows = list(s.scalars(select(Warc).where(Warc.collection_set_id == source.collection_set_id,
                                              Warc.collection_id == source.collection_id)))
+    stores = _Stores(config)
+    keys = {row.id: stores.key(row.path) for row in rows if is_object_url(row.path)}  # refused before any delete
     for row in rows:
+        if is_object_url(row.path):
+            key = keys[row.id]
+            if key is None:
+                out.skipped.append(row.path)
+                continue
+            stores.delete(key)
+            out.bytes_freed += row.bytes
+            continue
         path = _inside(config.harvest_base, row.rel_path or row.path)
         if path is None:
             out.skipped.append(row.path)
-        elif path.exists():
+            continue
+        if path.exists():
             _unlink(path, out)
+        if row.rel_path and config.storage_replica_url:  # a local WARC's replica copy is keyed by its rel path
+            stores.delete(row.rel_path, primary=False)
     ids = [row.id for row in rows]
     if ids:  # explicit: SQLite cascades only with its foreign_keys pragma
         s.execute(delete(WarcSeed).where(WarcSeed.warc_id.in_(ids)))
         s.execute(delete(Warc).where(Warc.id.in_(ids)))
     out.warcs += len(ids)
+
+
+class _Stores:
+    """The primary store and the replica, made when a WARC needs them (a purge of local files needs neither)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._made: dict[bool, ObjectStore] = {}
+
+    def key(self, url: str) -> str | None:
+        """The key of the s3:// `url` in the configured store; None when it is not that store's (never deleted).
+        No store configured at all (a process started without SWATH_STORAGE_URL) refuses: the rows are kept."""
+        target = storage_target(self.config)
+        if target is None:
+            raise StorageRefused(f"{url} is in object storage, but SWATH_STORAGE_URL is not set here; nothing "
+                                 "purged (set it as the workers have it and purge again)")
+        try:
+            return key_in(target, url)
+        except PathOutsideStore:
+            return None
+
+    def delete(self, key: str, *, primary: bool = True) -> None:
+        """`key` deleted from the primary (if `primary`) and the replica, when one is configured."""
+        for replica in ((False,) if primary else ()) + ((True,) if self.config.storage_replica_url else ()):
+            if replica not in self._made:
+                self._made[replica] = store_for(self.config, retry=storage_retry(self.config), replica=replica)
+            self._made[replica].delete(key)
 
 
 def _inside(root: Path, path: str) -> Path | None:

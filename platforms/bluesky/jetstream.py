@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 from urllib.parse import urlencode
 
 from warcio.archiveiterator import ArchiveIterator
@@ -36,6 +37,7 @@ from swath.harvesters.capture import warc_date
 from swath.harvesters.errors import HarvestStopped, RemoteError, StreamLineTooLong
 from swath.harvesters.http import RecordingAdapter
 from swath.harvesters.streams import StreamRecording, start_cursor
+from swath.harvesters.uploads import WarcUploader
 from swath.harvesters.warc import find_harvest_warcs
 from swath.messages import codes
 from swath.platforms.bluesky.jetstream_frames import (
@@ -253,12 +255,21 @@ def _read(harvest: Harvest, adapter: RecordingAdapter, frames: Frames) -> int:
 
 def catch_up(harvest: Harvest, cursor: Cursor) -> None:
     """The events an interrupted run recorded after its last committed checkpoint (a WARC recovered after
-    kill -9 holds them): counted and checkpointed now; the cursor moves to the newest plausible one."""
-    done, _ = find_harvest_warcs(harvest.directory, harvest.start.id)
+    kill -9 holds them): counted and checkpointed now; the cursor moves to the newest plausible one. With object
+    storage the resume has uploaded them all (the recovered one too), so they are read from the store."""
+    uploader = WarcUploader.for_harvest(harvest.config, harvest.directory, harvest.start.id)
+    if uploader is None:
+        done, _ = find_harvest_warcs(harvest.directory, harvest.start.id)
+    else:
+        done = [warc.path for warc in uploader.stored()]
+
+    def opened(path: Path) -> IO[bytes]:
+        return open(path, "rb") if uploader is None else uploader.store.open_range(uploader.key(path), 0)
+
     floor, events, posts = cursor.floor, 0, 0
     for path in reversed(done):  # by serial: the newest first
         older, here, posts_here, flagged = False, 0, 0, list[bytes]()
-        with open(path, "rb") as fh:
+        with opened(path) as fh:
             for record in ArchiveIterator(fh):
                 if record.rec_type != "resource" or record.rec_headers.get_header("Content-Type") != NDJSON:
                     continue

@@ -74,7 +74,7 @@ def _delete(ctx: Ctx, *, set_id: str, source_ids: list[str], what: str) -> str:
 
 
 def _purged_text(what: str, done: Purged) -> str:
-    skipped = f" {len(done.skipped)} path(s) were left alone (a link, or outside the data root)." \
+    skipped = f" {len(done.skipped)} path(s) were left alone (a link, or outside the data root or the object store)." \
         if done.skipped else ""
     return (f"Purged {what}: {done.warcs} WARC file(s) and {done.exports} export(s) removed, "
             f"{done.bytes_freed:,} bytes freed.{skipped}")
