@@ -7,8 +7,10 @@ import base64
 
 import pytest
 import requests
+from requests.adapters import HTTPAdapter
 
 from swath.harvesters.guard import guard_session
+from swath.harvesters.session_env import CaPathOnce
 from tests.fakes.httpserver import FakeServer, Response
 from tests.test_engine_http import recording
 
@@ -68,3 +70,15 @@ def test_no_proxy_names_a_host_that_is_reached_directly(server, clean_env):
     with guard_session(requests.Session()) as session:
         assert session.get(server.url + "/oai").status_code == 200
     assert len(server.requests_to("/oai")) == 1
+
+
+@pytest.mark.parametrize("verify", ["file", "dir", True, False])
+def test_a_ca_path_is_judged_as_requests_judges_it(tmp_path, verify):
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "file").write_text("")
+    given = str(tmp_path / verify) if isinstance(verify, str) else verify
+    for url in ("http://example.org/a", "https://example.org:8443/b"):
+        request = requests.Request("GET", url).prepare()
+        ours, theirs = CaPathOnce(), HTTPAdapter()
+        assert (ours.build_connection_pool_key_attributes(request, given)
+                == theirs.build_connection_pool_key_attributes(request, given))
