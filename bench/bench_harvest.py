@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from swath.core.config import Config  # noqa: E402
 from swath.core.jobs import JobContext  # noqa: E402
+from swath.harvest_job import tune_process  # noqa: E402
 from swath.harvesters.run import run_harvest  # noqa: E402
 from tests.fakes.httpserver import FakeServer, Response  # noqa: E402
 
@@ -97,6 +98,7 @@ def main() -> None:
         args.pages, args.rounds = 100, 3
     if args.serve:
         return serve(args.pages, args.items)
+    tune_process(Config.from_env(os.environ))  # as a harvester worker does: SWATH_SWITCH_INTERVAL
     items_per_page = args.items
     bodies = {p: page_body(p, args.pages, args.items) for p in range(1, args.pages + 1)}
     child = subprocess.Popen([sys.executable, __file__, "--serve", "--pages", str(args.pages), "--items",

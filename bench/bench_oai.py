@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from swath.core.config import Config  # noqa: E402
 from swath.core.jobs import JobContext  # noqa: E402
+from swath.harvest_job import tune_process  # noqa: E402
 from swath.harvesters.run import run_harvest  # noqa: E402
 from tests.fakes.oai import GeneratedRepository  # noqa: E402
 
@@ -74,6 +75,7 @@ def main() -> None:
         args.records, args.rounds = 2_000, 3
     if args.serve:
         return serve(args.records, args.per_page)
+    tune_process(Config.from_env(os.environ))  # as a harvester worker does: SWATH_SWITCH_INTERVAL
     child = subprocess.Popen([sys.executable, __file__, "--serve", "--records", str(args.records), "--per-page",
                               str(args.per_page)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert child.stdin is not None and child.stdout is not None

@@ -91,6 +91,9 @@ class Config:
     http_backoff: float = 0.5  # first retry delay (s); doubles per retry, capped at 60
     http_deadline: float = 300.0  # seconds one HTTP exchange may take in all (a server dripping bytes is cut)
     max_response_bytes: int = 100 * 1024 * 1024
+    # a harvest process's GIL switch interval (s; 0: Python's own 0.005): the fetching thread and the WARC
+    # writer hand the GIL back and forth, and at 5 ms each hand-off stalls the other for a whole interval
+    switch_interval: float = 0.0005
     stream_max_line_bytes: int = 32 * 1024 * 1024  # a longer stream line ends the stream (line_too_long)
     # processes an export reads WARCs with; 0: by input size (1 under 8 MB, else one per CPU, at most 8)
     export_workers: int = 0
@@ -186,6 +189,7 @@ class Config:
             http_backoff=_float(env, "SWATH_HTTP_BACKOFF", 0.5),
             http_deadline=_float(env, "SWATH_HTTP_DEADLINE", 300.0),
             max_response_bytes=_int(env, "SWATH_MAX_RESPONSE_BYTES", 100 * 1024 * 1024),
+            switch_interval=max(0.0, _float(env, "SWATH_SWITCH_INTERVAL", 0.0005)),
             stream_max_line_bytes=_int(env, "SWATH_STREAM_MAX_LINE_BYTES", 32 * 1024 * 1024),
             export_workers=max(0, _int(env, "SWATH_EXPORT_WORKERS", 0)),
             min_free_bytes=max(0, _int(env, "SWATH_MIN_FREE_BYTES", 256 * 1024 * 1024)),

@@ -8,7 +8,8 @@ redirects stay in http(s) and end, cookies go back only to the origin that set t
   a credential (an auth header, a secret-named parameter with a value, a value the redactor knows) to any
   other origin is refused before a byte is sent.
 - `guard_session(session, guard)`: the Session-level part the adapter cannot see: each redirect hop's
-  target (scheme, loop, hop count) and the cookie policy. See docs/harvesting.md "Transport policy".
+  target (scheme, loop, hop count), the cookie policy and the environment it takes (no ~/.netrc). See
+  docs/harvesting.md "Transport policy".
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from requests.cookies import MockRequest, RequestsCookieJar
 from swath.core.config import Config
 from swath.harvesters.errors import CredentialOriginRefused, RedirectRefused
 from swath.harvesters.redaction import SECRET_PARAMS, Redactor
+from swath.harvesters.session_env import settle_environment
 from swath.messages.model import HarvestStart
 
 Origin = tuple[str, str, int]
@@ -143,7 +145,9 @@ def guard_session(session: requests.Session, *, max_redirects: int = MAX_REDIREC
     """Install the Session-level policy on `session` (ours, or a client library's): cookies pinned,
     redirect targets checked. Instance-level overrides, because requests follows redirects in
     Session.resolve_redirects, above the adapter, and library sessions (twarc's OAuth1Session) are
-    built by the library; the checks raise RedirectRefused, not a RequestException twarc would retry."""
+    built by the library; the checks raise RedirectRefused, not a RequestException twarc would retry.
+    The environment's proxies and CA bundle are read once, ~/.netrc never (harvesters/session_env.py)."""
+    settle_environment(session)
     session.cookies.set_policy(PinnedCookiePolicy())
     session.max_redirects = max_redirects + 1  # ours refuses first, with a code
     klass = type(session)

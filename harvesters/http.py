@@ -32,7 +32,6 @@ from urllib.parse import urlsplit
 
 import requests
 import urllib3
-from requests.adapters import HTTPAdapter
 
 from swath.harvesters import deadline
 from swath.harvesters.errors import (
@@ -47,6 +46,7 @@ from swath.harvesters.guard import OriginGuard, bare_url, header_text
 from swath.harvesters.redaction import MIN_ANYWHERE, Redactor, redact_set_cookie, set_cookie_value
 from swath.harvesters.retry import MAX_RATE_LIMITS, MAX_RATE_WAIT, Attempt, GiveUp, RetryPolicy, Wait
 from swath.harvesters.retry import rate_limit_wait as rate_limit_wait  # re-exported: its callers import it here
+from swath.harvesters.session_env import CaPathOnce
 from swath.harvesters.streams import LineStreamResponse, StreamRecording
 from swath.harvesters.warc import warc_date
 from swath.messages import codes
@@ -117,7 +117,7 @@ def _recorded_response_headers(items: Iterable[tuple[str, str]], *, decoded: boo
     return out
 
 
-class GuardedAdapter(HTTPAdapter):
+class GuardedAdapter(CaPathOnce):
     """The transport policy without recording or retries: origin guard, deadline, size limit, stop.
     Bodies are always read whole here (within the limit and the deadline), `stream=True` or not."""
 

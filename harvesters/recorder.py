@@ -28,6 +28,7 @@ from swath.core.encodings import ACCEPT_ENCODING
 from swath.harvesters.guard import OriginGuard, credential_origins, guard_session
 from swath.harvesters.http import GuardedAdapter, Limits, RecordingAdapter
 from swath.harvesters.ledger import Ledger
+from swath.harvesters.pending import PendingRecords
 from swath.harvesters.redaction import harvest_redactor, install_log_filter
 from swath.harvesters.state import CollectionState, StateStore
 from swath.harvesters.streams import StreamRecording
@@ -91,13 +92,11 @@ class Recorder:
         self._streams: set[StreamRecording] = set()
         self._outbox: queue.SimpleQueue[ClosedWarc] = queue.SimpleQueue()
         self._factory = RecordFactory(redactor=self.redactor)
-        # a platform's own records (an item's dataset) gathered here and queued to the writer together: before
-        # any other write, a rotation or the end, every PENDING_MAX records and every control-loop tick
-        self._pending: list[Callable[[], list[Any]]] = []
-        self._pending_lock = threading.Lock()
         self._period_start = time.monotonic()  # when the current WARC period began (time rotation)
         self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo(),
                                   on_closed=self._closed, before_rename=fence, on_failed=self._write_failed)
+        # a platform's own records (an item's dataset), queued to the writer together (harvesters/pending.py)
+        self._pending = PendingRecords(series=self._series, factory=self._factory)
         self._limits = Limits(retries=config.http_retries, backoff=config.http_backoff,
                               timeout=config.http_timeout, max_response_bytes=config.max_response_bytes,
                               max_line_bytes=config.stream_max_line_bytes, deadline=config.http_deadline)
@@ -133,47 +132,19 @@ class Recorder:
     def add_secret(self, value: str) -> None:
         self.redactor.add(value)
 
-    PENDING_MAX = 64  # a platform's records queued to the writer together (one hand-off, not one each)
-
     def write_record(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
                      headers: dict[str, str] | None = None) -> None:
-        # built on the writer thread, in file order: its WARC-Date and a WARC-Refers-To LAST_RESPONSE
-        # follow the records queued before it
-        self._series.check()  # a failed writer is reported now, as when each record was queued at once
-
-        def build() -> list[Any]:
-            return [self._factory.plain(uri=uri, record_type=record_type, payload=payload,
-                                        content_type=content_type, headers=headers)]
-
-        with self._pending_lock:
-            self._pending.append(build)
-            if len(self._pending) >= self.PENDING_MAX:
-                self._queue_pending()
+        self._pending.add(uri=uri, record_type=record_type, payload=payload, content_type=content_type,
+                          headers=headers)
 
     def flush_records(self) -> None:
-        """Queue the records gathered so far (the control loop's tick: none waits longer than that). Never
-        waits: not for the platform thread queueing (it holds the lock), nor for a writer that is behind (a
-        full queue), so the control loop stays free to handle a stop or report a stalled disk."""
-        if not self._pending or not self._series.has_room() or not self._pending_lock.acquire(blocking=False):
-            return
-        try:
-            self._queue_pending()
-        finally:
-            self._pending_lock.release()
-
-    def _queue_pending(self) -> None:
-        """Under _pending_lock: the gathered records to the writer, ahead of whatever is queued next."""
-        if self._pending:
-            builds, self._pending = self._pending, []
-            # built one by one as the writer takes them, each compressed before the next is built
-            self._series.write(lambda: (record for build in builds for record in build()))
+        """Queue the records gathered so far (the control loop's tick); never waits."""
+        self._pending.flush()
 
     # --- the Sink the recording adapter and stream taps write into (harvesters/http.py, streams.py) ---
     def write_records(self, records: list[Any] | Callable[[], list[Any]]) -> None:
         """Queue records (or a function building them) for the current WARC, in order."""
-        with self._pending_lock:
-            self._queue_pending()
-            self._series.write(records)
+        self._pending.write(records)
 
     def rate_limited(self, wait: float, url: str) -> None:
         self.ledger.rate_limited(wait)
@@ -384,8 +355,7 @@ class Recorder:
         """Close the WARC with the state and journal `token` reads. The gathered records are queued, and the
         token read, under the lock a record is gathered under: every item the journal counts is in this WARC."""
         self._period_start = time.monotonic()
-        with self._pending_lock:
-            self._queue_pending()
+        with self._pending.queued():
             taken = token()
             if not last:
                 self._series.rotate(taken)

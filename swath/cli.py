@@ -122,6 +122,7 @@ def harvest_run(ctx: click.Context, message: str, as_json: bool, retry: bool) ->
     """
     import threading
 
+    from swath.harvest_job import coordination_for, tune_process  # flock and files, or the store's (s3://)
     from swath.harvesters.embedded import (
         install_signal_handlers,
         is_stream_message,
@@ -130,6 +131,7 @@ def harvest_run(ctx: click.Context, message: str, as_json: bool, retry: bool) ->
         stderr_notice,
     )
 
+    tune_process(config_of(ctx))
     if message != "-" and not Path(message).exists() and not message.endswith(".json"):
         from swath.commands.sources import launch
 
@@ -138,8 +140,6 @@ def harvest_run(ctx: click.Context, message: str, as_json: bool, retry: bool) ->
     config = config_of(ctx)
     writable_data_root(config.data_root)
     body = read_message(message)
-    from swath.harvest_job import coordination_for  # flock and files, or the store's claim and state (s3://)
-
     coordination = coordination_for(config)
     if retry and (again := retry_id(body, config, coordination)) != body.get("id"):
         click.echo(f"swath: harvest {body.get('id')} ended in failure; retrying it as {again}", err=True)
@@ -320,6 +320,10 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
     config = config_of(ctx)
     if any(key.startswith(("harvest.start.", "export.start.")) for key in spec.bindings):
         writable_data_root(config.data_root)  # said once at start, not as a failure of every message taken
+    if any(key.startswith("harvest.start.") for key in spec.bindings):
+        from swath.harvest_job import tune_process
+
+        tune_process(config)
     runner = Worker(config=config, spec=spec)
     runner.install_signal_handlers()
     runner.run()

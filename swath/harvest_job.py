@@ -6,6 +6,7 @@ rows (swath/store/harvest_state.py), handed in from here because the engine may 
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
@@ -15,6 +16,15 @@ from swath.harvesters.coordination import Coordination, shared_filesystem
 from swath.harvesters.run import run_harvest as run_engine
 
 _made: dict[str, Coordination] = {}
+
+
+def tune_process(config: Config) -> None:
+    """Once, when a process that runs harvests starts (a harvester worker service, `swath harvest run`): the
+    GIL switch interval SWATH_SWITCH_INTERVAL asks for. A harvest's fetching thread and its WARC writer are
+    both busy; at Python's 5 ms a thread waiting for the GIL waits that long each time (docs/performance.md)."""
+    if config.switch_interval > 0:
+        sys.setswitchinterval(config.switch_interval)
+
 _lock = threading.Lock()
 
 

@@ -18,6 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 from swath.harvesters.base import Harvest
 from swath.harvesters.errors import RemoteError, ResponseTooLarge, Unauthorized
 from swath.harvesters.http import MAX_RATE_WAIT
+from swath.harvesters.pending import PENDING_MAX
 from swath.harvesters.recorder import Recorder
 from swath.messages.model import HarvestStart
 from tests.enginekit import raw_bytes, read_records, start_message, warc_files, warcio_check
@@ -181,7 +182,7 @@ def test_gathered_item_records_are_in_the_warc_a_rotation_closes_in_order(config
     """Item records are handed to the writer in batches: a rotation queues those gathered before it, so the
     WARC it closes (the one its journal is committed with) holds them all, in order after the exchange."""
     server.route("/page")(lambda req: Response(200, b'{"items": []}'))
-    count = Recorder.PENDING_MAX + 5  # one batch queued on its own, five records still gathered
+    count = PENDING_MAX + 5  # one batch queued on its own, five records still gathered
     with recording(config, tmp_path) as recorder:
         recorder.http.get(server.url + "/page")
         for n in range(count):
