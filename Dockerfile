@@ -16,11 +16,12 @@ COPY harvesters harvesters
 COPY exporters exporters
 COPY platforms platforms
 COPY schemas schemas
-# gcc only for the build: it compiles the C encoders (exporters/_csvrow.c, _jsontext.c) and leaves with its lists.
+# gcc only for the build: it compiles the C encoders (exporters/_csvrow.c, platforms/twitter/_jsontext.c) and leaves
+# with its lists.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && pip install . \
-    && python -I -c "import swath.exporters._csvrow, swath.exporters._jsontext" \
+    && python -I -c "import swath.exporters._csvrow, swath.platforms.twitter._jsontext" \
     && apt-get purge -y --auto-remove gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --uid 1000 --create-home swath \

@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -158,7 +159,8 @@ def test_the_graph_sees_real_imports():
 
 
 def declaration_modules() -> list[str]:
-    """A platform's declaration: `<platform>_declaration.py` beside its modules, or `declaration.py` in its package."""
+    """A platform's declaration: `declaration.py` in its room (or a module named `*declaration` anywhere else, which
+    test_every_platform_is_in_its_room refuses)."""
     return [name for name in project_modules() if name.rpartition(".")[2].endswith("declaration")]
 
 
@@ -167,7 +169,7 @@ def test_declarations_import_only_the_core():
     # that does) would load the platform's client library for a lookup
     modules = project_modules()
     found = declaration_modules()
-    assert "swath.harvesters.twitter_declaration" in found
+    assert "swath.platforms.twitter.declaration" in found
     wider = sorted(f"{name} imports {target}" for name in found for target in imported_names(name, modules[name][0])
                    if target.split(".")[0] not in {*sys.stdlib_module_names, "__future__"}
                    and not (target + ".").startswith("swath.core."))
@@ -266,6 +268,17 @@ def test_the_engines_name_no_platform_even_in_strings():
     named = sorted(f"{name} names {target}" for name, (path, rank) in modules.items() if rank <= FOLDERS["exporters"][1]
                    for target in target_strings(path) if room_of(target.partition(":")[0]))
     assert named == [], "an engine names a platform's module:\n" + "\n".join(named)
+
+
+def test_every_platform_is_in_its_room():
+    # issue #34's move is complete: each entry point names `swath.platforms.<name>.declaration`, and no declaration
+    # (nor anything it names) is left in the engines' folders
+    entry_points = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["entry-points"]
+    elsewhere = sorted(f"{name} = {target}" for name, target in entry_points["swath.platforms"].items()
+                       if target != f"swath.platforms.{name}.declaration:PLATFORM")
+    assert elsewhere == [], "a platform declared outside its room:\n" + "\n".join(elsewhere)
+    strays = sorted(name for name in declaration_modules() if name != f"{room_of(name)}.declaration")
+    assert strays == [], "a declaration outside a room's declaration.py:\n" + "\n".join(strays)
 
 
 def test_a_declaration_names_modules_that_exist_and_a_room_only_its_own():

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import zipfile
 from pathlib import Path
@@ -41,5 +44,9 @@ def test_the_wheel_holds_only_swath(tmp_path):
                      "swath/platforms/kiel/__init__.py", "swath/exporters/writers.py", "swath/demo_data/",
                      "swath/web/templates/base.html", "swath/web/static/live.js", "swath/web/static/app.css",
                      "swath/shared/templates/status.html", "swath/shared/templates/status_body.html",
-                     "swath/store/migrations/versions/0004_web.py"):
+                     "swath/store/migrations/versions/0004_web.py", "swath/platforms/twitter/exporter_v2.py"):
         assert any(n.startswith(expected) for n in names), expected
+    if shutil.which("cc") and os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")):
+        # the optional C encoders (setup.py), each in its package: the engine's CSV rows, Twitter's entity columns
+        for extension in ("swath/exporters/_csvrow.", "swath/platforms/twitter/_jsontext."):
+            assert any(n.startswith(extension) and n.endswith(".so") for n in names), extension

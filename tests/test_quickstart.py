@@ -17,8 +17,10 @@ def recorded_installs(tmp_path: Path, script: str, env: dict[str, str], script_t
     commands it is given."""
     work = tmp_path / "checkout"
     (work / "dev").mkdir(parents=True)
-    (work / "exporters").mkdir()
-    for name in ("dev/setup.sh", f"dev/{script}", "pyproject.toml", "setup.py", "exporters/_csvrow.c"):
+    # setup.sh hashes the C sources setup.py builds (the engine's CSV encoder, Twitter's entity columns)
+    for name in ("dev/setup.sh", f"dev/{script}", "pyproject.toml", "setup.py", "exporters/_csvrow.c",
+                 "platforms/twitter/_jsontext.c"):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, work / name)
     if script_text is not None:
         (work / "dev" / script).write_text(script_text)

@@ -22,8 +22,8 @@ from swath.exporters.dates import iso_date
 from swath.exporters.items import Doc, Item, Source, item_id, obj, objs
 from swath.exporters.jsonspan import scan_spans
 from swath.exporters.table import Col, Table, constant, no_newlines, with_inline
-from swath.exporters.twitter_flat import flattened, twarc_meta
 from swath.exporters.warc_reader import Response
+from swath.platforms.twitter.flat import flattened, twarc_meta
 
 VERSION = "swath"  # what __twarc.version says: these rows were not made by twarc
 
@@ -171,12 +171,13 @@ def _prepare(item: Item) -> _Prepared:
 
 
 def _p(item: Item) -> _Prepared:
-    return item.scratch
+    prepared: _Prepared = item.scratch
+    return prepared
 
 
 _entity_texts: Callable[[dict[str, Any]], dict[str, str | None] | None] | None
-try:  # exporters/_jsontext.c: the same texts for the common shapes (the build goes on without a C compiler)
-    import swath.exporters._jsontext as _jsontext_extension
+try:  # platforms/twitter/_jsontext.c: the same texts for the common shapes (the build goes on without a C compiler)
+    import swath.platforms.twitter._jsontext as _jsontext_extension
 
     _entity_texts = _jsontext_extension.entity_texts
 except ImportError:
@@ -225,7 +226,8 @@ def _matching_rules(item: Item) -> Any:
 
 @functools.lru_cache(maxsize=256)
 def _iso(date: Any) -> str:
-    return date.isoformat()  # one harvest date per response, shared by its tweets
+    text: str = date.isoformat()  # one harvest date per response, shared by its tweets
+    return text
 
 
 TABLE = Table(
@@ -341,7 +343,7 @@ class TwitterV2(Source):
         return "/2/users/" not in url or "/tweets" in url or "/mentions" in url
 
     def flat_raws(self, doc: Doc, resp: Response) -> list[bytes | None]:
-        """json_full: the doc's tweets flattened as twarc does (twitter_flat.py), in `data` order."""
+        """json_full: the doc's tweets flattened as twarc does (flat.py), in `data` order."""
         if orjson.dumps(doc.value) != doc.body and scan_spans(doc.body, ()).duplicate_keys:
             self.duplicate_keys += 1  # written as parsed: each key once, its last value
         meta = twarc_meta(url=resp.url, retrieved=resp.date, version=VERSION)

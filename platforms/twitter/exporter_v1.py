@@ -6,7 +6,7 @@ cells have their line breaks written as spaces and `tweet_type` ranks reply befo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from swath.exporters.dates import twitter_date
@@ -17,10 +17,11 @@ from swath.exporters.warc_reader import Response
 
 
 def _t(item: Item) -> dict[str, Any]:
-    return item.item
+    tweet: dict[str, Any] = item.item
+    return tweet
 
 
-def _user(key: str):
+def _user(key: str) -> Callable[[Item], Any]:
     return lambda item: (item.item.get("user") or {}).get(key)
 
 
@@ -32,11 +33,13 @@ def one_line(value: object) -> str | None:
     return value.replace("\n", " ").replace("\r", "")
 
 
-def _text(item: Item) -> str:
+def _text(item: Item) -> str | None:
     t = item.item.get("retweeted_status") or item.item  # a retweet's own text is truncated
     if "extended_tweet" in t:
-        return t["extended_tweet"]["full_text"]
-    return t.get("full_text") or t.get("text")
+        text: str | None = t["extended_tweet"]["full_text"]
+    else:
+        text = t.get("full_text") or t.get("text")
+    return text
 
 
 def _coordinates(item: Item) -> str | None:
@@ -76,7 +79,7 @@ def _tweet_type(item: Item) -> str:
     return "original"
 
 
-def _referenced(key: str, user_key: str | None = None):
+def _referenced(key: str, user_key: str | None = None) -> Callable[[Item], object]:
     def get(item: Item) -> object:
         t = item.item
         ref = t.get("retweeted_status") or t.get("quoted_status")

@@ -14,10 +14,10 @@ from swath.harvesters.base import Harvester
 from swath.harvesters.errors import BadResponse, RemoteError, Unauthorized
 from swath.harvesters.pages import PageGuard, listing
 from swath.harvesters.social import credential, mount_recording
-from swath.harvesters.twitter_declaration import PLATFORM
 from swath.harvesters.values import as_number, as_text, kind_of
 from swath.messages import codes
 from swath.messages.model import Seed, parse_datetime
+from swath.platforms.twitter.declaration import PLATFORM
 
 APP_AUTH_TYPES = frozenset({"twitter_academic_search", "twitter_filter_stream", "twitter_sample"})
 
@@ -41,7 +41,8 @@ class _Twarc(Twarc2):
         token = params.get("next_token") or params.get("pagination_token")
         if token is not None and self.guard is not None:
             self.guard.cursor(str(token))  # a token requested already would page for ever
-        return super().get(*args, **kwargs)
+        response: requests.Response = super().get(*args, **kwargs)
+        return response
 
 
 class TwitterHarvester(Harvester, declaration=PLATFORM):
@@ -94,7 +95,7 @@ class TwitterHarvester(Harvester, declaration=PLATFORM):
         self.harvest.add_secret(token)  # redacted from statuses and logs like the configured credentials
         return token
 
-    def _seed_tokens(self, name: str) -> Iterator[tuple[Seed, dict, str]]:
+    def _seed_tokens(self, name: str) -> Iterator[tuple[Seed, dict[str, Any], str]]:
         """Each seed with its token as a dict (a plain string token is the `name` field) and that field;
         a seed without it is an error for that seed."""
         for seed in self.harvest.start.seeds:
@@ -112,7 +113,7 @@ class TwitterHarvester(Harvester, declaration=PLATFORM):
     def search_all(self) -> None:
         self._search(self.twarc.search_all)
 
-    def _search(self, endpoint: Callable[..., Iterator[dict]]) -> None:
+    def _search(self, endpoint: Callable[..., Iterator[dict[str, Any]]]) -> None:
         for seed, token, query in self._seed_tokens("query"):
             key = f"twitter.search.{query}.since_id"
             since_id = self.harvest.state.get(key) if self.incremental else None
@@ -124,7 +125,7 @@ class TwitterHarvester(Harvester, declaration=PLATFORM):
             if self.incremental and newest:
                 self.harvest.state.set(key, newest)
 
-    def _pages(self, pages: Iterable[dict], seed: Seed, *, limit: int | None = None) -> str | None:
+    def _pages(self, pages: Iterable[dict[str, Any]], seed: Seed, *, limit: int | None = None) -> str | None:
         """Count the tweets of each page (up to `limit`); returns the newest tweet id seen (None when the
         listing ended on a pagination loop: it is incomplete, so no high-water mark)."""
         newest, counted = None, 0
@@ -165,13 +166,13 @@ class TwitterHarvester(Harvester, declaration=PLATFORM):
             if self.incremental and newest:
                 self.harvest.state.set(key, newest)
 
-    def _lookup(self, seeds: list[Seed], *, usernames: bool) -> dict[str, dict]:
+    def _lookup(self, seeds: list[Seed], *, usernames: bool) -> dict[str, dict[str, Any]]:
         """Look seeds' users up in batches; report uids, renames and unusable accounts. Seed id -> user."""
         if not seeds:
             return {}
         wanted = {str(s.token if usernames else s.uid).lower(): s for s in seeds}
-        found: dict[str, dict] = {}
-        problems: dict[str, dict] = {}
+        found: dict[str, dict[str, Any]] = {}
+        problems: dict[str, dict[str, Any]] = {}
         for page in self.twarc.user_lookup(list(wanted), usernames=usernames):
             for entry in _dicts(page, "data"):
                 name = as_text(entry.get("username") if usernames else entry.get("id"))
@@ -216,7 +217,7 @@ class TwitterHarvester(Harvester, declaration=PLATFORM):
     def sample(self) -> None:
         self._stream(self.twarc.sample)
 
-    def _stream(self, connect: Callable[..., Iterator[dict]]) -> None:
+    def _stream(self, connect: Callable[..., Iterator[dict[str, Any]]]) -> None:
         # No stop event for twarc: on harvest.stop the engine ends the stream after the lines already
         # recorded (so each is counted) and refuses twarc's reconnect with HarvestStopped, a normal end.
         try:
@@ -251,7 +252,7 @@ class TwitterHarvester(Harvester, declaration=PLATFORM):
                                  refused.id if refused else None)
 
 
-def _dicts(page: object, field: str) -> list[dict]:
+def _dicts(page: object, field: str) -> list[dict[str, Any]]:
     """The objects of a page's `data`/`errors` list; anything else in it is skipped."""
     values = page.get(field) if isinstance(page, dict) else None
     return [v for v in values if isinstance(v, dict)] if isinstance(values, list) else []

@@ -51,7 +51,8 @@ def _flatten(page: dict[str, Any]) -> list[Any]:
     # imported here: twarc is Twitter's client library, loaded when an export flattens, not when a type is looked up
     from twarc.expansions import flatten
 
-    return flatten(page)
+    flat: list[Any] = flatten(page)
+    return flat
 
 
 def _one_by_one(page: dict[str, Any], meta: dict[str, str]) -> list[Any]:

@@ -1,6 +1,6 @@
 /*
- * exporters._jsontext: the v2 table's entity columns (#tag, $cash, @user, expanded urls) as the text
- * json.dumps writes for them (ensure_ascii, ", " between items), the same as exporters/twitter_v2.py's
+ * swath.platforms.twitter._jsontext: the v2 table's entity columns (#tag, $cash, @user, expanded urls) as the text
+ * json.dumps writes for them (ensure_ascii, ", " between items), the same as platforms/twitter/exporter_v2.py's
  * _entity_columns in Python.
  *
  * Why C: every tweet and every author description has a few entity lists; in Python each costs a list

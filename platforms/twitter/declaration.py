@@ -1,5 +1,5 @@
-"""Twitter's declaration (data only; its harvester is harvesters/twitter.py, its tables exporters/twitter_v1.py and
-exporters/twitter_v2.py)."""
+"""Twitter's declaration (data only; its harvester is harvester.py beside it, its tables exporter_v1.py and
+exporter_v2.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import dataclasses
 
 from swath.core.platforms import ExportKind, HarvestKind, Platform, RetiredKind, Seeds, options, with_sfm_ui_keys
 
-_V1 = ("swath.exporters.twitter_v1:TwitterV1", "swath.exporters.twitter_v2:TwitterV2")
+_V1 = ("swath.platforms.twitter.exporter_v1:TwitterV1", "swath.platforms.twitter.exporter_v2:TwitterV2")
 _V1_READS = "v1.1 `search/tweets`, `statuses/user_timeline`, `statuses/filter`/`sample` streams"
 _V1_NOTE = "SFM's (twarc `json2csv`, 37 columns; see [Twitter](#twitter-tables-sfms))"
 _V2_READS = "v2 `tweets/search/recent`/`all`, `users/:id/tweets`, `tweets/search/stream`"
@@ -17,7 +17,7 @@ _SEARCH = Seeds(example=({"id": "libraries", "token": "#libraries lang:en"},), m
 PLATFORM = Platform(
     name="twitter",
     title="Twitter",
-    harvester="swath.harvesters.twitter:TwitterHarvester",
+    harvester="swath.platforms.twitter.harvester:TwitterHarvester",
     harvest_types=(
         HarvestKind(name="twitter_search_2", method="search_recent", seeds=_SEARCH),
         HarvestKind(name="twitter_search", method="search_recent", seeds=_SEARCH),  # the SFM v1 name (spec example)
