@@ -21,6 +21,7 @@ from swath.core.objects_base import (
     ObjectInfo,
     ObjectStore,
     RetryPlan,
+    StorageError,
     StorageRefused,
     StorageTarget,
     StorageUnavailable,
@@ -32,8 +33,8 @@ if TYPE_CHECKING:
     from swath.core.config import Config
 
 __all__ = ["SHA1_METADATA", "STORAGE_REFUSED", "STORAGE_UNAVAILABLE", "LocalStore", "ObjectInfo", "ObjectStore",
-           "RetryPlan", "StorageRefused", "StorageTarget", "StorageUnavailable", "file_sha1", "storage_target",
-           "store_for"]
+           "RetryPlan", "StorageError", "StorageRefused", "StorageTarget", "StorageUnavailable", "file_sha1",
+           "storage_target", "store_for"]
 
 
 def storage_target(config: Config, *, replica: bool = False) -> StorageTarget | None:

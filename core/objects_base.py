@@ -20,13 +20,19 @@ SHA1_METADATA = "sha1"  # the object's x-amz-meta-sha1: its SHA-1 in hex, as war
 _BLOCK = 1 << 20
 
 
-class StorageUnavailable(SwathError):
+class StorageError(SwathError):
+    """The object store failed: one of the two below (`except StorageError` catches both)."""
+
+    code = STORAGE_UNAVAILABLE
+
+
+class StorageUnavailable(StorageError):
     """The store did not answer, timed out or failed on its side (5xx), after the retries."""
 
     code = STORAGE_UNAVAILABLE
 
 
-class StorageRefused(SwathError):
+class StorageRefused(StorageError):
     """The store refused the request (credentials, permissions, no such bucket): retrying cannot help."""
 
     code = STORAGE_REFUSED

@@ -56,7 +56,8 @@ class FinalOutcome:
         write_json_atomic(self.path, {"status": status, "published": published})
 
 
-RESUMABLE = frozenset({codes.LOCAL_FAULT, *STORAGE_CODES})  # swath's own side failed, not the remote's
+# swath's own side failed (its disk, its object store), not the remote's
+RESUMABLE = frozenset({codes.LOCAL_FAULT, *STORAGE_CODES, codes.STORAGE_UNAVAILABLE, codes.STORAGE_REFUSED})
 
 
 def is_final(record: dict[str, Any]) -> bool:

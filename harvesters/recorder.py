@@ -31,6 +31,7 @@ from swath.harvesters.ledger import Ledger
 from swath.harvesters.redaction import harvest_redactor, install_log_filter
 from swath.harvesters.state import StateStore
 from swath.harvesters.streams import StreamRecording
+from swath.harvesters.uploads import UploadQueue, WarcUploader
 from swath.harvesters.warc import (
     SOFTWARE,
     ClosedWarc,
@@ -71,6 +72,10 @@ class Recorder:
         install_log_filter().add(self.redactor)
         self.ledger = Ledger(redactor=self.redactor)
         self.state = StateStore(directory=directory)
+        # SWATH_STORAGE_URL set: each closed WARC is uploaded before its state commits (harvesters/uploads.py)
+        self.uploader = WarcUploader.for_harvest(config, directory, start.id)
+        self._uploads = None if self.uploader is None else UploadQueue(
+            uploader=self.uploader, apply=self.state.commit, on_stored=self._stored, on_failed=self._write_failed)
         self.resumed = False  # True when this run continues an interrupted harvest of the same id
         self.stop_requested = False  # harvest.stop (not a shutdown) ended this harvest
         self.halted = False  # a storage fault or the free-space guard ended it: its journal is kept for a resume
@@ -185,29 +190,38 @@ class Recorder:
                 self.ledger.warning(codes.WARC_RECOVERED,
                                     f"{path.name} was cut after its last complete record and closed")
                 done.append(final)
-        if not done and not leftovers and self.state.get(self._journal_key) is None:
+        stored: list[ClosedWarc] | None = None
+        if self.uploader is not None:  # a previous run's closed WARCs not yet in the store go up first
+            self.uploader.upload_leftovers(sorted(done, key=self._serial), self.state.commit)
+            stored, done = self.uploader.stored(), []
+        if not done and not leftovers and not stored and self.state.get(self._journal_key) is None:
             return []
         self.resumed = True
         journal = self.state.get(self._journal_key, {})
         # a REST harvest without checkpoints starts again from its first page: so do its counts
         counts = bool(journal.get("checkpoints")) or self.is_stream or continues_from_state
         self.ledger.restore(journal, counts=counts)
-        pattern = name_pattern(self.start.id)
-
-        def serial(path: Path) -> int:
-            match = pattern.match(path.name)
-            assert match is not None  # find_harvest_warcs returns only names of this pattern
-            return int(match.group(2))
-
-        done.sort(key=serial)
-        if done:
-            self._series.serial = serial(done[-1]) + 1
+        done.sort(key=self._serial)
+        prior = stored if stored is not None else [ClosedWarc.of(p, self.start.id) for p in done]
+        if prior:
+            self._series.serial = self._serial(prior[-1].path) + 1
         self.ledger.warning(codes.HARVEST_RESUMED,
-                            f"resumed an interrupted harvest; {len(done)} earlier WARC(s) kept")
-        prior = [ClosedWarc.of(p, self.start.id) for p in done]
+                            f"resumed an interrupted harvest; {len(prior)} earlier WARC(s) kept")
         with self._lock:
             self._warcs.extend(prior)
         return prior
+
+    def stored_warcs(self) -> list[ClosedWarc]:
+        """This harvest's complete WARCs where they are kept: the store's objects, else the folder's files."""
+        if self.uploader is not None:
+            return self.uploader.stored()
+        done, _ = find_harvest_warcs(self.directory, self.start.id)
+        return [ClosedWarc.of(p, self.start.id) for p in done]
+
+    def _serial(self, path: Path) -> int:
+        match = name_pattern(self.start.id).match(path.name)
+        assert match is not None  # find_harvest_warcs and the uploader return only names of this pattern
+        return int(match.group(2))
 
     def begin_stop(self, *, shutdown: bool) -> None:
         """harvest.stop ends any harvest: a stream or another stoppable one at once, a REST harvest at its next
@@ -229,8 +243,9 @@ class Recorder:
 
     @property
     def write_failed(self) -> BaseException | None:
-        """The error that stopped the WARC writer (a StorageFault when the disk refused), else None."""
-        return self._series.failed
+        """The error that stopped the WARC writer (a StorageFault when the disk refused) or the uploads (a
+        StorageError), else None."""
+        return self._series.failed or (self._uploads.failed if self._uploads is not None else None)
 
     def committed_journal(self) -> dict[str, Any] | None:
         """The journal as last committed with a complete WARC (None: none yet)."""
@@ -240,7 +255,8 @@ class Recorder:
     @property
     def bytes_written(self) -> int:
         """Bytes on disk in this harvest's WARCs, the one being written included: what progress reports."""
-        return sum(w.bytes for w in self.warcs) + self._series.written
+        uploading = self._uploads.pending_bytes if self._uploads is not None else 0
+        return sum(w.bytes for w in self.warcs) + uploading + self._series.written
 
     def rotate_due(self) -> bool:
         """Size: the WARC on disk passed the limit. Time (streams only): the WARC period is over and
@@ -281,10 +297,24 @@ class Recorder:
                 stream.finish()
             except WarcWriteFailed:
                 pass  # the series raises it below, after its writer ended
-        self._close((self.state.take_pending(), None if final else self.ledger.journal()), last=True)
+        # with object storage the journal goes up with the last WARC and is removed once that is stored: a
+        # failed last upload leaves a journal that says the harvest got to its end, so the rerun fetches nothing
+        keep_journal = not final or self.uploader is not None
+        try:
+            self._close((self.state.take_pending(), self.ledger.journal() if keep_journal else None), last=True)
+        finally:
+            if self._uploads is not None:
+                self._uploads.drain()  # every closed WARC stored (or kept after a failure) before the end
+        if self._uploads is not None and self._uploads.failed is not None:
+            raise WarcWriteFailed(f"storing WARCs failed: {self._uploads.failed}") from self._uploads.failed
+        if final and self.uploader is not None:
+            self.state.commit({self._journal_key: None})
 
     def close(self) -> None:
-        """Release the session and stop redacting this harvest's secrets from library logs."""
+        """Release the session and stop redacting this harvest's secrets from library logs; uploads under way end
+        first (the claim is released after this: no other runner may find a WARC half-handled)."""
+        if self._uploads is not None:
+            self._uploads.drain()
         self.http.close()
         install_log_filter().remove(self.redactor)
 
@@ -320,7 +350,15 @@ class Recorder:
     def _closed(self, closed: ClosedWarc | None,
                 token: tuple[dict[str, Any], dict[str, Any] | None] | None) -> None:
         """On the writer thread, after a WARC was closed, fsynced and renamed (token None: salvaged after a
-        failed write; its data's state and journal are not committed, so the resumed run fetches it again)."""
+        failed write; its data's state and journal are not committed, so the resumed run fetches it again).
+        With object storage the WARC is uploaded first and its state committed once the upload is checked; a
+        failed upload ends the harvest (the writer fails) with the WARC and its commit kept for the next run."""
+        if closed is not None and self._uploads is not None:
+            self._uploads.put(closed, None if token is None else {**token[0], self._journal_key: token[1]})
+            if token is None:
+                self.ledger.warning(codes.WARC_RECOVERED, f"{closed.path.name} was cut after its last complete "
+                                                          "record when writing failed, and closed")
+            return
         if closed is not None:
             with self._lock:
                 self._warcs.append(closed)
@@ -332,6 +370,12 @@ class Recorder:
             return
         staged, journal = token
         self.state.commit({**staged, self._journal_key: journal})
+
+    def _stored(self, closed: ClosedWarc) -> None:
+        """On the upload thread: a WARC is in the store, checked, its state committed: it can be announced."""
+        with self._lock:
+            self._warcs.append(closed)
+        self._outbox.put(closed)
 
     def _warcinfo(self) -> dict[str, str]:
         return {

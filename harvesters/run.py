@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from swath.core.jobs import JobContext, JobInterrupted
+from swath.core.objects import StorageError
 from swath.core.paths import PathOutsideDataRoot, harvest_path
 from swath.core.stops import clear_stop, stop_recorded
 from swath.core.storage import Ballast, StorageFault, check_free_space, storage_fault, storage_writes
@@ -28,7 +29,7 @@ from swath.harvesters.errors import HarvestError, HarvestStopped
 from swath.harvesters.outcome import FinalOutcome, harvest_status, is_final
 from swath.harvesters.recorder import Recorder
 from swath.harvesters.values import NESTED
-from swath.harvesters.warc import ClosedWarc, WarcWriteFailed, find_harvest_warcs
+from swath.harvesters.warc import ClosedWarc, WarcWriteFailed
 from swath.messages import codes
 from swath.messages.model import (
     COMPLETED_FAILURE,
@@ -74,7 +75,7 @@ class _Run:
     def publish_warc(self, warc: ClosedWarc) -> None:
         start = self.start
         self.ctx.publish(WARC_CREATED, WarcCreated(
-            path=str(warc.path), sha1=warc.sha1, bytes=warc.bytes, warc_id=warc.warc_id,
+            path=warc.location, sha1=warc.sha1, bytes=warc.bytes, warc_id=warc.warc_id,
             date_created=warc.date_created, collection_set_id=start.collection_set_id or "unknown",
             collection_id=start.collection_id or "unknown", harvest_id=start.id, harvest_type=start.type,
             seeds=start.seeds, date_first=warc.date_first, date_last=warc.date_last,
@@ -110,7 +111,10 @@ class _Run:
         if stop_recorded(ctx.config.data_root, harvest_id):  # stopped while between workers
             ctx.log.info("harvest %s was stopped while no worker ran it; stopping now", harvest_id)
             ctx.stop.set()
-        prior = recorder.resume(continues_from_state=self.harvester.continues_from_state)
+        try:
+            prior = recorder.resume(continues_from_state=self.harvester.continues_from_state)
+        except StorageError as exc:  # a previous run's WARC could not go up: kept, tried again next run
+            return self._storage_failed(outcome, exc)
         self.publish_status(RUNNING)
         for warc in prior:  # reported again: warc ids are stable, consumers treat them idempotently
             self.publish_warc(warc)
@@ -150,12 +154,23 @@ class _Run:
         clear_stop(ctx.config.data_root, harvest_id)
         ctx.log.info("%s: %s", self.progress(), final)
 
+    def _storage_failed(self, outcome: FinalOutcome, exc: StorageError) -> None:
+        """The object store failed before the harvest began: a resumable `completed failure`, nothing run."""
+        self.ledger.error(exc.code, f"{exc.message}; the harvest's WARCs stay on disk and go up when it runs again")
+        self.ctx.log.warning("harvest %s not started: %s: %s", self.start.id, exc.code, exc.message)
+        body = self.status(COMPLETED_FAILURE).to_dict()
+        self._keep(outcome, body, published=False)
+        self.ctx.publish(self.status_key, body)
+        self._keep(outcome, body, published=True)
+
     def _write_failed(self, exc: WarcWriteFailed) -> None:
         """The one error note of a harvest whose writing failed: the disk's code (disk_full, ...) or local_fault."""
         recorder = self.recorder
         self.ballast.release()  # room for the final-status record
         fault = storage_fault(exc, recorder.directory)
         code, message = (fault.code, fault.message) if fault else (codes.LOCAL_FAULT, str(exc))
+        if isinstance(exc.__cause__, StorageError):  # the object store, after retries
+            code, message = exc.__cause__.code, f"{exc.__cause__.message}; the WARC stays on disk until it is run again"
         # the stats say what the complete WARCs hold (as of their last commit), not what was received
         received = self.ledger.rewind_counts(recorder.committed_journal())
         self.ledger.error(code, f"{message}; stopped writing: {received} items received, "
@@ -200,9 +215,8 @@ class _Run:
             return True
         ctx.log.info("harvest %s finished but its final status was not confirmed; publishing it again",
                      harvest_id)
-        done, _leftovers = find_harvest_warcs(self.recorder.directory, harvest_id)
-        for path in done:
-            self.publish_warc(ClosedWarc.of(path, harvest_id))
+        for warc in self.recorder.stored_warcs():
+            self.publish_warc(warc)
         ctx.publish(self.status_key, record["status"])
         outcome.write(record["status"], published=True)
         return True

@@ -52,16 +52,26 @@ class ClosedWarc:
     date_created: str
     date_first: str | None = None  # its records' earliest and latest WARC-Date (None: not known, a recovered file)
     date_last: str | None = None
+    url: str = ""  # where it is kept when not at `path`: its object's s3:// URL (harvesters/uploads.py)
+
+    @property
+    def location(self) -> str:
+        """What warc_created's `path` says: the object's URL, else the file's path."""
+        return self.url or str(self.path)
 
     @classmethod
     def of(cls, path: Path, harvest_id: str, dates: tuple[str, str] | None = None) -> ClosedWarc:
         """Describe a finished file; the creation date comes from its name, so it is stable."""
-        stamp = re.search(r"-(\d{8}T\d{6}Z)-\d{5}\.warc\.gz$", path.name)
-        created = dt.datetime.strptime(stamp.group(1), _STAMP).replace(tzinfo=dt.UTC) if stamp else None
-        date_created = (created or dt.datetime.now(dt.UTC)).isoformat()
         first, last = dates or (None, None)
-        return cls(path, file_sha1(path), path.stat().st_size, warc_id(harvest_id, path.name), date_created,
-                   first, last)
+        return cls(path, file_sha1(path), path.stat().st_size, warc_id(harvest_id, path.name),
+                   date_created_of(path.name), first, last)
+
+
+def date_created_of(name: str) -> str:
+    """A WARC's creation date, from its name (now for a name without one)."""
+    stamp = re.search(r"-(\d{8}T\d{6}Z)-\d{5}\.warc\.gz$", name)
+    created = dt.datetime.strptime(stamp.group(1), _STAMP).replace(tzinfo=dt.UTC) if stamp else None
+    return (created or dt.datetime.now(dt.UTC)).isoformat()
 
 
 def warc_id(harvest_id: str, filename: str) -> str:

@@ -146,7 +146,8 @@ class Seaweed:
             if _port_open(self.ports["s3"]):
                 try:
                     client = self.client()
-                    client.create_bucket(Bucket="swath-probe")
+                    if "swath-probe" not in {b["Name"] for b in client.list_buckets().get("Buckets", [])}:
+                        client.create_bucket(Bucket="swath-probe")
                     client.put_object(Bucket="swath-probe", Key="probe", Body=b"ok")
                     return
                 except Exception as exc:  # not ready yet: no volume registered, filer starting
@@ -158,6 +159,12 @@ class Seaweed:
         name = f"swath-{uuid.uuid4().hex[:12]}"
         self.client().create_bucket(Bucket=name)
         return name
+
+    def restart(self) -> None:
+        """Start again after stop(), on the same ports and folders (its buckets and objects kept)."""
+        self._start_server()
+        self.start_volume()
+        self.wait_ready()
 
     def stop(self) -> None:
         _kill(self.volume)

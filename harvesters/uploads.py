@@ -1,0 +1,158 @@
+"""Closed WARCs into object storage (SWATH_STORAGE_URL=s3://...; docs/configuration.md "Object storage").
+
+A WARC is written in its collection folder as always; once closed, the recorder hands it here (`UploadQueue`, a
+thread of its own) before the state of its data is committed: its commit (staged state + journal) is put beside
+it (`<warc>.commit.json`), it is uploaded and checked (size and SHA-1, by HEAD), the commit is applied, and only
+then are the local file and its commit removed and the WARC announced with the object's URL. A crash or a store
+that fails at any point leaves the closed WARC (and its commit) on disk: the next run of the harvest uploads it
+first (`upload_leftovers`), so nothing is lost and its data's state advances exactly once. The object's key is
+the file's path under the harvest root, so the bucket mirrors the folders (SFM paths map one to one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import queue
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from swath.core.config import Config
+from swath.core.objects import ObjectInfo, ObjectStore, StorageUnavailable, store_for
+from swath.harvesters.retry import RetryPolicy
+from swath.harvesters.state import write_json_atomic
+from swath.harvesters.warc import ClosedWarc, date_created_of, name_pattern, warc_id
+
+COMMIT_SUFFIX = ".commit.json"
+Commit = Callable[[dict[str, Any]], None]
+
+
+def storage_retry(config: Config) -> RetryPolicy:
+    """The shared retry policy with the HTTP settings (SWATH_HTTP_RETRIES, SWATH_HTTP_BACKOFF)."""
+    return RetryPolicy(retries=config.http_retries, backoff=config.http_backoff)
+
+
+@dataclasses.dataclass(kw_only=True)
+class WarcUploader:
+    """The object-storage side of one harvest's WARCs (only when SWATH_STORAGE_URL is set)."""
+
+    store: ObjectStore
+    base: Path  # the harvest root: keys are paths below it
+    directory: Path  # the harvest's collection folder
+    harvest_id: str
+
+    @classmethod
+    def for_harvest(cls, config: Config, directory: Path, harvest_id: str) -> WarcUploader | None:
+        if not config.storage_url:
+            return None
+        return cls(store=store_for(config, retry=storage_retry(config)), base=config.harvest_base.resolve(),
+                   directory=directory.resolve(), harvest_id=harvest_id)
+
+    def key(self, path: Path) -> str:
+        return path.resolve().relative_to(self.base).as_posix()
+
+    def upload(self, warc: ClosedWarc, commit: dict[str, Any] | None, apply: Commit) -> ClosedWarc:
+        """Upload `warc` (its `commit` already kept beside it: `keep_commit`), check it, apply the commit, remove
+        the local copy; the WARC as announced (its url). Raises StorageUnavailable / StorageRefused with
+        everything kept."""
+        info = self.store.put_file(self.key(warc.path), warc.path, sha1=warc.sha1)
+        if info.size != warc.bytes or (info.sha1 is not None and info.sha1 != warc.sha1):
+            raise StorageUnavailable(f"{info.url} holds {info.size} bytes, sha1 {info.sha1}, not the "
+                                     f"{warc.bytes} bytes, sha1 {warc.sha1} of {warc.path.name}; kept on disk")
+        if commit is not None:
+            apply(commit)
+        warc.path.unlink(missing_ok=True)
+        commit_path(warc.path).unlink(missing_ok=True)
+        return dataclasses.replace(warc, url=info.url)
+
+    def upload_leftovers(self, paths: list[Path], apply: Commit) -> list[ClosedWarc]:
+        """A previous run's closed WARCs still on disk (an upload that failed or was cut short), in serial
+        order: each uploaded and its commit applied now, as that run would have."""
+        done = []
+        for path in paths:
+            commit = _read_commit(commit_path(path))
+            done.append(self.upload(ClosedWarc.of(path, self.harvest_id), commit, apply))
+        return done
+
+    def stored(self) -> list[ClosedWarc]:
+        """This harvest's WARCs in the store (a HEAD each for its SHA-1), by serial."""
+        pattern = name_pattern(self.harvest_id)
+        found: list[tuple[int, ObjectInfo]] = []
+        for info in self.store.list(self.key(self.directory) + "/"):
+            match = pattern.match(info.key.rpartition("/")[2])
+            if match and not match.group(3):
+                found.append((int(match.group(2)), info))
+        warcs = []
+        for _, info in sorted(found, key=lambda pair: pair[0]):
+            head = self.store.head(info.key) or info
+            name = info.key.rpartition("/")[2]
+            warcs.append(ClosedWarc(path=self.base / info.key, sha1=head.sha1 or "", bytes=head.size,
+                                    warc_id=warc_id(self.harvest_id, name), date_created=date_created_of(name),
+                                    url=info.url))
+        return warcs
+
+
+class UploadQueue:
+    """One thread that stores a harvest's closed WARCs in order, so the WARC writer goes on meanwhile.
+
+    `put` (on the writer thread) keeps the WARC's commit beside it first, so a crash at any later point leaves
+    both for the next run. After a failure nothing more is uploaded (later WARCs and their commits stay on disk,
+    in order, for the next run) and `failed` says why; `drain` waits until all that was put is handled."""
+
+    def __init__(self, *, uploader: WarcUploader, apply: Commit, on_stored: Callable[[ClosedWarc], None],
+                 on_failed: Callable[[BaseException], None]) -> None:
+        self.uploader = uploader
+        self.apply = apply
+        self.on_stored = on_stored
+        self.on_failed = on_failed
+        self.failed: BaseException | None = None
+        self.pending_bytes = 0  # closed WARCs waiting to go up: still this harvest's bytes
+        self._queue: queue.SimpleQueue[tuple[ClosedWarc, dict[str, Any] | None] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def put(self, warc: ClosedWarc, commit: dict[str, Any] | None) -> None:
+        if commit is not None:
+            write_json_atomic(commit_path(warc.path), commit)
+        with self._lock:
+            self.pending_bytes += warc.bytes
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=f"upload-{self.uploader.harvest_id}",
+                                                daemon=True)
+                self._thread.start()
+        self._queue.put((warc, commit))
+
+    def drain(self) -> None:
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join()
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            warc, commit = item
+            try:
+                if self.failed is None:
+                    self.on_stored(self.uploader.upload(warc, commit, self.apply))
+            except BaseException as exc:  # noqa: BLE001 - handed to the recorder, which ends the harvest
+                self.failed = exc
+                self.on_failed(exc)
+            finally:
+                with self._lock:
+                    self.pending_bytes -= warc.bytes
+
+
+def commit_path(warc: Path) -> Path:
+    return warc.with_name(warc.name + COMMIT_SUFFIX)
+
+
+def _read_commit(path: Path) -> dict[str, Any] | None:
+    try:
+        value: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return None
+    return value
+
