@@ -17,14 +17,40 @@ import os
 import socket
 import threading
 from pathlib import Path
+from typing import Protocol
 
+from swath.core.errors import SwathError
 from swath.core.paths import make_dirs_inside, open_lock, safe_id
+from swath.messages import codes
 
 POLL = 0.2  # seconds between tries while another process holds the claim
 
 
 class ClaimLost(RuntimeError):
     """The claim file was removed or replaced under its holder: another process may hold it now."""
+
+
+class ClaimFenced(SwathError, ClaimLost):
+    """A newer runner of the harvest took its claim since this one did (its fencing token is higher): what
+    this runner would upload or commit now is refused. A ClaimLost, so the run ends as one (no final status)."""
+
+    code = codes.CLAIM_FENCED
+
+
+class Claim(Protocol):
+    """The right to run one harvest id, wherever it is kept: `HarvestClaim` (flock, the default) or the
+    store's advisory lock (swath/store/pg_claim.py) when the workers share no POSIX filesystem."""
+
+    harvest_id: str
+    # the fencing token of this holding (grows with each acquisition), written beside what the runner uploads;
+    # None where the claim has none (flock: the kernel's lock is the fence)
+    token: int | None
+
+    def holder(self) -> str: ...
+    def try_acquire(self) -> bool: ...
+    def acquire(self, *, give_up: threading.Event) -> bool: ...
+    def check(self) -> None: ...
+    def release(self) -> None: ...
 
 
 class HarvestClaim:
@@ -35,6 +61,7 @@ class HarvestClaim:
         self.path = data_root / ".swath" / "claims" / f"{safe_id(harvest_id)}.lock"
         self.harvest_id = harvest_id
         self._fd: int | None = None
+        self.token: int | None = None  # flock needs none: check() compares the locked file itself
 
     def holder(self) -> str:
         """Who holds the claim, as its holder wrote it (for log lines)."""

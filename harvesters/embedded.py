@@ -17,7 +17,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
@@ -30,6 +30,9 @@ from swath.messages import codes
 from swath.messages.model import COMPLETED_FAILURE, COMPLETED_SUCCESS, HarvestStart, decode_body
 from swath.messages.routing import key as routing_key_for
 from swath.messages.validation import InvalidMessage, validate, validate_for_key
+
+if TYPE_CHECKING:
+    from swath.harvesters.coordination import Coordination
 
 EXIT_SUCCESS, EXIT_FAILURE, EXIT_INVALID, EXIT_INTERRUPTED, EXIT_ALREADY_FINISHED = 0, 1, 2, 3, 4
 MAX_RETRIES = 1000  # `--retry` ids of one message looked at before giving up on finding one not failed
@@ -85,14 +88,21 @@ def is_stream_message(body: dict[str, Any]) -> bool:
         return False
 
 
-def earlier_final_status(body: dict[str, Any], config: Config) -> dict[str, Any] | None:
-    """The final status a run of this very harvest id recorded (run_harvest then publishes nothing)."""
+def earlier_final_status(body: dict[str, Any], config: Config,
+                         coordination: Coordination | None = None) -> dict[str, Any] | None:
+    """The final status a run of this very harvest id recorded (run_harvest then publishes nothing), where
+    `coordination` keeps it (None: the file under the data root)."""
     start = HarvestStart.from_dict(body)
-    record = FinalOutcome(directory=harvest_path(config, start.path), harvest_id=start.id).read()
+    directory = harvest_path(config, start.path)
+    if coordination is None:
+        record = FinalOutcome(directory=directory, harvest_id=start.id).read()
+    else:  # a claim made, never taken: reading needs none
+        claim = coordination.claim(start.id, instance="lookup")
+        record = coordination.outcome(directory=directory, claim=claim).read()
     return record["status"] if record else None
 
 
-def retry_id(body: dict[str, Any], config: Config) -> str:
+def retry_id(body: dict[str, Any], config: Config, coordination: Coordination | None = None) -> str:
     """The id `--retry` runs this start under: its own unless that harvest ended in failure, else the first of
     `<id>.retry-1`, `-2`, ... that has not failed. A retry id shares the message's path, so the collection's
     state (incremental points, tokens) carries on; a finished success stays finished (EXIT_ALREADY_FINISHED)."""
@@ -100,7 +110,7 @@ def retry_id(body: dict[str, Any], config: Config) -> str:
     for attempt in range(MAX_RETRIES + 1):
         candidate = f"{harvest_id}.retry-{attempt}" if attempt else harvest_id
         try:
-            earlier = earlier_final_status({**body, "id": candidate}, config)
+            earlier = earlier_final_status({**body, "id": candidate}, config, coordination)
         except SwathError:  # an invalid message: run_message refuses it with its code
             return harvest_id
         if earlier is None or earlier.get("status") != COMPLETED_FAILURE:
@@ -110,9 +120,10 @@ def retry_id(body: dict[str, Any], config: Config) -> str:
 
 def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None = None,
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr, stop: threading.Event | None = None,
-                shutdown: threading.Event | None = None, as_json: bool = False) -> int:
+                shutdown: threading.Event | None = None, as_json: bool = False,
+                coordination: Coordination | None = None) -> int:
     """Run one harvest start message in this process; returns an exit code (EXIT_*). With `as_json` a
-    refusal is also a JSON line `{"error": {"code", "message"}}` on `out`."""
+    refusal is also a JSON line `{"error": {"code", "message"}}` on `out`. `coordination`: run_harvest's."""
     from swath.harvesters.run import run_harvest
 
     def refuse(code: str, message: str, **extra: Any) -> None:
@@ -131,7 +142,7 @@ def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None
                      stop=stop or threading.Event(), shutdown=shutdown or threading.Event(),
                      log=logging.getLogger("swath.harvest"), progress=terminal_progress(err))
     try:
-        run_harvest(body, routing_key=routing_key, ctx=ctx)
+        run_harvest(body, routing_key=routing_key, ctx=ctx, coordination=coordination)
     except InvalidMessage as exc:
         refuse(exc.code or codes.SCHEMA_INVALID, str(exc))
         return EXIT_INVALID
@@ -142,7 +153,7 @@ def run_message(body: dict[str, Any], *, config: Config, routing_key: str | None
         if hasattr(err, "isatty") and err.isatty():
             err.write("\n")
     statuses = [m["message"] for m in sent if m["routing_key"].startswith("harvest.status.")]
-    earlier = None if statuses else earlier_final_status(body, config)
+    earlier = None if statuses else earlier_final_status(body, config, coordination)
     if earlier is not None:  # a cron job re-running its message must tell this from a failure
         refuse(codes.ALREADY_FINISHED, f"harvest {earlier['id']} already finished ({earlier['status']}, ended "
                f"{earlier.get('date_ended') or '-'}); nothing harvested. Use a new id to harvest again.",

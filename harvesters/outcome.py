@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from swath.core.paths import safe_id
 from swath.core.storage import STORAGE_CODES
@@ -39,6 +39,14 @@ def harvest_status(*, harvest_id: str, status: str, origin: Origin, started: str
         token_updates=ledger.token_updates, uids=ledger.uids,
         warcs_count=len(warcs), warcs_bytes=sum(w.bytes for w in warcs),
     )
+
+
+class Outcome(Protocol):
+    """Where a harvest's final-status record is kept: `FinalOutcome` (a file) or the store's state rows when the
+    workers share no filesystem (swath/store/harvest_state.py `StoreOutcome`)."""
+
+    def read(self) -> dict[str, Any] | None: ...
+    def write(self, status: dict[str, Any], *, published: bool) -> None: ...
 
 
 class FinalOutcome:

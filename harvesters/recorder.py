@@ -29,7 +29,7 @@ from swath.harvesters.guard import OriginGuard, credential_origins, guard_sessio
 from swath.harvesters.http import GuardedAdapter, Limits, RecordingAdapter
 from swath.harvesters.ledger import Ledger
 from swath.harvesters.redaction import harvest_redactor, install_log_filter
-from swath.harvesters.state import StateStore
+from swath.harvesters.state import CollectionState, StateStore
 from swath.harvesters.streams import StreamRecording
 from swath.harvesters.uploads import UploadQueue, WarcUploader
 from swath.harvesters.warc import (
@@ -55,7 +55,8 @@ class Recorder:
     def __init__(self, *, start: HarvestStart, config: Config, directory: Path, stream: bool = False,
                  stoppable: bool | None = None, log: logging.Logger | None = None,
                  fence: Callable[[], None] = lambda: None, stop: threading.Event | None = None,
-                 shutdown: threading.Event | None = None) -> None:
+                 shutdown: threading.Event | None = None, state: CollectionState | None = None,
+                 fence_token: int | None = None) -> None:
         self.start = start
         self.config = config
         self.directory = directory
@@ -63,6 +64,8 @@ class Recorder:
         self.stoppable = stream if stoppable is None else stoppable  # harvest.stop ends it (Harvester.honours_stop)
         self.log = log
         self.fence = fence  # raises ClaimLost if this process no longer holds the harvest's claim
+        # the claim's fencing token (None with flock): an upload to object storage writes it beside the object
+        self.fence_token = fence_token
         # the job's stop and shutdown, looked at before each request: a stop ends a REST harvest at its next page
         self._signals = (stop or threading.Event(), shutdown or threading.Event())
         self._stop_lock = threading.Lock()
@@ -71,7 +74,8 @@ class Recorder:
         self.redactor = harvest_redactor(start, max_decoded=config.max_response_bytes)
         install_log_filter().add(self.redactor)
         self.ledger = Ledger(redactor=self.redactor)
-        self.state = StateStore(directory=directory)
+        # the collection's state file, or the store's rows when workers share no filesystem (coordination.py)
+        self.state: CollectionState = StateStore(directory=directory) if state is None else state
         # SWATH_STORAGE_URL set: each closed WARC is uploaded before its state commits (harvesters/uploads.py)
         self.uploader = WarcUploader.for_harvest(config, directory, start.id)
         self._uploads = None if self.uploader is None else UploadQueue(

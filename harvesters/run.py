@@ -13,10 +13,10 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.objects import StorageError
 from swath.core.paths import PathOutsideDataRoot, harvest_path
@@ -24,10 +24,12 @@ from swath.core.stops import clear_stop, stop_recorded
 from swath.core.storage import Ballast, StorageFault, check_free_space, storage_fault, storage_writes
 from swath.harvesters import registry
 from swath.harvesters.base import Harvest, Harvester
-from swath.harvesters.claims import ClaimLost, HarvestClaim
+from swath.harvesters.claims import Claim, ClaimLost
+from swath.harvesters.coordination import Coordination, LocalFiles, shared_filesystem
 from swath.harvesters.errors import HarvestError, HarvestStopped
-from swath.harvesters.outcome import FinalOutcome, harvest_status, is_final
+from swath.harvesters.outcome import FinalOutcome, Outcome, harvest_status, is_final
 from swath.harvesters.recorder import Recorder
+from swath.harvesters.state import CollectionState
 from swath.harvesters.values import NESTED
 from swath.harvesters.warc import ClosedWarc, WarcWriteFailed
 from swath.messages import codes
@@ -50,7 +52,7 @@ class _Run:
     """The control loop of one harvest, on the job's thread (the only thread that publishes)."""
 
     def __init__(self, *, recorder: Recorder, harvester: Harvester, method: str, ctx: JobContext,
-                 status_key: str, origin: Origin) -> None:
+                 status_key: str, origin: Origin, outcome: Outcome) -> None:
         self.recorder = recorder
         self.ledger = recorder.ledger
         self.start = recorder.start
@@ -61,6 +63,7 @@ class _Run:
         self.origin = origin
         self.started = now_iso()
         self.exc: BaseException | None = None
+        self.outcome = outcome  # the final-status record (a file, or the store's when no filesystem is shared)
         # room set aside for the final-status record, given back when the disk fills (core/storage.py)
         self.ballast = Ballast(FinalOutcome(directory=recorder.directory, harvest_id=self.start.id).path
                                .with_suffix(".ballast"))
@@ -97,7 +100,7 @@ class _Run:
                 f"written, {len(recorder.warcs)} WARC(s) closed")
 
     def run(self) -> None:
-        outcome = FinalOutcome(directory=self.recorder.directory, harvest_id=self.start.id)
+        outcome = self.outcome
         if self._finished_before(outcome):
             return
         self.ballast.lay()
@@ -106,7 +109,7 @@ class _Run:
         finally:
             self.ballast.release()
 
-    def _harvest(self, outcome: FinalOutcome) -> None:
+    def _harvest(self, outcome: Outcome) -> None:
         recorder, ctx, harvest_id = self.recorder, self.ctx, self.start.id
         if stop_recorded(ctx.config.data_root, harvest_id):  # stopped while between workers
             ctx.log.info("harvest %s was stopped while no worker ran it; stopping now", harvest_id)
@@ -178,13 +181,15 @@ class _Run:
                                 f"({recorder.bytes_written} bytes) kept; run it again to resume")
         self.ctx.log.warning("harvest %s stopped: %s: %s", self.start.id, code, message)
 
-    def _keep(self, outcome: FinalOutcome, body: dict[str, Any], *, published: bool) -> None:
+    def _keep(self, outcome: Outcome, body: dict[str, Any], *, published: bool) -> None:
         """The final-status record; a disk too full for it does not keep the status from being published
         (without the record a redelivery resumes the harvest rather than reporting it again)."""
         try:
             outcome.write(body, published=published)
-        except StorageFault as exc:
-            self.ctx.log.warning("harvest %s: its final status could not be kept on disk: %s", self.start.id, exc)
+        except ClaimLost as exc:  # the store's record refused: a newer runner holds the harvest (claim_fenced)
+            raise JobInterrupted(str(exc)) from exc
+        except (StorageFault, SwathError) as exc:  # SwathError: the store holding the record failed
+            self.ctx.log.warning("harvest %s: its final status could not be kept: %s", self.start.id, exc)
 
     def _check_free_space(self) -> None:
         """The free-space guard while running: below SWATH_MIN_FREE_BYTES the harvest ends cleanly, resumable."""
@@ -196,7 +201,7 @@ class _Run:
                 self.ctx.log.warning("harvest %s stopped: %s: %s", self.start.id, fault.code, fault.message)
                 self.recorder.halt()
 
-    def _finished_before(self, outcome: FinalOutcome) -> bool:
+    def _finished_before(self, outcome: Outcome) -> bool:
         """A start for a harvest that already finished: report what was not confirmed, harvest nothing."""
         record = outcome.read()
         if record is None:
@@ -279,8 +284,10 @@ def _refuse(ctx: JobContext, status_key: str, start: HarvestStart, service: str,
     ctx.publish(status_key, status.to_dict())
 
 
-def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> None:
-    """The Job for harvest.start.<platform>.<type> messages (InvalidMessage propagates)."""
+def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext,
+                coordination: Coordination | None = None) -> None:
+    """The Job for harvest.start.<platform>.<type> messages (InvalidMessage propagates). `coordination`: where
+    the claim and state are kept; None: files under the data root (harvesters/coordination.py)."""
     start = HarvestStart.from_dict(body)
     try:
         status_key = status_key_for(routing_key)
@@ -299,17 +306,25 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
         directory = harvest_path(ctx.config, start.path)
     except PathOutsideDataRoot as exc:
         return _refuse(ctx, status_key, start, cls.service, codes.PATH_OUTSIDE_DATA_ROOT, str(exc))
-    claim = HarvestClaim(data_root=ctx.config.data_root, harvest_id=start.id)
+    if coordination is None:
+        if not shared_filesystem(ctx.config):  # a flock here would exclude no runner on another host
+            return _refuse(ctx, status_key, start, cls.service, codes.CLAIM_STORE_UNAVAILABLE,
+                           "SWATH_STORAGE_URL is object storage: this runner cannot take the harvest's claim "
+                           "in the store (run it with `swath worker` or `swath harvest run`)")
+        coordination = LocalFiles(ctx.config.data_root)
+    claim: Claim | None = None
     claimed = False
     try:  # a disk that is full, read-only or failing refuses the harvest with its code, before any file is touched
         check_free_space(directory, ctx.config.min_free_bytes, what=f"harvest {start.id}")
         with storage_writes(ctx.config.data_root):
+            claim = coordination.claim(start.id, instance=ctx.instance)
             claimed = claim.try_acquire()
             directory.mkdir(parents=True, exist_ok=True)
-    except StorageFault as exc:
-        if claimed:
+    except (StorageFault, SwathError) as exc:  # SwathError: the store holding claims failed (its code says how)
+        if claim is not None and claimed:
             claim.release()
         return _refuse(ctx, status_key, start, cls.service, exc.code, exc.message)
+    assert claim is not None  # made before anything in the block above could fail but the disk check
     if not claimed:
         # e.g. the broker redelivered it here after a dropped connection while its runner goes on
         ctx.log.info("harvest %s is running in %s; waiting for it to end", start.id, claim.holder())
@@ -317,16 +332,21 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext) -> N
             raise JobInterrupted(f"harvest {start.id} still running elsewhere at shutdown")
         ctx.log.info("harvest %s: the claim is free now; looking at what its runner left", start.id)
     try:
-        _run_claimed(start, cls, directory, status_key, ctx, claim.check)
+        try:
+            state = coordination.state(directory=directory, claim=claim)
+        except SwathError as exc:
+            return _refuse(ctx, status_key, start, cls.service, exc.code, exc.message)
+        outcome = coordination.outcome(directory=directory, claim=claim)
+        _run_claimed(start, cls, directory, status_key, ctx, claim, state, outcome)
     finally:
         claim.release()
 
 
 def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, status_key: str,
-                 ctx: JobContext, fence: Callable[[], None]) -> None:
+                 ctx: JobContext, claim: Claim, state: CollectionState, outcome: Outcome) -> None:
     recorder = Recorder(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start),
-                        stoppable=cls.honours_stop(start), log=ctx.log, fence=fence, stop=ctx.stop,
-                        shutdown=ctx.shutdown)
+                        stoppable=cls.honours_stop(start), log=ctx.log, fence=claim.check, stop=ctx.stop,
+                        shutdown=ctx.shutdown, state=state, fence_token=claim.token)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:
@@ -335,7 +355,7 @@ def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, sta
             code = exc.code if isinstance(exc, HarvestError) else codes.UNKNOWN_ERROR
             return _refuse(ctx, status_key, start, cls.service, code,
                            recorder.redactor.text(f"{type(exc).__name__}: {exc}"))
-        _Run(recorder=recorder, harvester=harvester, method=cls.types[start.type], ctx=ctx,
-             status_key=status_key, origin=origin).run()
+        _Run(recorder=recorder, harvester=harvester, method=cls.types[start.type], ctx=ctx, status_key=status_key,
+             origin=origin, outcome=outcome).run()
     finally:
         recorder.close()

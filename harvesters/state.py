@@ -2,6 +2,8 @@
 
 `set()` stages a value; the engine calls `commit()` after the WARC holding the data was closed,
 fsynced and renamed. The file is rewritten whole: temp file, fsync, rename, fsync the directory.
+`StagedState` is the staging alone; where committed values live is its subclass's business (a file here,
+the store's `harvest_state` table when WARCs go to object storage: swath/store/harvest_state.py).
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from swath.core.paths import fsync_dir, open_lock, open_no_follow, write_atomic
 from swath.core.storage import storage_writes
 
-__all__ = ["STATE_FILE", "StateStore", "fsync_dir", "write_json_atomic"]  # fsync_dir: its old home
+# fsync_dir: its old home
+__all__ = ["STATE_FILE", "CollectionState", "StagedState", "StateStore", "fsync_dir", "write_json_atomic"]
 
 STATE_FILE = "swath-state.json"
 
@@ -27,22 +30,32 @@ def write_json_atomic(path: Path, data: Any) -> None:
         write_atomic(path, json.dumps(data, sort_keys=True, indent=1).encode("utf-8"), durable=True)
 
 
-class StateStore:
-    """Key -> JSON value for one collection; `get` sees this harvest's staged values too."""
+class CollectionState(Protocol):
+    """What the recorder needs of a collection's state, wherever it is kept: files here, the store
+    (swath/store/harvest_state.py) when WARCs go to object storage."""
 
-    def __init__(self, *, directory: Path) -> None:
-        self.path = directory / STATE_FILE
-        self._lock_path = directory / f".{STATE_FILE}.lock"
+    def get(self, key: str, default: Any = None) -> Any: ...
+    def set(self, key: str, value: Any) -> None: ...
+    def delete(self, key: str) -> None: ...
+    def take_pending(self) -> dict[str, Any]: ...
+    def commit(self, updates: dict[str, Any] | None = None) -> None: ...
+
+
+class StagedState:
+    """Key -> JSON value for one collection; `get` sees this harvest's staged values too. A subclass says
+    where the committed values live: `_load()` reads them all, `_apply(updates)` writes `updates` (None
+    deletes a key) in one step that keeps keys other harvests of the collection wrote, and returns them all."""
+
+    def __init__(self) -> None:
         self._pending: dict[str, Any] = {}
         self._mutex = threading.Lock()
-        self._committed = self._read()
+        self._committed = self._load()
 
-    def _read(self) -> dict[str, Any]:
-        try:
-            with open_no_follow(self.path) as fh:  # a link in its place is refused: swath never links its state
-                return json.loads(fh.read().decode("utf-8"))
-        except FileNotFoundError:
-            return {}
+    def _load(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _apply(self, updates: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
 
     def get(self, key: str, default: Any = None) -> Any:
         with self._mutex:
@@ -64,12 +77,36 @@ class StateStore:
             return pending
 
     def commit(self, updates: dict[str, Any] | None = None) -> None:
-        """Write `updates` (default: everything staged) to disk; None deletes a key.
+        """Write `updates` (default: everything staged); None deletes a key.
         Keys written meanwhile by other harvests of the collection are re-read and kept."""
         if updates is None:
             updates = self.take_pending()
         if not updates:
             return
+        current = self._apply(updates)
+        with self._mutex:
+            self._committed = current
+
+
+class StateStore(StagedState):
+    """The collection's state in `swath-state.json` in its folder (the default)."""
+
+    def __init__(self, *, directory: Path) -> None:
+        self.path = directory / STATE_FILE
+        self._lock_path = directory / f".{STATE_FILE}.lock"
+        super().__init__()
+
+    def _load(self) -> dict[str, Any]:
+        return self._read()
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            with open_no_follow(self.path) as fh:  # a link in its place is refused: swath never links its state
+                return json.loads(fh.read().decode("utf-8"))
+        except FileNotFoundError:
+            return {}
+
+    def _apply(self, updates: dict[str, Any]) -> dict[str, Any]:
         with storage_writes(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             lock = os.fdopen(open_lock(self._lock_path))
@@ -83,5 +120,4 @@ class StateStore:
                 else:
                     current[key] = value
             write_json_atomic(self.path, current)
-        with self._mutex:
-            self._committed = current
+        return current

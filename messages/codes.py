@@ -38,6 +38,10 @@ STORAGE_UNAVAILABLE = "storage_unavailable"  # the object store did not answer o
 STORAGE_REFUSED = "storage_refused"  # the object store refused us (credentials, permissions, no bucket); WARC kept
 # a write under the data root was refused (read-only, permissions), or the data root cannot be made at start
 DATA_ROOT_UNWRITABLE = "data_root_unwritable"
+# a newer runner of this harvest took its claim (fencing token): this runner's late upload or state commit refused
+CLAIM_FENCED = "claim_fenced"
+# SWATH_STORAGE_URL is object storage, so claims and state need PostgreSQL (SWATH_DB_URL), which is not set or failed
+CLAIM_STORE_UNAVAILABLE = "claim_store_unavailable"
 IO_ERROR = "io_error"  # the disk failed a write under the data root (EIO); complete files kept, run again to resume
 FREE_SPACE_LOW = "free_space_low"  # the data root has less free space than SWATH_MIN_FREE_BYTES: not started/stopped
 UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what

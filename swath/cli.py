@@ -133,12 +133,16 @@ def harvest_run(ctx: click.Context, message: str, as_json: bool, retry: bool) ->
     config = config_of(ctx)
     writable_data_root(config.data_root)
     body = read_message(message)
-    if retry and (again := retry_id(body, config)) != body.get("id"):
+    from swath.harvest_job import coordination_for  # flock and files, or the store's claim and state (s3://)
+
+    coordination = coordination_for(config)
+    if retry and (again := retry_id(body, config, coordination)) != body.get("id"):
         click.echo(f"swath: harvest {body.get('id')} ended in failure; retrying it as {again}", err=True)
         body["id"] = again
     stop, shutdown = threading.Event(), threading.Event()
     install_signal_handlers(stop, shutdown, stream=is_stream_message(body), notify=stderr_notice)
-    ctx.exit(run_message(body, config=config, stop=stop, shutdown=shutdown, as_json=as_json))
+    ctx.exit(run_message(body, config=config, stop=stop, shutdown=shutdown, as_json=as_json,
+                         coordination=coordination))
 
 
 @harvest.command("types")

@@ -184,7 +184,7 @@ class Requester:
         """udata's `harvest run`: the same harvest job in this process, no broker; statuses and WARCs are
         recorded in the store exactly as the monitor records them."""
         from swath.core.jobs import JobContext
-        from swath.harvesters.run import run_harvest
+        from swath.harvest_job import run_harvest  # the workers' job: claim and state where the storage needs them
         from swath.monitor import record
 
         with self.store.session() as s:

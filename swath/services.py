@@ -120,7 +120,7 @@ def harvester_services(platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec
 
 def _harvester_services(types: list[HarvesterType], platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec]:
     entries = [_Entry(t.name, t.platform, functools.partial(_harvester_service, t), t.stream) for t in types]
-    return _per_platform(entries, noun="harvest", role="harvester", job="swath.harvesters.run:run_harvest",
+    return _per_platform(entries, noun="harvest", role="harvester", job="swath.harvest_job:run_harvest",
                          platforms=platforms)
 
 

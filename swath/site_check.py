@@ -16,6 +16,9 @@ def problems(config: Config) -> list[str]:
     found = [f"SWATH_PLATFORMS names {name}: neither a platform nor a type (`swath harvest types`, "
              "`swath export types`)" for name in unknown_platforms(config.platforms)]
     found += _roots(config)
+    if config.storage_url and config.storage_url.startswith("s3://") and not config.db_url.startswith("postgresql"):
+        found.append("SWATH_STORAGE_URL is object storage, so harvest claims and state are kept in PostgreSQL: set "
+                     "SWATH_DB_URL to a postgresql:// URL every worker reaches (each start is refused until then)")
     if config.requester == "sfm":
         found += _sfm(config)
     elif not config.status_queue:

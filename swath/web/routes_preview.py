@@ -87,10 +87,12 @@ class _Run:
         threading.Thread(target=self._run, args=(slots,), name="swath-preview", daemon=True).start()
 
     def _run(self, slots: Slots) -> None:
+        from swath.harvesters.coordination import LocalFiles
         from swath.harvesters.run import run_harvest
 
-        try:
-            run_harvest(self.body, routing_key=self.routing_key, ctx=self.ctx)
+        try:  # a preview's files are this process's and thrown away: its claim and state stay beside them
+            run_harvest(self.body, routing_key=self.routing_key, ctx=self.ctx,
+                        coordination=LocalFiles(self.ctx.config.data_root))
         except BaseException as exc:  # handed to the page, which shows it as any endpoint's error
             self.failed = exc
         finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import text
 
-from swath.store import notify_models, web_models  # noqa: F401  (their tables, for autogenerate)
+from swath.store import lease_models, notify_models, web_models  # noqa: F401  (their tables, for autogenerate)
 from swath.store.models import Base
 
 connection = context.config.attributes["connection"]
