@@ -13,7 +13,7 @@ import io
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -71,12 +71,13 @@ class S3Store:
         return full_key[len(prefix):]
 
     # --- the interface ---
-    def put_file(self, key: str, path: Path, *, sha1: str | None = None) -> ObjectInfo:
+    def put_file(self, key: str, path: Path, *, sha1: str | None = None,
+                 metadata: Mapping[str, str] | None = None) -> ObjectInfo:
         sha1 = sha1 or file_sha1(path)
         size = path.stat().st_size
 
         def upload() -> ObjectInfo:
-            self._upload(key, path, sha1)
+            self._upload(key, path, sha1, metadata or {})
             info = self._head(key)
             # the store checked every part's SHA-256; this checks it is the object we meant (size, our SHA-1)
             if info is None or info.size != size or info.sha1 != sha1:
@@ -144,14 +145,14 @@ class S3Store:
             self._local.client = client
         return client
 
-    def _upload(self, key: str, path: Path, sha1: str) -> None:
+    def _upload(self, key: str, path: Path, sha1: str, metadata: Mapping[str, str]) -> None:
         from boto3.s3.transfer import TransferConfig
 
         config = TransferConfig(multipart_threshold=self.multipart_threshold, multipart_chunksize=self.part_size,
                                 max_concurrency=4, num_download_attempts=1)
         self._client().upload_file(
             str(path), self.target.bucket, self._key(key), Config=config,
-            ExtraArgs={"ChecksumAlgorithm": "SHA256", "Metadata": {SHA1_METADATA: sha1},
+            ExtraArgs={"ChecksumAlgorithm": "SHA256", "Metadata": {**metadata, SHA1_METADATA: sha1},
                        "ContentType": "application/warc" if path.name.endswith((".warc", ".warc.gz"))
                        else "application/octet-stream"})
 

@@ -157,7 +157,7 @@ class _Run:
         clear_stop(ctx.config.data_root, harvest_id)
         ctx.log.info("%s: %s", self.progress(), final)
 
-    def _storage_failed(self, outcome: FinalOutcome, exc: StorageError) -> None:
+    def _storage_failed(self, outcome: Outcome, exc: StorageError) -> None:
         """The object store failed before the harvest began: a resumable `completed failure`, nothing run."""
         self.ledger.error(exc.code, f"{exc.message}; the harvest's WARCs stay on disk and go up when it runs again")
         self.ctx.log.warning("harvest %s not started: %s: %s", self.start.id, exc.code, exc.message)

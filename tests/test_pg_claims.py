@@ -23,9 +23,9 @@ from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from swath.store.harvest_state import PgCoordination
 from swath.store.pg_claim import lock_key
+from tests.enginekit import PagedApi, context, page_item_ids, routing_key, start_message, wait_for, warc_files
 from tests.fakes.httpserver import FakeServer
-from tests.test_engine_support import PagedApi, context, page_item_ids, routing_key, start_message, wait_for, warc_files
-from tests.test_requester_kit import pg_url  # noqa: F401  (fixture)
+from tests.requesterkit import pg_url  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWER = 120.0  # seconds a runner may take to answer: only a guard against a hang on a busy machine

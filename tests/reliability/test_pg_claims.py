@@ -20,7 +20,7 @@ from tests.reliability.kit import (
     items_in_warcs,
     worker_env,
 )
-from tests.test_requester_kit import pg_url  # noqa: F401  (fixture)
+from tests.requesterkit import pg_url  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.reliability
 HARVESTS = 4
