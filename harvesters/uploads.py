@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import queue
 import threading
 from collections.abc import Callable
@@ -30,6 +31,8 @@ from swath.harvesters.state import write_json_atomic
 from swath.harvesters.warc import ClosedWarc, date_created_of, name_pattern, warc_id
 
 COMMIT_SUFFIX = ".commit.json"
+# "uploading <name>" (INFO) as each upload begins: what an operator reads, and the event fault tests wait for
+log = logging.getLogger(__name__)
 Commit = Callable[[dict[str, Any]], None]
 
 
@@ -66,6 +69,7 @@ class WarcUploader:
         everything kept; ClaimLost (ClaimFenced) when a newer runner holds the harvest, with nothing uploaded
         or committed after the check."""
         self.fence()
+        log.info("harvest %s: uploading %s (%d bytes)", self.harvest_id, warc.path.name, warc.bytes)
         metadata = {} if self.fence_token is None else {FENCE_METADATA: str(self.fence_token)}
         info = self.store.put_file(self.key(warc.path), warc.path, sha1=warc.sha1, metadata=metadata)
         if info.size != warc.bytes or (info.sha1 is not None and info.sha1 != warc.sha1):

@@ -1,0 +1,275 @@
+"""Several machines, no shared disk (issue 36; docs/deployment.md "Several machines, no shared disk" runs as
+these tests do): worker "hosts" are `swath worker` processes, each with its OWN data root (its staging folder),
+on the real RabbitMQ, with SWATH_STORAGE_URL=s3://... on a real SeaweedFS (tests/seaweed.py) and claims and state
+in a fresh PostgreSQL database. What every test checks, from the bucket itself: every item a fake served is in a
+stored object exactly once, every object announced in warc_created is in the bucket with that size and SHA-1 (and
+nothing else is), each WARC id is announced with one content only, and no WARC is left in a staging folder."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from swath.core.objects_base import FENCE_METADATA
+from swath.messages.broker import Publisher
+from tests.fakes.httpserver import FakeServer
+from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs
+from tests.reliability.kit import (
+    GENERIC_SECRET,
+    Collector,
+    ReliabilityApi,
+    WorkerProcess,
+    declare_queues,
+    items_in_warcs,
+    worker_env,
+)
+from tests.requesterkit import fresh_database
+from tests.seaweed import ACCESS_KEY, SECRET_KEY, Seaweed
+
+WAIT = 240.0  # seconds: only a guard against a hang on a busy shared machine
+UPLOADING = "uploading "  # harvesters/uploads.py logs it as each upload begins
+
+
+@dataclasses.dataclass
+class Site:
+    """The shared services of one test: the bucket's URL and its store, the PostgreSQL store's URL."""
+
+    config: Any
+    seaweed: Seaweed
+    bucket: str
+    db_url: str
+
+    @property
+    def storage_url(self) -> str:
+        return f"s3://{self.bucket}/archive"
+
+    def host(self, tmp_path: Path, n: int, names: tuple[str, ...], **env: str) -> list[WorkerProcess]:
+        """The workers of host `n`: its own data root (the staging folder), the recipe's environment."""
+        root = tmp_path / f"host{n}"
+        (root / "data").mkdir(parents=True, exist_ok=True)
+        config = dataclasses.replace(self.config, data_root=root / "data", db_url=self.db_url)
+        variables = worker_env(config, SWATH_STORAGE_URL=self.storage_url, SWATH_STORAGE_ENDPOINT=self.seaweed.endpoint,
+                               SWATH_STORAGE_ACCESS_KEY_ID=ACCESS_KEY, SWATH_STORAGE_SECRET_ACCESS_KEY=SECRET_KEY,
+                               **env)
+        return [WorkerProcess(config=config, name=name, log_dir=root, env=variables) for name in names]
+
+    def objects(self) -> dict[str, tuple[bytes, dict[str, str]]]:
+        """Every object under the prefix: its bytes and user metadata, by its s3:// URL."""
+        client = self.seaweed.client()
+        listed = client.list_objects_v2(Bucket=self.bucket, Prefix="archive/").get("Contents", [])
+        out = {}
+        for item in listed:
+            got = client.get_object(Bucket=self.bucket, Key=item["Key"])
+            out[f"s3://{self.bucket}/{item['Key']}"] = (got["Body"].read(), got.get("Metadata") or {})
+        return out
+
+
+@pytest.fixture
+def site(config, seaweed):
+    with fresh_database() as url:
+        yield Site(config=config, seaweed=seaweed, bucket=seaweed.new_bucket(), db_url=url)
+
+
+def read_back(site: Site, tmp_path: Path, collected: Collector) -> dict[str, list[str]]:
+    """The checks every test shares (module docstring); the items found in the bucket, by kind."""
+    objects = site.objects()
+    announced: dict[str, set[tuple[str, int, str]]] = collections.defaultdict(set)
+    for body in collected.warcs():
+        warc = body["warc"]
+        announced[body["warc"]["id"]].add((warc["path"], warc["bytes"], warc["sha1"]))
+    assert all(len(v) == 1 for v in announced.values()), {k: v for k, v in announced.items() if len(v) > 1}
+    paths = {path: (size, sha1) for ((path, size, sha1),) in announced.values()}
+    assert set(paths) == set(objects), "announced and stored WARCs differ"
+    for url, (data, metadata) in objects.items():
+        assert (len(data), hashlib.sha1(data).hexdigest()) == paths[url], url
+        assert metadata["sha1"] == paths[url][1] and int(metadata[FENCE_METADATA]) >= 1, (url, metadata)
+    downloaded = tmp_path / "bucket"
+    downloaded.mkdir(exist_ok=True)
+    files = []
+    for n, (data, _) in enumerate(objects.values()):
+        files.append(downloaded / f"{n}.warc.gz")
+        files[-1].write_bytes(data)
+    for host in sorted(tmp_path.glob("host*/data")):  # staging folders hold nothing once uploaded
+        left = [p for p in host.rglob("*") if p.is_file() and ".warc" in p.name]
+        assert left == [], left
+    return items_in_warcs(files)
+
+
+def fence_tokens(url: str, ids: list[str]) -> dict[str, int]:
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT harvest_id, token FROM harvest_claims WHERE harvest_id = ANY(:ids)"),
+                            {"ids": ids}).all()
+    engine.dispose()
+    return dict(rows)  # type: ignore[arg-type]
+
+
+def pages_start(api: ReliabilityApi, harvest_id: str, n: int) -> tuple[str, dict]:
+    return "harvest.start.generic.generic_pages", {
+        "id": harvest_id, "type": "generic_pages", "path": f"collections/s3/pages-{n}",
+        "seeds": [{"id": "s1", "token": api.page_url(harvest_id)}], "credentials": {"api_key": GENERIC_SECRET},
+        "collection_set": {"id": "s3"}, "collection": {"id": f"pages-{n}"}}
+
+
+def tumblr_start(host: str, harvest_id: str, n: int) -> tuple[str, dict]:
+    return "harvest.start.tumblr.tumblr_blog_posts", {
+        "id": harvest_id, "type": "tumblr_blog_posts", "path": f"collections/s3/tumblr-{n}",
+        "seeds": [{"id": f"seed-{host}", "uid": host}], "credentials": {"api_key": API_KEY},
+        "collection_set": {"id": "s3"}, "collection": {"id": f"tumblr-{n}"}}
+
+
+def stop_all(workers: list[WorkerProcess]) -> list[int | None]:
+    return [w.stop() for w in workers]
+
+
+def test_two_hosts_harvest_two_platforms_into_the_bucket_exactly_once(site, tmp_path):
+    names = ("generic_harvester", "tumblr_harvester")
+    blogs = build_blogs(counts={"blog0.example.org": 45, "blog1.example.org": 30}, seed=36)
+    with FakeTumblr(blogs=blogs, page_delay=0.02) as tumblr, FakeServer() as server:
+        site.config = dataclasses.replace(site.config.with_api_url("tumblr", tumblr.url), warc_max_bytes=6000)
+        api = ReliabilityApi(server, pages=8, per_page=5, delay=0.02)
+        declare_queues(site.config, names)
+        workers = site.host(tmp_path, 0, names) + site.host(tmp_path, 1, names)
+        starts = [pages_start(api, f"s3a:pages:{n}:{tmp_path.name[-6:]}", n) for n in range(4)]
+        starts += [tumblr_start(host, f"s3a:tumblr:{n}:{tmp_path.name[-6:]}", n) for n, host in enumerate(blogs)]
+        ids = [body["id"] for _, body in starts]
+        try:
+            with Collector(config=site.config, queue=site.config.queue_prefix + "requester") as got, \
+                    Publisher(config=site.config) as requester:
+                for worker in workers:
+                    worker.start()
+                assert got.wait(lambda: all(w.ready() for w in workers), WAIT), "workers attached"
+                for key, body in starts:
+                    requester.publish(key, body).result(120)
+                assert got.wait(lambda: set(ids) <= set(got.finals()), WAIT), "every final status"
+                got.drained()
+                finals = got.finals()
+                served_posts = [p["id_string"] for body in tumblr.bodies("/v2/blog/")
+                                for p in json.loads(body)["response"]["posts"]]
+        finally:
+            exits = stop_all(workers)
+    assert exits == [0] * len(workers), [w.log_text()[-3000:] for w in workers]
+    for harvest_id in ids:
+        assert [f["status"] for f in finals[harvest_id]] == ["completed success"], finals[harvest_id]
+    found = read_back(site, tmp_path, got)
+    served_pages = [i for key in api.served.items for i in api.served.items[key]]
+    assert sorted(found["pages"]) == sorted(served_pages) and len(served_pages) == 4 * 8 * 5
+    assert sorted(found["tumblr"]) == sorted(served_posts) and set(served_posts) == {
+        p["id_string"] for blog in blogs.values() for p in blog.posts}
+    assert all("uploading" in w.log_text() for w in workers if w.name == "generic_harvester" and
+               w.config.data_root.joinpath("collections").exists())
+    assert set(fence_tokens(site.db_url, ids).values()) == {1}  # each harvest claimed once, by one host
+    print(f"(a) items served {len(served_pages)} pages + {len(served_posts)} posts; found in objects "
+          f"{len(found['pages'])} + {len(found['tumblr'])}; objects verified {len(site.objects())}")
+
+
+def test_kill_9_of_a_host_mid_upload_the_other_finishes_exactly_once(site, tmp_path):
+    pages, per_page = 40, 5
+    site.config = dataclasses.replace(site.config, warc_max_bytes=3000)
+    with FakeServer() as server:
+        api = ReliabilityApi(server, pages=pages, per_page=per_page, delay=0.05)
+        declare_queues(site.config, ["generic_harvester"])
+        first, second = site.host(tmp_path, 0, ("generic_harvester",)) + site.host(tmp_path, 1, ("generic_harvester",))
+        harvest_id = f"s3b:{tmp_path.name[-6:]}"
+        try:
+            with Collector(config=site.config, queue=site.config.queue_prefix + "requester") as got, \
+                    Publisher(config=site.config) as requester:
+                first.start()
+                assert got.wait(first.ready, WAIT), "host 0 attached"
+                requester.publish(*pages_start(api, harvest_id, 0)).result(120)
+                # the third upload has begun on host 0 (two WARCs before it are stored and committed)
+                assert got.wait(lambda: first.log_text().count(UPLOADING) >= 3, WAIT), "host 0 uploading"
+                second.start()
+                assert got.wait(second.ready, WAIT), "host 1 attached"
+                first.kill9()  # the broker hands the unacked start to host 1; PostgreSQL frees the claim
+                assert got.wait(lambda: harvest_id in got.finals(), WAIT), "final status after the kill"
+                got.drained()
+                finals = got.finals()[harvest_id]
+        finally:
+            exits = stop_all([first, second])
+    assert exits[1] == 0, second.log_text()[-4000:]
+    assert [f["status"] for f in finals] == ["completed success"], finals
+    assert "harvest_resumed" in [w["code"] for w in finals[0]["warnings"]]
+    # host 0 died with what it was uploading in its own staging folder: not the other host's to see; the store's
+    # committed serial makes its rerun (if ever) drop it. The checks below are about the store and host 1.
+    for leftover in (tmp_path / "host0" / "data").rglob("*.warc*"):
+        leftover.unlink()
+    found = read_back(site, tmp_path, got)
+    served = api.served.items[harvest_id]
+    counts = collections.Counter(found["pages"])
+    assert set(counts) == set(served) and len(served) >= pages * per_page, "an item served is in no object"
+    assert set(counts.values()) == {1}, [i for i, c in counts.items() if c > 1]
+    assert fence_tokens(site.db_url, [harvest_id]) == {harvest_id: 2}  # host 0's run, then host 1's
+    print(f"(b) items served {len(served)} (unique {len(set(served))}); found in objects {len(found['pages'])}; "
+          f"objects verified {len(site.objects())}")
+
+
+def test_volume_server_lost_mid_harvest_keeps_the_warc_and_the_rerun_uploads_it_first(config, tmp_path):
+    """One host (the fault is the store's): the volume server stops while the harvest runs, the upload fails after
+    its retries (storage_unavailable, WARC kept in the staging folder), the volume comes back and the start,
+    delivered again, uploads the kept WARC first and finishes."""
+    pages, per_page = 20, 5
+    weed = Seaweed.start(tmp_path / "weed")
+    try:
+        with fresh_database() as url, FakeServer() as server:
+            site = Site(config=dataclasses.replace(config, warc_max_bytes=3000), seaweed=weed,
+                        bucket=weed.new_bucket(), db_url=url)
+            api = ReliabilityApi(server, pages=pages, per_page=per_page, delay=0.02)
+            import threading
+            gate = threading.Event()
+
+            def gated(request):  # past page 6 the fake waits until the volume server is down
+                if int(request.arg("page", "1")) > 6:
+                    gate.wait(WAIT)
+                return api.page(request)
+
+            server.route("/pages")(gated)
+            declare_queues(site.config, ["generic_harvester"])
+            (worker,) = site.host(tmp_path, 0, ("generic_harvester",), SWATH_HTTP_RETRIES="2",
+                                  SWATH_HTTP_BACKOFF="0.2")
+            harvest_id = f"s3c:{tmp_path.name[-6:]}"
+            try:
+                with Collector(config=site.config, queue=site.config.queue_prefix + "requester") as got, \
+                        Publisher(config=site.config) as requester:
+                    worker.start()
+                    assert got.wait(worker.ready, WAIT), "worker attached"
+                    requester.publish(*pages_start(api, harvest_id, 0)).result(120)
+                    assert got.wait(lambda: len(got.warcs()) >= 1, WAIT), "a first WARC stored and announced"
+                    weed.stop_volume()
+                    gate.set()
+                    assert got.wait(lambda: harvest_id in got.finals(), WAIT), "a status once the store failed"
+                    first = got.finals()[harvest_id][0]
+                    kept = [p for p in site_root(tmp_path).rglob("*.warc.gz")]
+                    weed.start_volume()
+                    requester.publish(*pages_start(api, harvest_id, 0)).result(120)  # the rerun
+                    assert got.wait(lambda: len(got.finals()[harvest_id]) >= 2, WAIT), "the rerun's final status"
+                    got.drained()
+                    finals = got.finals()[harvest_id]
+            finally:
+                exit_code = worker.stop()
+            assert exit_code == 0, worker.log_text()[-4000:]
+            assert first["status"] == "completed failure", first
+            assert [e["code"] for e in first["errors"]] == ["storage_unavailable"], first["errors"]
+            assert kept, "the WARC that could not go up stayed in the staging folder"
+            assert [f["status"] for f in finals] == ["completed failure", "completed success"], finals
+            found = read_back(site, tmp_path, got)
+            served = api.served.items[harvest_id]
+            counts = collections.Counter(found["pages"])
+            assert set(counts) == set(served) and set(counts.values()) == {1}
+            assert len(found["pages"]) == pages * per_page
+            print(f"(c) items served {len(served)} (unique {len(set(served))}); found in objects "
+                  f"{len(found['pages'])}; objects verified {len(site.objects())}; kept locally over the outage "
+                  f"{len(kept)} WARC(s)")
+    finally:
+        weed.stop()
+
+
+def site_root(tmp_path: Path) -> Path:
+    return tmp_path / "host0" / "data"
