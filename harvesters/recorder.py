@@ -222,17 +222,20 @@ class Recorder:
         host went on after it, or this host died before removing it). Then the leftovers past it go up first."""
         assert self.uploader is not None
         committed: int = self.state.get(self._stored_key, -1)
-        for info in self.uploader.stored():
-            if self._serial(info.path) > committed:
-                self.uploader.discard(info)
-                self.ledger.warning(codes.WARC_RECOVERED, f"{info.path.name} was uploaded by a run that ended "
-                                                          "before its state was committed: removed, fetched again")
+        kept = []
+        for warc in self.uploader.stored():
+            if self._serial(warc.path) <= committed:
+                kept.append(warc)
+                continue
+            self.uploader.discard(warc)
+            self.ledger.warning(codes.WARC_RECOVERED, f"{warc.path.name} was uploaded by a run that ended before "
+                                                      "its state was committed: removed, its data fetched again")
         for path in done:
             if self._serial(path) <= committed:
                 path.unlink(missing_ok=True)
                 commit_path(path).unlink(missing_ok=True)
-        self.uploader.upload_leftovers([p for p in done if self._serial(p) > committed], self.state.commit)
-        return self.uploader.stored()
+        return kept + self.uploader.upload_leftovers([p for p in done if self._serial(p) > committed],
+                                                     self.state.commit)
 
     def stored_warcs(self) -> list[ClosedWarc]:
         """This harvest's complete WARCs where they are kept: the store's objects, else the folder's files."""
