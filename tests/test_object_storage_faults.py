@@ -11,6 +11,7 @@ import collections
 import dataclasses
 import hashlib
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -222,7 +223,6 @@ def test_volume_server_lost_mid_harvest_keeps_the_warc_and_the_rerun_uploads_it_
             site = Site(config=dataclasses.replace(config, warc_max_bytes=3000), seaweed=weed,
                         bucket=weed.new_bucket(), db_url=url)
             api = ReliabilityApi(server, pages=pages, per_page=per_page, delay=0.02)
-            import threading
             gate = threading.Event()
 
             def gated(request):  # past page 6 the fake waits until the volume server is down
@@ -273,3 +273,53 @@ def test_volume_server_lost_mid_harvest_keeps_the_warc_and_the_rerun_uploads_it_
 
 def site_root(tmp_path: Path) -> Path:
     return tmp_path / "host0" / "data"
+
+
+def test_a_stale_runners_late_upload_is_refused_and_each_object_carries_its_token(site, tmp_path):
+    """Runner A's store session is dropped (as when its host goes silent) and runner B takes the harvest: A's next
+    upload is refused before anything reaches the bucket, and its state commit is refused with claim_fenced."""
+    from swath.core.objects import store_for
+    from swath.harvesters.claims import ClaimLost
+    from swath.harvesters.uploads import WarcUploader, storage_retry
+    from swath.harvesters.warc import ClosedWarc
+    from swath.messages import codes
+    from swath.store.harvest_state import PgCoordination
+
+    config = dataclasses.replace(site.config, data_root=tmp_path / "a", db_url=site.db_url,
+                                 storage_url=site.storage_url, storage_endpoint=site.seaweed.endpoint,
+                                 storage_access_key_id=ACCESS_KEY, storage_secret_access_key=SECRET_KEY)
+    harvest_id = f"stale:{tmp_path.name[-6:]}"
+    directory = config.harvest_base / "collections" / "stale"
+    directory.mkdir(parents=True)
+    coordination = PgCoordination(config=config)
+    stale = coordination.claim(harvest_id, instance="a")
+    assert stale.try_acquire()
+    state = coordination.state(directory=directory, claim=stale)
+    uploader = WarcUploader(store=store_for(config, retry=storage_retry(config)), base=config.harvest_base.resolve(),
+                            directory=directory.resolve(), harvest_id=harvest_id, fence=stale.check,
+                            fence_token=stale.token)
+
+    def warc(serial: int) -> ClosedWarc:
+        path = directory / f"{harvest_id.replace(':', '_')}-20261127T070000Z-{serial:05d}.warc.gz"
+        path.write_bytes(f"WARC bytes {serial}".encode() * 100)
+        return ClosedWarc.of(path, harvest_id)
+
+    first = uploader.upload(warc(0), {"since": 1}, state.commit)
+    assert first.url in site.objects() and site.objects()[first.url][1][FENCE_METADATA] == str(stale.token)
+    admin = create_engine(site.db_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:  # the server drops A's session, and its advisory lock with it
+        conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = :name"),
+                     {"name": f"swath claim {harvest_id}"[:63]})
+    admin.dispose()
+    fresh = coordination.claim(harvest_id, instance="b")
+    assert fresh.acquire(give_up=threading.Event()) and fresh.token == 2
+    late = warc(1)
+    with pytest.raises(ClaimLost):
+        uploader.upload(late, {"since": 2}, state.commit)
+    assert set(site.objects()) == {first.url} and late.path.exists()  # nothing went up; the file is kept
+    with pytest.raises(ClaimLost) as refused:
+        state.commit({"since": 2})
+    assert getattr(refused.value, "code", None) == codes.CLAIM_FENCED
+    assert coordination.state(directory=directory, claim=fresh).get("since") == 1
+    fresh.release()
+    coordination.engine.dispose()

@@ -46,7 +46,7 @@ def stored_warcs(seaweed, s3_config, tmp_path, under: str = "") -> list[Path]:
     """The bucket's WARCs (under the data root's folder `under`), downloaded to read them back."""
     bucket, _, prefix = s3_config.storage_url.removeprefix("s3://").partition("/")
     client, out = seaweed.client(), tmp_path / "bucket"
-    out.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     paths = []
     for item in client.list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/{under}").get("Contents", []):
         paths.append(out / f"{len(list(out.iterdir()))}.warc.gz")
@@ -124,7 +124,8 @@ def test_kill_9_of_the_running_host_lets_the_other_resume_it_from_the_store(conf
                 replicas[0].start()
                 assert got.wait(replicas[0].ready, 120), "the first host attached to the queue"
                 requester.publish("harvest.start.generic.generic_pages", start_for(api, harvest_id, 0)).result(120)
-                assert got.wait(lambda: len(got.warcs()) >= 2, 120), "two WARCs stored by host 0"
+                # host 0 began uploading its second WARC (harvesters/uploads.py logs it)
+                assert got.wait(lambda: replicas[0].log_text().count("uploading ") >= 2, 120), "two WARCs on host 0"
                 replicas[1].start()
                 assert got.wait(replicas[1].ready, 120), "the second host attached to the queue"
                 replicas[0].kill9()  # the broker hands the unacked start to host 1; PostgreSQL frees the claim
