@@ -208,8 +208,9 @@ def test_kill_9_of_a_host_mid_upload_the_other_finishes_exactly_once(site, tmp_p
     assert set(counts) == set(served) and len(served) >= pages * per_page, "an item served is in no object"
     assert set(counts.values()) == {1}, [i for i, c in counts.items() if c > 1]
     assert fence_tokens(site.db_url, [harvest_id]) == {harvest_id: 2}  # host 0's run, then host 1's
+    removed = [w["message"] for w in finals[0]["warnings"] if "uploaded by a run that ended" in w["message"]]
     print(f"(b) items served {len(served)} (unique {len(set(served))}); found in objects {len(found['pages'])}; "
-          f"objects verified {len(site.objects())}")
+          f"objects verified {len(site.objects())}; uncommitted objects of the killed host removed: {len(removed)}")
 
 
 def test_volume_server_lost_mid_harvest_keeps_the_warc_and_the_rerun_uploads_it_first(config, tmp_path):
