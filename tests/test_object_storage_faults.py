@@ -324,3 +324,65 @@ def test_a_stale_runners_late_upload_is_refused_and_each_object_carries_its_toke
     assert coordination.state(directory=directory, claim=fresh).get("since") == 1
     fresh.release()
     coordination.engine.dispose()
+
+
+def test_an_object_a_dead_run_uploaded_but_never_committed_is_removed_and_its_items_fetched_once(site, tmp_path):
+    """The window kill -9 may or may not hit: the object is in the bucket, its state commit is not. Made here on
+    purpose: a run interrupted after two committed WARCs, then an object with the next serial put beside them
+    (a copy of a stored one: items the store's state does not count). The next run removes it, says so, and
+    fetches its data again: each item once in the bucket."""
+    from swath.core.jobs import JobInterrupted
+    from swath.harvesters.run import run_harvest
+    from swath.store.harvest_state import PgCoordination
+    from tests.enginekit import PagedApi, context, page_item_ids, routing_key, start_message, wait_for, warc_files
+
+    pages, per_page = 30, 5
+    hosts = [tmp_path / "host0" / "data", tmp_path / "host1" / "data"]
+    configs = [dataclasses.replace(site.config, data_root=root, db_url=site.db_url, warc_max_bytes=2500,
+                                   storage_url=site.storage_url, storage_endpoint=site.seaweed.endpoint,
+                                   storage_access_key_id=ACCESS_KEY, storage_secret_access_key=SECRET_KEY)
+               for root in hosts]
+    harvest_id = f"orphan:{tmp_path.name[-6:]}"
+    client = site.seaweed.client()
+    with FakeServer() as server:
+        PagedApi(server, pages=pages, per_page=per_page, delay=0.01)
+        message = start_message(server.url + "/pages", harvest_id=harvest_id, path="coll")
+        ctx, first = context(configs[0])
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                run_harvest(message, routing_key=routing_key(), ctx=ctx, coordination=PgCoordination(config=configs[0]))
+            except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+                errors.append(exc)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        try:
+            wait_for(lambda: len(first.warcs) >= 2, what="two WARCs stored and announced by host 0")
+        finally:
+            ctx.shutdown.set()
+        thread.join(120)
+        assert len(errors) == 1 and isinstance(errors[0], JobInterrupted), errors
+        stored = sorted(site.objects())
+        last = stored[-1].removeprefix(f"s3://{site.bucket}/")
+        serial = int(last[-len("00000.warc.gz"):-len(".warc.gz")])
+        orphan = f"{last[:-len('00000.warc.gz')]}{serial + 1:05d}.warc.gz"
+        client.copy_object(Bucket=site.bucket, Key=orphan, CopySource={"Bucket": site.bucket, "Key": last},
+                           MetadataDirective="COPY")
+        ctx, second = context(configs[1])
+        run_harvest(message, routing_key=routing_key(), ctx=ctx, coordination=PgCoordination(config=configs[1]))
+    final = second.statuses[-1]
+    assert final["status"] == "completed success", final["errors"]
+    removed = [w["message"] for w in final["warnings"] if w["code"] == "warc_recovered"]
+    assert len(removed) == 1 and orphan.rpartition("/")[2] in removed[0], final["warnings"]
+    objects = site.objects()
+    assert f"s3://{site.bucket}/{orphan}" not in {w["warc"]["path"] for w in second.warcs} or \
+        objects[f"s3://{site.bucket}/{orphan}"][0] != objects[stored[-1]][0]  # a new WARC may take its serial
+    downloaded = tmp_path / "bucket"
+    downloaded.mkdir()
+    for n, (data, _) in enumerate(objects.values()):
+        (downloaded / f"{n}.warc.gz").write_bytes(data)
+    assert sorted(page_item_ids(warc_files(downloaded))) == list(range(pages * per_page))  # each item once
+    assert {w["warc"]["path"] for w in second.warcs} == set(objects)
+    assert warc_files(hosts[0]) == warc_files(hosts[1]) == []
