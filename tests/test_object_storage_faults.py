@@ -11,7 +11,9 @@ import collections
 import dataclasses
 import hashlib
 import json
+import random
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from sqlalchemy import create_engine, text
 
 from swath.core.objects_base import FENCE_METADATA
 from swath.messages.broker import Publisher
+from tests import cluster as clusters
 from tests.fakes.httpserver import FakeServer
 from tests.fakes.tumblr import API_KEY, FakeTumblr, build_blogs
 from tests.reliability.kit import (
@@ -176,6 +179,14 @@ def test_kill_9_of_a_host_mid_upload_the_other_finishes_exactly_once(site, tmp_p
     site.config = dataclasses.replace(site.config, warc_max_bytes=3000)
     with FakeServer() as server:
         api = ReliabilityApi(server, pages=pages, per_page=per_page, delay=0.05)
+        killed = threading.Event()
+
+        def gated(request):  # past page 20 the fake waits for the kill: host 0 cannot finish before it
+            if int(request.arg("page", "1")) > 20:
+                killed.wait(WAIT)
+            return api.page(request)
+
+        server.route("/pages")(gated)
         declare_queues(site.config, ["generic_harvester"])
         first, second = site.host(tmp_path, 0, ("generic_harvester",)) + site.host(tmp_path, 1, ("generic_harvester",))
         harvest_id = f"s3b:{tmp_path.name[-6:]}"
@@ -190,10 +201,12 @@ def test_kill_9_of_a_host_mid_upload_the_other_finishes_exactly_once(site, tmp_p
                 second.start()
                 assert got.wait(second.ready, WAIT), "host 1 attached"
                 first.kill9()  # the broker hands the unacked start to host 1; PostgreSQL frees the claim
+                killed.set()
                 assert got.wait(lambda: harvest_id in got.finals(), WAIT), "final status after the kill"
                 got.drained()
                 finals = got.finals()[harvest_id]
         finally:
+            killed.set()
             exits = stop_all([first, second])
     assert exits[1] == 0, second.log_text()[-4000:]
     assert [f["status"] for f in finals] == ["completed success"], finals
@@ -345,7 +358,15 @@ def test_an_object_a_dead_run_uploaded_but_never_committed_is_removed_and_its_it
     harvest_id = f"orphan:{tmp_path.name[-6:]}"
     client = site.seaweed.client()
     with FakeServer() as server:
-        PagedApi(server, pages=pages, per_page=per_page, delay=0.01)
+        api = PagedApi(server, pages=pages, per_page=per_page, delay=0.01)
+        interrupted = threading.Event()
+
+        def gated(request):  # past page 12 the fake waits for the shutdown: the first run cannot finish before it
+            if int(request.arg("page", "1")) > 12:
+                interrupted.wait(WAIT)
+            return api.handle(request)
+
+        server.route("/pages")(gated)
         message = start_message(server.url + "/pages", harvest_id=harvest_id, path="coll")
         ctx, first = context(configs[0])
         errors: list[BaseException] = []
@@ -362,6 +383,7 @@ def test_an_object_a_dead_run_uploaded_but_never_committed_is_removed_and_its_it
             wait_for(lambda: len(first.warcs) >= 2, what="two WARCs stored and announced by host 0")
         finally:
             ctx.shutdown.set()
+            interrupted.set()
         thread.join(120)
         assert len(errors) == 1 and isinstance(errors[0], JobInterrupted), errors
         stored = sorted(site.objects())
@@ -386,3 +408,64 @@ def test_an_object_a_dead_run_uploaded_but_never_committed_is_removed_and_its_it
     assert sorted(page_item_ids(warc_files(downloaded))) == list(range(pages * per_page))  # each item once
     assert {w["warc"]["path"] for w in second.warcs} == set(objects)
     assert warc_files(hosts[0]) == warc_files(hosts[1]) == []
+
+
+@pytest.mark.reliability  # its own 3-node RabbitMQ cluster, as tests/test_cluster.py: 38 s here, more under load
+@pytest.mark.timeout(1200)
+@pytest.mark.skipif(not clusters.available(), reason="Debian's rabbitmq-server is not installed")
+def test_losing_the_rabbitmq_node_that_leads_the_harvest_queue_with_object_storage(site, tmp_path, swath_seed):
+    """tests/test_cluster.py's node loss (harvests only: reading WARCs back from the bucket for exports is another
+    branch's) with three harvester hosts, each its own data root, WARCs to the bucket, claims in PostgreSQL."""
+    rng = random.Random(swath_seed)
+    harvests = 6
+    blogs = build_blogs(counts={f"blog{i}.example.org": rng.randrange(30, 80) for i in range(harvests)},
+                        seed=swath_seed)
+    nodes = clusters.Cluster(tmp_path / "cluster").start()
+    try:
+        with FakeTumblr(blogs=blogs, page_delay=0.3) as tumblr:
+            site.config = dataclasses.replace(site.config.with_api_url("tumblr", tumblr.url),
+                                              amqp_url=nodes.url_list(0), warc_max_seconds=1.0, http_retries=8,
+                                              http_backoff=0.2, http_timeout=20.0)
+            queue = site.config.queue_prefix + "tumblr_harvester"
+            declare_queues(site.config, ["tumblr_harvester"])
+            workers = []
+            for n in range(3):  # each host starts with another node; every one knows all three
+                (worker,) = site.host(tmp_path, n, ("tumblr_harvester",), SWATH_AMQP_URL=nodes.url_list(n))
+                workers.append(worker)
+            starts = [tumblr_start(host, f"s3d:{n}:{tmp_path.name[-6:]}", n) for n, host in enumerate(blogs)]
+            ids = [body["id"] for _, body in starts]
+            lost = None
+            try:
+                with Collector(config=site.config, queue=site.config.queue_prefix + "requester") as got:
+                    for worker in workers:
+                        worker.start()
+                    assert got.wait(lambda: all(w.ready() for w in workers), WAIT), "hosts attached"
+                    with Publisher(config=site.config) as requester:
+                        for key, body in starts:
+                            requester.publish(key, body).result(120)
+                    deadline = time.monotonic() + 600
+                    while time.monotonic() < deadline and not set(ids) <= set(got.finals()):
+                        running = {b["id"] for b in got.statuses() if b["id"] in ids}
+                        if lost is None and len(running) >= 3:  # each host busy, the rest wait: lose the leader
+                            lost = nodes.leader(queue)
+                            nodes.kill(lost)
+                        time.sleep(0.2)
+                    assert set(ids) <= set(got.finals()), [w.log_text()[-2000:] for w in workers]
+                    got.drained()
+                    finals = got.finals()
+            finally:
+                exits = stop_all(workers)
+            served_posts = [p["id_string"] for body in tumblr.bodies("/v2/blog/")
+                            for p in json.loads(body)["response"]["posts"]]
+    finally:
+        nodes.stop()
+    assert lost is not None
+    assert exits == [0, 0, 0], [w.log_text()[-3000:] for w in workers]
+    for harvest_id in ids:  # ended exactly once (a redelivered, finished harvest repeats the same message)
+        assert {f["status"] for f in finals[harvest_id]} == {"completed success"}, finals[harvest_id]
+    found = read_back(site, tmp_path, got)
+    counts = collections.Counter(found["tumblr"])
+    every = {p["id_string"] for blog in blogs.values() for p in blog.posts}
+    assert set(counts) == every and set(counts.values()) == {1}, [i for i, c in counts.items() if c > 1]
+    print(f"(d) lost {lost.name}; posts served {len(served_posts)} (unique {len(set(served_posts))}); found in "
+          f"objects {len(found['tumblr'])}; objects verified {len(site.objects())}")
