@@ -25,18 +25,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_harvest import serve  # noqa: E402
 from swath.core.config import Config  # noqa: E402
 from swath.core.jobs import JobContext  # noqa: E402
+from swath.harvesters.coordination import Coordination, LocalFiles  # noqa: E402
 from swath.harvesters.run import run_harvest  # noqa: E402
 from tests.seaweed import ACCESS_KEY, SECRET_KEY, Seaweed  # noqa: E402
 
 
-def harvest(url: str, config: Config, name: str) -> tuple[int, int]:
-    """(pages, WARCs announced) of one generic_pages harvest through run_harvest."""
+def harvest(url: str, config: Config, name: str, coordination: Coordination | None = None) -> tuple[int, int]:
+    """(pages, WARCs announced) of one generic_pages harvest through run_harvest; `coordination`: where its claim
+    and state are kept (None: files under the data root, which one process may use with object storage too)."""
     published: list = []
     ctx = JobContext(config=config, publish=lambda key, body: published.append((key, body)), service="bench")
     message = {"id": f"bench:{name}", "type": "generic_pages", "path": f"c/{name}",
                "seeds": [{"id": "s", "token": url}], "credentials": {"api_key": "bench-key-123"},
                "collection_set": {"id": "cs"}, "collection": {"id": "c"}}
-    run_harvest(message, routing_key="harvest.start.generic.generic_pages", ctx=ctx)
+    run_harvest(message, routing_key="harvest.start.generic.generic_pages", ctx=ctx,
+                coordination=coordination or LocalFiles(config.data_root))
     final = published[-1][1]
     assert final["status"] == "completed success", final
     return final["stats"], sum(1 for key, _ in published if key == "warc_created")

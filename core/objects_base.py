@@ -5,7 +5,7 @@ choosing one: core/objects.py `store_for`."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Protocol
@@ -17,6 +17,9 @@ from swath.core.errors import SwathError
 STORAGE_UNAVAILABLE = "storage_unavailable"
 STORAGE_REFUSED = "storage_refused"
 SHA1_METADATA = "sha1"  # the object's x-amz-meta-sha1: its SHA-1 in hex, as warc_created reports it
+# x-amz-meta-fence-token: the fencing token of the runner that uploaded it (a PostgreSQL claim's), so which runner
+# wrote an object can be told after the fact; the runner checks its token is still the newest before each upload
+FENCE_METADATA = "fence-token"
 _BLOCK = 1 << 20
 
 
@@ -65,8 +68,10 @@ class ObjectStore(Protocol):
         """Where the object of `key` is (what warc_created's `path` says)."""
         ...
 
-    def put_file(self, key: str, path: Path, *, sha1: str | None = None) -> ObjectInfo:
-        """Store the file at `path` as `key` and check it arrived whole (size and SHA-1); `sha1` when known."""
+    def put_file(self, key: str, path: Path, *, sha1: str | None = None,
+                 metadata: Mapping[str, str] | None = None) -> ObjectInfo:
+        """Store the file at `path` as `key` and check it arrived whole (size and SHA-1); `sha1` when known;
+        `metadata` kept beside it where the store has user metadata (S3: x-amz-meta-*)."""
         ...
 
     def head(self, key: str) -> ObjectInfo | None:

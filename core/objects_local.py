@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -26,7 +26,9 @@ class LocalStore:
     def url(self, key: str) -> str:
         return str(self._path(key))
 
-    def put_file(self, key: str, path: Path, *, sha1: str | None = None) -> ObjectInfo:
+    def put_file(self, key: str, path: Path, *, sha1: str | None = None,
+                 metadata: Mapping[str, str] | None = None) -> ObjectInfo:
+        # no metadata on a plain file: a shared filesystem's claim is a flock, which needs no token beside it
         target = self._path(key)
         if target != path.resolve():
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,7 @@ from swath.harvesters.pending import PendingRecords
 from swath.harvesters.redaction import harvest_redactor, install_log_filter
 from swath.harvesters.state import CollectionState, StateStore
 from swath.harvesters.streams import StreamRecording
-from swath.harvesters.uploads import UploadQueue, WarcUploader
+from swath.harvesters.uploads import UploadQueue, WarcUploader, commit_path
 from swath.harvesters.warc import (
     SOFTWARE,
     ClosedWarc,
@@ -79,7 +79,8 @@ class Recorder:
         self.state: CollectionState = StateStore(directory=directory) if state is None else state
         # SWATH_STORAGE_URL set: each closed WARC is uploaded before its state commits (harvesters/uploads.py)
         self.uploader = WarcUploader.for_harvest(
-            config, directory, start.id, on_replica_lag=lambda message: self.ledger.warning(codes.REPLICA_LAG, message))
+            config, directory, start.id, fence=fence, fence_token=fence_token,
+            on_replica_lag=lambda message: self.ledger.warning(codes.REPLICA_LAG, message))
         self._uploads = None if self.uploader is None else UploadQueue(
             uploader=self.uploader, apply=self.state.commit, on_stored=self._stored, on_failed=self._write_failed)
         self.resumed = False  # True when this run continues an interrupted harvest of the same id
@@ -202,8 +203,7 @@ class Recorder:
                 done.append(final)
         stored: list[ClosedWarc] | None = None
         if self.uploader is not None:  # a previous run's closed WARCs not yet in the store go up first
-            self.uploader.upload_leftovers(sorted(done, key=self._serial), self.state.commit)
-            stored, done = self.uploader.stored(), []
+            stored, done = self._resume_uploads(sorted(done, key=self._serial)), []
         if not done and not leftovers and not stored and self.state.get(self._journal_key) is None:
             return []
         self.resumed = True
@@ -220,6 +220,29 @@ class Recorder:
         with self._lock:
             self._warcs.extend(prior)
         return prior
+
+    def _resume_uploads(self, done: list[Path]) -> list[ClosedWarc]:
+        """Object storage: what earlier runs left, settled against the last WARC whose state was committed (its
+        serial, `_stored_key`): a WARC or object past it was written by a run that died before its commit, so
+        its data is fetched again and the object is removed (a kill between upload and commit would otherwise
+        leave its items in the store twice); a local WARC up to it is already in the store (a run on another
+        host went on after it, or this host died before removing it). Then the leftovers past it go up first."""
+        assert self.uploader is not None
+        committed: int = self.state.get(self._stored_key, -1)
+        kept = []
+        for warc in self.uploader.stored():
+            if self._serial(warc.path) <= committed:
+                kept.append(warc)
+                continue
+            self.uploader.discard(warc)
+            self.ledger.warning(codes.WARC_RECOVERED, f"{warc.path.name} was uploaded by a run that ended before "
+                                                      "its state was committed: removed, its data fetched again")
+        for path in done:
+            if self._serial(path) <= committed:
+                path.unlink(missing_ok=True)
+                commit_path(path).unlink(missing_ok=True)
+        return kept + self.uploader.upload_leftovers([p for p in done if self._serial(p) > committed],
+                                                     self.state.commit)
 
     def stored_warcs(self) -> list[ClosedWarc]:
         """This harvest's complete WARCs where they are kept: the store's objects, else the folder's files."""
@@ -319,7 +342,7 @@ class Recorder:
         if self._uploads is not None and self._uploads.failed is not None:
             raise WarcWriteFailed(f"storing WARCs failed: {self._uploads.failed}") from self._uploads.failed
         if final and self.uploader is not None:
-            self.state.commit({self._journal_key: None})
+            self.state.commit({self._journal_key: None, self._stored_key: None})
 
     def close(self) -> None:
         """Release the session and stop redacting this harvest's secrets from library logs; uploads under way end
@@ -336,6 +359,11 @@ class Recorder:
     @property
     def _journal_key(self) -> str:
         return f"{JOURNAL_PREFIX}{self.start.id}"
+
+    @property
+    def _stored_key(self) -> str:
+        """Object storage: the serial of this harvest's last WARC uploaded with its state committed."""
+        return f"{JOURNAL_PREFIX}{self.start.id}:stored"
 
     def _end(self) -> None:
         self._stopping.set()
@@ -369,7 +397,10 @@ class Recorder:
         With object storage the WARC is uploaded first and its state committed once the upload is checked; a
         failed upload ends the harvest (the writer fails) with the WARC and its commit kept for the next run."""
         if closed is not None and self._uploads is not None:
-            self._uploads.put(closed, None if token is None else {**token[0], self._journal_key: token[1]})
+            # the commit names the WARC's serial, so a later run tells an object whose state was committed from
+            # one a dead run uploaded but never committed (`_resume_uploads`); a salvaged WARC commits only that
+            mark = {self._stored_key: self._serial(closed.path)}
+            self._uploads.put(closed, mark if token is None else {**token[0], self._journal_key: token[1], **mark})
             if token is None:
                 self.ledger.warning(codes.WARC_RECOVERED, f"{closed.path.name} was cut after its last complete "
                                                           "record when writing failed, and closed")

@@ -3,7 +3,10 @@
 A WARC is written in its collection folder as always; once closed, the recorder hands it here (`UploadQueue`, a
 thread of its own) before the state of its data is committed: its commit (staged state + journal) is put beside
 it (`<warc>.commit.json`), it is uploaded and checked (size and SHA-1, by HEAD), the commit is applied, and only
-then are the local file and its commit removed and the WARC announced with the object's URL. A crash or a store
+then are the local file and its commit removed and the WARC announced with the object's URL. Before the upload and
+before the commit the runner checks it still holds the harvest's claim (`fence`: a stale runner, whose claim a
+newer one took, is refused with `claim_fenced` and uploads nothing more), and the object carries the runner's
+fencing token in its metadata (`fence-token`). A crash or a store
 that fails at any point leaves the closed WARC (and its commit) on disk: the next run of the harvest uploads it
 first (`upload_leftovers`), so nothing is lost and its data's state advances exactly once. The object's key is
 the file's path under the harvest root, so the bucket mirrors the folders (SFM paths map one to one).
@@ -23,14 +26,16 @@ from typing import Any
 from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.core.objects import ObjectInfo, ObjectStore, StorageUnavailable, store_for
+from swath.core.objects_base import FENCE_METADATA
 from swath.core.objects_copy import copy_to_replica
 from swath.harvesters.retry import storage_retry
 from swath.harvesters.state import write_json_atomic
 from swath.harvesters.warc import ClosedWarc, date_created_of, name_pattern, warc_id
 
 COMMIT_SUFFIX = ".commit.json"
-Commit = Callable[[dict[str, Any]], None]
+# "uploading <name>" (INFO) as each upload begins: what an operator reads, and the event fault tests wait for
 log = logging.getLogger(__name__)
+Commit = Callable[[dict[str, Any]], None]
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -44,15 +49,18 @@ class WarcUploader:
     config: Config | None = None  # its replica (SWATH_STORAGE_REPLICA_URL), if any, gets a copy of each WARC
     # a replica that failed: told the message (the harvest's `replica_lag` warning); the WARC goes on regardless
     on_replica_lag: Callable[[str], None] | None = None
+    fence: Callable[[], None] = lambda: None  # raises ClaimLost (ClaimFenced) once this runner's claim is gone
+    fence_token: int | None = None  # the claim's token (None with flock), written beside each object
 
     @classmethod
     def for_harvest(cls, config: Config, directory: Path, harvest_id: str, *,
+                    fence: Callable[[], None] = lambda: None, fence_token: int | None = None,
                     on_replica_lag: Callable[[str], None] | None = None) -> WarcUploader | None:
         if not config.storage_url:
             return None
         return cls(store=store_for(config, retry=storage_retry(config)), base=config.harvest_base.resolve(),
                    directory=directory.resolve(), harvest_id=harvest_id, config=config,
-                   on_replica_lag=on_replica_lag)
+                   on_replica_lag=on_replica_lag, fence=fence, fence_token=fence_token)
 
     def key(self, path: Path) -> str:
         return path.resolve().relative_to(self.base).as_posix()
@@ -60,12 +68,19 @@ class WarcUploader:
     def upload(self, warc: ClosedWarc, commit: dict[str, Any] | None, apply: Commit) -> ClosedWarc:
         """Upload `warc` (its `commit` already kept beside it: `keep_commit`), check it, apply the commit, remove
         the local copy; the WARC as announced (its url). Raises StorageUnavailable / StorageRefused with
-        everything kept."""
-        info = self.store.put_file(self.key(warc.path), warc.path, sha1=warc.sha1)
+        everything kept; ClaimLost (ClaimFenced) when a newer runner holds the harvest, with nothing uploaded
+        or committed after the check."""
+        self.fence()
+        log.info("harvest %s: uploading %s (%d bytes)", self.harvest_id, warc.path.name, warc.bytes)
+        metadata = {} if self.fence_token is None else {FENCE_METADATA: str(self.fence_token)}
+        info = self.store.put_file(self.key(warc.path), warc.path, sha1=warc.sha1, metadata=metadata)
         if info.size != warc.bytes or (info.sha1 is not None and info.sha1 != warc.sha1):
             raise StorageUnavailable(f"{info.url} holds {info.size} bytes, sha1 {info.sha1}, not the "
                                      f"{warc.bytes} bytes, sha1 {warc.sha1} of {warc.path.name}; kept on disk")
         self._replicate(info, warc.sha1)
+        # the upload may have taken long enough for the claim to pass: the commit (fenced itself in the store)
+        # and the removal of the local copy only while this runner still holds it
+        self.fence()
         if commit is not None:
             apply(commit)
         warc.path.unlink(missing_ok=True)
@@ -93,6 +108,11 @@ class WarcUploader:
             commit = _read_commit(commit_path(path))
             done.append(self.upload(ClosedWarc.of(path, self.harvest_id), commit, apply))
         return done
+
+    def discard(self, warc: ClosedWarc) -> None:
+        """Remove an object of this harvest whose state was never committed (recorder.py `_resume_uploads`)."""
+        self.fence()
+        self.store.delete(self.key(warc.path))
 
     def stored(self) -> list[ClosedWarc]:
         """This harvest's WARCs in the store (a HEAD each for its SHA-1), by serial."""

@@ -119,7 +119,10 @@ class Seaweed:
         (self.directory / "volume").mkdir(parents=True, exist_ok=True)
         args = [weed_binary(), "volume", f"-dir={self.directory / 'volume'}", "-ip=127.0.0.1",
                 "-ip.bind=127.0.0.1", f"-port={p['volume']}", f"-port.grpc={p['volume_grpc']}",
-                f"-mserver=127.0.0.1:{p['master']}.{p['master_grpc']}", "-max=200",
+                f"-mserver=127.0.0.1:{p['master']}.{p['master_grpc']}",
+                # each bucket is a collection that takes ~7 volumes of its own: -max=50 ran out after 7 buckets
+                # (InternalError on every upload); volumes are not preallocated, so 1000 costs no disk up front
+                "-max=1000",
                 f"-metricsPort={p['volume_metrics']}", "-preStopSeconds=0"]
         with self._log("volume") as log:
             self.volume = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -13,13 +13,22 @@ import re
 
 from warcio.archiveiterator import ArchiveIterator
 
-from swath.harvesters.run import run_harvest
+from swath.harvesters.coordination import LocalFiles
+from swath.harvesters.run import run_harvest as engine_run
 from swath.harvesters.uploads import COMMIT_SUFFIX
 from swath.harvesters.warc import name_pattern
 from swath.messages import codes
+from swath.store.harvest_state import PgCoordination
 from tests.enginekit import PagedApi, context, routing_key, start_message, warc_files
 from tests.fakes.httpserver import FakeServer
+from tests.requesterkit import pg_url  # noqa: F401  (fixture)
 from tests.seaweed import ACCESS_KEY, SECRET_KEY, Seaweed
+
+
+def run_harvest(message, *, routing_key, ctx) -> None:
+    """One harvest in this process: a flock claim and the state file suffice (one runner, one data root); the
+    worker services keep both in PostgreSQL instead (swath/harvest_job.py, tests/test_object_storage_faults.py)."""
+    engine_run(message, routing_key=routing_key, ctx=ctx, coordination=LocalFiles(ctx.config.data_root))
 
 
 def _bucket_and_prefix(config):
@@ -229,7 +238,7 @@ def test_the_volume_server_stopped_mid_harvest_then_the_rerun_completes_it(confi
 
 
 def test_kill_9_mid_harvest_then_the_rerun_uploads_what_was_left_and_finishes(s3_config, seaweed, data_root,
-                                                                              tmp_path):
+                                                                              tmp_path, pg_url):  # noqa: F811
     """A worker killed while it writes and uploads: whatever it left (closed WARCs with or without their commit, an
     .open one) goes up first in the rerun; the store then holds every item, each announced WARC once."""
     import os
@@ -259,7 +268,9 @@ def test_kill_9_mid_harvest_then_the_rerun_uploads_what_was_left_and_finishes(s3
         env = dict(os.environ, SWATH_DATA_ROOT=str(data_root), SWATH_WARC_MAX_BYTES="2500", PYTHONPATH=str(root),
                    SWATH_STORAGE_URL=s3_config.storage_url, SWATH_STORAGE_ENDPOINT=s3_config.storage_endpoint,
                    SWATH_STORAGE_ACCESS_KEY_ID=ACCESS_KEY, SWATH_STORAGE_SECRET_ACCESS_KEY=SECRET_KEY)
-        proc = subprocess.Popen([sys.executable, "-m", "swath.harvesters.embedded", str(message_file)], cwd=root,
+        # `swath harvest run` with object storage keeps the claim and state in PostgreSQL (swath/harvest_job.py)
+        env["SWATH_DB_URL"] = pg_url
+        proc = subprocess.Popen([sys.executable, "-m", "swath", "harvest", "run", str(message_file)], cwd=root,
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             wait_for(lambda: len(_objects(seaweed, s3_config)) >= 2 and len(api.served) >= 20 * per_page,
@@ -275,8 +286,9 @@ def test_kill_9_mid_harvest_then_the_rerun_uploads_what_was_left_and_finishes(s3
         assert len(api.served) < pages * per_page  # it really was cut short
         leftovers = list(data_root.rglob("*.open"))
 
-        ctx, published = context(s3_config)
-        run_harvest(message, routing_key=routing_key(), ctx=ctx)
+        pg_config = dataclasses.replace(s3_config, db_url=pg_url)
+        ctx, published = context(pg_config)
+        engine_run(message, routing_key=routing_key(), ctx=ctx, coordination=PgCoordination(config=pg_config))
     final = published.statuses[-1]
     assert final["status"] == "completed success", final
     objects = _objects(seaweed, s3_config)

@@ -153,17 +153,31 @@ def test_lock_keys_are_stable_64_bit_numbers():
     assert -(2**63) <= lock_key("h:1") < 2**63
 
 
-def _config(url: str, **changes):
+def _config(url: str, s3=None, **changes):
+    """A Config with its claims and state in the store at `url`; `s3` (the s3_config fixture): its WARCs go to
+    that real bucket (a harvest uploads them), else an s3:// URL that only chooses the store's coordination."""
     from swath.core.config import Config
 
-    return dataclasses.replace(Config(db_url=url, storage_url="s3://bucket/prefix"), **changes)
+    storage = {"storage_url": "s3://bucket/prefix"} if s3 is None else {
+        name: getattr(s3, name) for name in ("storage_url", "storage_endpoint", "storage_access_key_id",
+                                             "storage_secret_access_key")}
+    return dataclasses.replace(Config(db_url=url, **storage), **changes)
+
+
+def _stored(seaweed, s3_config) -> list[bytes]:
+    """Every WARC in the test's bucket."""
+    bucket, _, prefix = s3_config.storage_url.removeprefix("s3://").partition("/")
+    client = seaweed.client()
+    return [client.get_object(Bucket=bucket, Key=o["Key"])["Body"].read()
+            for o in client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/").get("Contents", [])]
 
 
 
-def test_a_harvest_interrupted_on_one_host_resumes_on_another_from_the_store(pg_url, tmp_path):  # noqa: F811
+def test_a_harvest_interrupted_on_one_host_resumes_on_another_from_the_store(pg_url, tmp_path, s3_config,  # noqa: F811
+                                                                             seaweed):
     pages, per_page = 40, 5
     hosts = [tmp_path / "host-a", tmp_path / "host-b"]  # no shared data root: the journal is in the store
-    configs = [_config(pg_url, data_root=root, warc_max_bytes=2500) for root in hosts]
+    configs = [_config(pg_url, s3_config, data_root=root, warc_max_bytes=2500) for root in hosts]
     coordination = PgCoordination(config=configs[0])
     harvest_id = f"pg-resume:{uuid.uuid4().hex[:8]}"
     with FakeServer() as server:
@@ -181,8 +195,8 @@ def test_a_harvest_interrupted_on_one_host_resumes_on_another_from_the_store(pg_
         thread = threading.Thread(target=run)
         thread.start()
         try:
-            wait_for(lambda: len(warc_files(hosts[0])) >= 2 and len(api.served) >= 10 * per_page,
-                     what="two WARCs and 10 pages served on host a")
+            wait_for(lambda: len(_stored(seaweed, s3_config)) >= 2 and len(api.served) >= 10 * per_page,
+                     what="two WARCs stored and 10 pages served by host a")
         finally:
             ctx.shutdown.set()
             ctx.stop.set()
@@ -195,7 +209,7 @@ def test_a_harvest_interrupted_on_one_host_resumes_on_another_from_the_store(pg_
                     coordination=PgCoordination(config=configs[1]))
         served = len(api.served)
         # the start delivered once more, to a third host: the store's final-status record says it is finished
-        third = _config(pg_url, data_root=tmp_path / "host-c")
+        third = _config(pg_url, s3_config, data_root=tmp_path / "host-c")
         ctx, again = context(third)
         run_harvest(message, routing_key=routing_key(), ctx=ctx, coordination=PgCoordination(config=third))
         assert again.messages == [] and len(api.served) == served
@@ -204,18 +218,24 @@ def test_a_harvest_interrupted_on_one_host_resumes_on_another_from_the_store(pg_
     assert codes.HARVEST_RESUMED in [w["code"] for w in final["warnings"]]
     resumed_from = api.served[first_run]
     assert resumed_from > 0, "host b went on from host a's last committed page, not from the first"
-    recorded = set(page_item_ids(warc_files(hosts[0]))) | set(page_item_ids(warc_files(hosts[1])))
-    assert recorded == set(range(pages * per_page))  # nothing lost between the hosts
+    stored = tmp_path / "stored"
+    stored.mkdir()
+    for n, data in enumerate(_stored(seaweed, s3_config)):
+        (stored / f"{n}.warc.gz").write_bytes(data)
+    recorded = page_item_ids(warc_files(stored))
+    assert sorted(recorded) == list(range(pages * per_page))  # nothing lost between the hosts, nothing twice
+    assert warc_files(hosts[0]) == warc_files(hosts[1]) == []  # each host's staging folder emptied
     counted = sum(day.get("items", 0) for day in final["stats"].values())
     assert counted == pages * per_page, "the counts went on from the store's journal"
 
 
-def test_incremental_state_written_by_one_harvest_is_read_by_the_next_from_the_store(pg_url, tmp_path):  # noqa: F811
+def test_incremental_state_written_by_one_harvest_is_read_by_the_next_from_the_store(pg_url, tmp_path,  # noqa: F811
+                                                                                    s3_config):
     path = f"coll-{uuid.uuid4().hex[:8]}"
     with FakeServer() as server:
         api = PagedApi(server, pages=3, per_page=4)
         for n, root in enumerate((tmp_path / "host-a", tmp_path / "host-b")):
-            config = _config(pg_url, data_root=root)
+            config = _config(pg_url, s3_config, data_root=root)
             message = start_message(server.url + "/pages", harvest_id=f"{path}:{n}", path=path,
                                     options={"incremental": True})
             ctx, published = context(config)
@@ -258,11 +278,14 @@ def _assert_refused(config, coordination):
     return published
 
 
-def test_swath_harvest_run_on_two_hosts_finds_the_first_hosts_final_status_in_the_store(pg_url, tmp_path):  # noqa: F811
+def test_swath_harvest_run_on_two_hosts_finds_the_first_hosts_final_status_in_the_store(pg_url, tmp_path,  # noqa: F811
+                                                                                        s3_config):
     from swath.harvesters.embedded import EXIT_ALREADY_FINISHED
     from tests.test_cli import json_lines, swath
 
-    env = {"SWATH_STORAGE_URL": "s3://swath-test/warcs", "SWATH_DB_URL": pg_url}
+    env = {"SWATH_STORAGE_URL": s3_config.storage_url, "SWATH_STORAGE_ENDPOINT": s3_config.storage_endpoint,
+           "SWATH_STORAGE_ACCESS_KEY_ID": s3_config.storage_access_key_id,
+           "SWATH_STORAGE_SECRET_ACCESS_KEY": s3_config.storage_secret_access_key, "SWATH_DB_URL": pg_url}
     harvest_id = f"cli:{uuid.uuid4().hex[:8]}"
     with FakeServer() as server:
         api = PagedApi(server, pages=2)

@@ -5,6 +5,7 @@ final-status records live in the real PostgreSQL store."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -27,15 +28,30 @@ HARVESTS = 4
 WAIT_LINE = "is running in pid"  # what a replica logs when it leaves a harvest to the claim's holder
 
 
-def replicas_on_two_hosts(config, tmp_path, url: str) -> list[WorkerProcess]:
+def replicas_on_two_hosts(config, tmp_path, url: str, s3_config) -> list[WorkerProcess]:
     replicas = []
     for n in range(2):
         host = tmp_path / f"host{n}"
         (host / "data").mkdir(parents=True)
         own = dataclasses.replace(config, data_root=host / "data", db_url=url)
-        replicas.append(WorkerProcess(config=own, name="generic_harvester", log_dir=host,
-                                      env=worker_env(own, SWATH_STORAGE_URL="s3://swath-test/warcs")))
+        env = worker_env(own, SWATH_STORAGE_URL=s3_config.storage_url,
+                         SWATH_STORAGE_ENDPOINT=s3_config.storage_endpoint,
+                         SWATH_STORAGE_ACCESS_KEY_ID=s3_config.storage_access_key_id,
+                         SWATH_STORAGE_SECRET_ACCESS_KEY=s3_config.storage_secret_access_key)
+        replicas.append(WorkerProcess(config=own, name="generic_harvester", log_dir=host, env=env))
     return replicas
+
+
+def stored_warcs(seaweed, s3_config, tmp_path, under: str = "") -> list[Path]:
+    """The bucket's WARCs (under the data root's folder `under`), downloaded to read them back."""
+    bucket, _, prefix = s3_config.storage_url.removeprefix("s3://").partition("/")
+    client, out = seaweed.client(), tmp_path / "bucket"
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for item in client.list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/{under}").get("Contents", []):
+        paths.append(out / f"{len(list(out.iterdir()))}.warc.gz")
+        paths[-1].write_bytes(client.get_object(Bucket=bucket, Key=item["Key"])["Body"].read())
+    return paths
 
 
 def start_for(api: ReliabilityApi, harvest_id: str, n: int) -> dict:
@@ -53,12 +69,12 @@ def tokens(url: str, ids: list[str]) -> dict[str, int]:
     return dict(rows)  # type: ignore[arg-type]
 
 
-def test_two_hosts_given_the_same_start_at_once_run_it_once(config, tmp_path, pg_url):  # noqa: F811
+def test_two_hosts_given_the_same_start_at_once_run_it_once(config, tmp_path, pg_url, s3_config, seaweed):  # noqa: F811
     config = dataclasses.replace(config, warc_max_bytes=6000)
     with FakeServer() as server:
         api = ReliabilityApi(server, pages=6, per_page=5, delay=0.05)
         declare_queues(config, ["generic_harvester"])
-        replicas = replicas_on_two_hosts(config, tmp_path, pg_url)
+        replicas = replicas_on_two_hosts(config, tmp_path, pg_url, s3_config)
         for replica in replicas:
             replica.start()
         ids = [f"pgclaim:{tmp_path.name[-6:]}:{n}" for n in range(HARVESTS)]
@@ -82,7 +98,7 @@ def test_two_hosts_given_the_same_start_at_once_run_it_once(config, tmp_path, pg
         assert [f["status"] for f in finals[harvest_id]] == ["completed success"], (harvest_id, finals[harvest_id])
         served = api.served.items[harvest_id]
         assert len(served) == 6 * 5, f"{harvest_id}: pages fetched more than once"
-        paths = sorted(p for r in replicas for p in (r.config.data_root / f"collections/pg/{n}").rglob("*.warc.gz"))
+        paths = stored_warcs(seaweed, s3_config, tmp_path / harvest_id.replace(":", "-"), f"collections/pg/{n}/")
         assert sorted(items_in_warcs(paths)["pages"]) == sorted(served)
     for replica in replicas:  # nothing of the claim or the state went to files
         root = replica.config.data_root
@@ -93,13 +109,14 @@ def test_two_hosts_given_the_same_start_at_once_run_it_once(config, tmp_path, pg
     assert tokens(pg_url, ids) == {harvest_id: 2 for harvest_id in ids}
 
 
-def test_kill_9_of_the_running_host_lets_the_other_resume_it_from_the_store(config, tmp_path, pg_url):  # noqa: F811
+def test_kill_9_of_the_running_host_lets_the_other_resume_it_from_the_store(config, tmp_path, pg_url, s3_config,  # noqa: F811
+                                                                           seaweed):
     config = dataclasses.replace(config, warc_max_bytes=3000)
     pages, per_page = 40, 5
     with FakeServer() as server:
         api = ReliabilityApi(server, pages=pages, per_page=per_page, delay=0.05)
         declare_queues(config, ["generic_harvester"])
-        replicas = replicas_on_two_hosts(config, tmp_path, pg_url)
+        replicas = replicas_on_two_hosts(config, tmp_path, pg_url, s3_config)
         harvest_id = f"pgkill:{tmp_path.name[-6:]}"
         try:
             with Collector(config=config, queue=config.queue_prefix + "requester") as got, \
@@ -107,8 +124,8 @@ def test_kill_9_of_the_running_host_lets_the_other_resume_it_from_the_store(conf
                 replicas[0].start()
                 assert got.wait(replicas[0].ready, 120), "the first host attached to the queue"
                 requester.publish("harvest.start.generic.generic_pages", start_for(api, harvest_id, 0)).result(120)
-                first_root = replicas[0].config.data_root
-                assert got.wait(lambda: len(list(first_root.rglob("*.warc.gz"))) >= 2, 120), "two WARCs on host 0"
+                # host 0 began uploading its second WARC (harvesters/uploads.py logs it)
+                assert got.wait(lambda: replicas[0].log_text().count("uploading ") >= 2, 120), "two WARCs on host 0"
                 replicas[1].start()
                 assert got.wait(replicas[1].ready, 120), "the second host attached to the queue"
                 replicas[0].kill9()  # the broker hands the unacked start to host 1; PostgreSQL frees the claim
@@ -121,8 +138,7 @@ def test_kill_9_of_the_running_host_lets_the_other_resume_it_from_the_store(conf
     assert [f["status"] for f in finals] == ["completed success"], finals
     assert "harvest_resumed" in [w["code"] for w in finals[0]["warnings"]]
     served = api.served.items[harvest_id]
-    paths = sorted(p for r in replicas for p in r.config.data_root.rglob("*.warc.gz"))
-    recorded = set(items_in_warcs(paths)["pages"])
+    recorded = set(items_in_warcs(stored_warcs(seaweed, s3_config, tmp_path))["pages"])
     assert set(served) <= recorded, "an item the fake served is in no WARC of either host"
     assert len(served) < 2 * pages * per_page, "host 1 went on from the store's journal, not from page 1"
     counted = sum(day.get("items", 0) for day in finals[0]["stats"].values())
