@@ -12,7 +12,8 @@ Every round prints the load average (1 / 5 / 15 min) at its start and end: the m
 (a) floor: FastWARC iterates the records and orjson parses each payload, nothing else;
 (b) swath: a CSV export with dedupe through exporters.base.run_export (the job the worker runs), timed
     as a running export worker sees it: its fork server started at worker start-up, not per export;
-(c) twarc-csv: `twarc2 csv` on the same API responses as JSONL (separate venv, pandas<3).
+(c) twarc-csv: `twarc2 csv` on the same API responses as JSONL (separate venv, pandas<3), in every round
+    of the largest size, right after swath's (`--twarc2`); `--no-xlsx` leaves the XLSX exports out.
 Each measurement runs in its own process; memory is the peak of the summed RSS of that process and
 every process it starts (worker pools), sampled from /proc, and CPU seconds are summed likewise.
 """
@@ -23,6 +24,7 @@ import argparse
 import dataclasses
 import datetime as dt
 import json
+import math
 import os
 import platform
 import shutil
@@ -167,6 +169,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, help="export worker processes (default: by input size)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of floor and swath (median reported)")
     ap.add_argument("--baseline", type=Path, help="a tree holding another swath package (see the docstring)")
+    ap.add_argument("--no-xlsx", action="store_true", help="CSV exports only (and twarc-csv)")
     ap.add_argument("--quick", action="store_true", help="20,000 tweets, one round, no twarc-csv")
     args = ap.parse_args()
     if args.quick:
@@ -189,6 +192,7 @@ def main() -> None:
         # Rounds interleave the steps, and each round's ratio compares runs seconds apart: the machine is
         # shared and its speed drifts, so the median of per-round ratios is the figure, not one run.
         rounds = []
+        twarc2 = args.twarc2 if args.twarc2 and Path(args.twarc2).exists() else None
         swath_step = [py, me, "--step", "swath", "--dir", str(directory)]
         base_env = {"SWATH_BENCH_TREE": str(args.baseline.resolve())} if args.baseline else None
         for n in range(args.rounds):
@@ -196,21 +200,31 @@ def main() -> None:
             floor, _, floor_mb, floor_cpu = _child([py, me, "--step", "floor", "--dir", str(directory)])
             swath, _, swath_mb, swath_cpu = _child(swath_step)
             serial, _, serial_mb, serial_cpu = _child([*swath_step, "--workers", "1"])
-            xlsx, _, xlsx_mb, _ = _child([*swath_step, "--format", "xlsx"])
+            xlsx, xlsx_mb = ({"seconds": math.nan}, 0) if args.no_xlsx else \
+                _child([*swath_step, "--format", "xlsx"])[::2]
             r = {"floor_s": floor["seconds"], "swath_s": swath["seconds"], "serial_s": serial["seconds"],
                  "xlsx_s": xlsx["seconds"], "floor_cpu": floor_cpu, "swath_cpu": swath_cpu,
                  "serial_cpu": serial_cpu, "floor_mb": floor_mb, "swath_mb": swath_mb, "serial_mb": serial_mb,
                  "xlsx_mb": xlsx_mb}
             if base_env:
                 base, _, base_mb, base_cpu = _child([*swath_step, "--workers", "1"], env=base_env)
-                base_xlsx, _, base_xlsx_mb, _ = _child([*swath_step, "--format", "xlsx"], env=base_env)
+                base_xlsx, base_xlsx_mb = ({"seconds": math.nan}, 0) if args.no_xlsx else \
+                    _child([*swath_step, "--format", "xlsx"], env=base_env)[::2]
                 r.update(base_serial_s=base["seconds"], base_serial_cpu=base_cpu, base_xlsx_s=base_xlsx["seconds"],
                          base_xlsx_mb=base_xlsx_mb)
+            if twarc2 and size == max(args.sizes):
+                # In every round, right after swath: twarc-csv's speed drifts with the machine as swath's does,
+                # so the ratio is a median of per-round ratios like the floor's.
+                _, wall, rss, cpu = _child([twarc2, "csv", "--no-inline-referenced-tweets", "--hide-progress",
+                                            str(directory / "tweets.jsonl"), str(args.work / f"twarc-csv-{size}.csv")],
+                                           env={"BEARER_TOKEN": "unused"})
+                r.update(twarc_s=wall, twarc_mb=rss, twarc_cpu=cpu)
             r["load"] = f"{load_start} -> {_load()}"
             rounds.append(r)
             print(json.dumps({"size": size, "round": n + 1, "load_1_5_15": r["load"],
                               "floor_s": round(r["floor_s"], 2), "swath_s": round(r["swath_s"], 2),
                               "serial_s": round(r["serial_s"], 2), "xlsx_s": round(r["xlsx_s"], 2),
+                              **({"twarc_csv_s": round(r["twarc_s"], 2)} if "twarc_s" in r else {}),
                               **({"baseline_serial_s": round(r["base_serial_s"], 2),
                                   "baseline_xlsx_s": round(r["base_xlsx_s"], 2)} if base_env else {})}),
                   flush=True)
@@ -222,6 +236,10 @@ def main() -> None:
             return round(statistics.median(r[num] / r[den] for r in rows), 2)
 
         items = floor["items"]
+
+        def per_s(key: str, items: int = items) -> int | None:
+            seconds = median(key)
+            return None if math.isnan(seconds) else round(items / seconds)  # NaN: the step was left out
         row = {
             "records_items": items, "exported_unique": swath["items"], "rounds": args.rounds,
             "floor_items_per_s": round(items / median("floor_s")),
@@ -235,28 +253,25 @@ def main() -> None:
             "floor_peak_mb": max(r["floor_mb"] for r in rounds),
             "swath_csv_peak_mb": max(r["swath_mb"] for r in rounds),
             "swath_1_process_peak_mb": max(r["serial_mb"] for r in rounds),
-            "xlsx_items_per_s": round(items / median("xlsx_s")), "xlsx_peak_mb": max(r["xlsx_mb"] for r in rounds),
+            "xlsx_items_per_s": per_s("xlsx_s"), "xlsx_peak_mb": max(r["xlsx_mb"] for r in rounds),
             "load_1_5_15_each_round": [r["load"] for r in rounds],
         }
         if base_env:
             row.update(
                 baseline_1_process_items_per_s=round(items / median("base_serial_s")),
                 baseline_ratio_1_process_to_floor=median_ratio("floor_s", "base_serial_s"),
-                baseline_xlsx_items_per_s=round(items / median("base_xlsx_s")),
+                baseline_xlsx_items_per_s=per_s("base_xlsx_s"),
                 baseline_xlsx_peak_mb=max(r["base_xlsx_mb"] for r in rounds),
                 cpu_seconds_baseline_1_process=round(median("base_serial_cpu"), 2),
             )
-        if size == max(args.sizes):
-            if args.twarc2 and Path(args.twarc2).exists():
-                out_csv = args.work / f"twarc-csv-{size}.csv"
-                # One row per tweet like swath (no inlined referenced tweets); csv never calls the API,
-                # but twarc2 insists on a token being configured.
-                _, wall, rss, cpu = _child([args.twarc2, "csv", "--no-inline-referenced-tweets", "--hide-progress",
-                                            str(directory / "tweets.jsonl"), str(out_csv)],
-                                           env={"BEARER_TOKEN": "unused"})
-                row.update(twarc_csv_items_per_s=round(items / wall), twarc_csv_peak_mb=rss,
-                           ratio_swath_to_twarc_csv=round(wall / median("swath_s"), 1),
-                           cpu_seconds_twarc_csv=round(cpu, 2))
+        if "twarc_s" in rounds[0]:
+            # twarc csv never calls the API, but twarc2 insists on a token being configured.
+            row.update(twarc_csv_items_per_s=round(items / median("twarc_s")),
+                       twarc_csv_peak_mb=max(r["twarc_mb"] for r in rounds),
+                       ratio_swath_to_twarc_csv=median_ratio("twarc_s", "swath_s"),
+                       ratio_swath_to_twarc_csv_each_round=[round(r["twarc_s"] / r["swath_s"], 1) for r in rounds],
+                       ratio_1_process_to_twarc_csv=median_ratio("twarc_s", "serial_s"),
+                       cpu_seconds_twarc_csv=round(median("twarc_cpu"), 2))
         report["sizes"][size] = row
         print(json.dumps({size: row}), flush=True)
     print(json.dumps(report, indent=2))
