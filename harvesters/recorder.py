@@ -25,6 +25,7 @@ from requests.adapters import HTTPAdapter
 
 from swath.core.config import Config
 from swath.core.encodings import ACCEPT_ENCODING
+from swath.core.jsontypes import JSONObject
 from swath.harvesters.guard import OriginGuard, credential_origins, guard_session
 from swath.harvesters.http import GuardedAdapter, Limits, RecordingAdapter
 from swath.harvesters.ledger import Ledger
@@ -280,9 +281,9 @@ class Recorder:
         StorageError), else None."""
         return self._series.failed or (self._uploads.failed if self._uploads is not None else None)
 
-    def committed_journal(self) -> dict[str, Any] | None:
+    def committed_journal(self) -> JSONObject | None:
         """The journal as last committed with a complete WARC (None: none yet)."""
-        journal: dict[str, Any] | None = self.state.get(self._journal_key)
+        journal: JSONObject | None = self.state.get(self._journal_key)
         return journal
 
     @property
@@ -379,7 +380,7 @@ class Recorder:
         with self._lock:
             return list(self._streams)
 
-    def _close(self, token: Callable[[], tuple[dict[str, Any], dict[str, Any] | None]], *, last: bool) -> None:
+    def _close(self, token: Callable[[], tuple[JSONObject, JSONObject | None]], *, last: bool) -> None:
         """Close the WARC with the state and journal `token` reads. The gathered records are queued, and the
         token read, under the lock a record is gathered under: every item the journal counts is in this WARC."""
         self._period_start = time.monotonic()
@@ -391,7 +392,7 @@ class Recorder:
         self._series.finish(taken)  # waits for the writer: not under the lock
 
     def _closed(self, closed: ClosedWarc | None,
-                token: tuple[dict[str, Any], dict[str, Any] | None] | None) -> None:
+                token: tuple[JSONObject, JSONObject | None] | None) -> None:
         """On the writer thread, after a WARC was closed, fsynced and renamed (token None: salvaged after a
         failed write; its data's state and journal are not committed, so the resumed run fetches it again).
         With object storage the WARC is uploaded first and its state committed once the upload is checked; a
@@ -399,7 +400,7 @@ class Recorder:
         if closed is not None and self._uploads is not None:
             # the commit names the WARC's serial, so a later run tells an object whose state was committed from
             # one a dead run uploaded but never committed (`_resume_uploads`); a salvaged WARC commits only that
-            mark = {self._stored_key: self._serial(closed.path)}
+            mark: JSONObject = {self._stored_key: self._serial(closed.path)}
             self._uploads.put(closed, mark if token is None else {**token[0], self._journal_key: token[1], **mark})
             if token is None:
                 self.ledger.warning(codes.WARC_RECOVERED, f"{closed.path.name} was cut after its last complete "

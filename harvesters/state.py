@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
+from swath.core.jsontypes import JSONObject
 from swath.core.paths import fsync_dir, open_lock, open_no_follow, write_atomic
 from swath.core.storage import storage_writes
 
@@ -24,7 +25,7 @@ __all__ = ["STATE_FILE", "CollectionState", "StagedState", "StateStore", "fsync_
 STATE_FILE = "swath-state.json"
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_json_atomic(path: Path, data: object) -> None:
     """Write `data` as JSON so a crash leaves either the old or the new file, never half of one."""
     with storage_writes(path):  # a full disk leaves the old file and no temp file beside it (write_atomic)
         write_atomic(path, json.dumps(data, sort_keys=True, indent=1).encode("utf-8"), durable=True)
@@ -37,8 +38,8 @@ class CollectionState(Protocol):
     def get(self, key: str, default: Any = None) -> Any: ...
     def set(self, key: str, value: Any) -> None: ...
     def delete(self, key: str) -> None: ...
-    def take_pending(self) -> dict[str, Any]: ...
-    def commit(self, updates: dict[str, Any] | None = None) -> None: ...
+    def take_pending(self) -> JSONObject: ...
+    def commit(self, updates: JSONObject | None = None) -> None: ...
 
 
 class StagedState:
@@ -47,14 +48,14 @@ class StagedState:
     deletes a key) in one step that keeps keys other harvests of the collection wrote, and returns them all."""
 
     def __init__(self) -> None:
-        self._pending: dict[str, Any] = {}
+        self._pending: JSONObject = {}
         self._mutex = threading.Lock()
         self._committed = self._load()
 
-    def _load(self) -> dict[str, Any]:
+    def _load(self) -> JSONObject:
         raise NotImplementedError
 
-    def _apply(self, updates: dict[str, Any]) -> dict[str, Any]:
+    def _apply(self, updates: JSONObject) -> JSONObject:
         raise NotImplementedError
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -70,13 +71,13 @@ class StagedState:
     def delete(self, key: str) -> None:
         self.set(key, None)
 
-    def take_pending(self) -> dict[str, Any]:
+    def take_pending(self) -> JSONObject:
         """Hand over the staged values (the engine commits them once their WARC is closed)."""
         with self._mutex:
             pending, self._pending = self._pending, {}
             return pending
 
-    def commit(self, updates: dict[str, Any] | None = None) -> None:
+    def commit(self, updates: JSONObject | None = None) -> None:
         """Write `updates` (default: everything staged); None deletes a key.
         Keys written meanwhile by other harvests of the collection are re-read and kept."""
         if updates is None:
@@ -96,17 +97,17 @@ class StateStore(StagedState):
         self._lock_path = directory / f".{STATE_FILE}.lock"
         super().__init__()
 
-    def _load(self) -> dict[str, Any]:
+    def _load(self) -> JSONObject:
         return self._read()
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self) -> JSONObject:
         try:
             with open_no_follow(self.path) as fh:  # a link in its place is refused: swath never links its state
                 return json.loads(fh.read().decode("utf-8"))
         except FileNotFoundError:
             return {}
 
-    def _apply(self, updates: dict[str, Any]) -> dict[str, Any]:
+    def _apply(self, updates: JSONObject) -> JSONObject:
         with storage_writes(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             lock = os.fdopen(open_lock(self._lock_path))

@@ -21,10 +21,10 @@ import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from swath.core.config import Config
 from swath.core.errors import SwathError
+from swath.core.jsontypes import JSONObject
 from swath.core.objects import ObjectInfo, ObjectStore, StorageUnavailable, store_for
 from swath.core.objects_base import FENCE_METADATA
 from swath.core.objects_copy import copy_to_replica
@@ -35,7 +35,7 @@ from swath.harvesters.warc import ClosedWarc, date_created_of, name_pattern, war
 COMMIT_SUFFIX = ".commit.json"
 # "uploading <name>" (INFO) as each upload begins: what an operator reads, and the event fault tests wait for
 log = logging.getLogger(__name__)
-Commit = Callable[[dict[str, Any]], None]
+Commit = Callable[[JSONObject], None]
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -65,7 +65,7 @@ class WarcUploader:
     def key(self, path: Path) -> str:
         return path.resolve().relative_to(self.base).as_posix()
 
-    def upload(self, warc: ClosedWarc, commit: dict[str, Any] | None, apply: Commit) -> ClosedWarc:
+    def upload(self, warc: ClosedWarc, commit: JSONObject | None, apply: Commit) -> ClosedWarc:
         """Upload `warc` (its `commit` already kept beside it: `keep_commit`), check it, apply the commit, remove
         the local copy; the WARC as announced (its url). Raises StorageUnavailable / StorageRefused with
         everything kept; ClaimLost (ClaimFenced) when a newer runner holds the harvest, with nothing uploaded
@@ -147,11 +147,11 @@ class UploadQueue:
         self.on_failed = on_failed
         self.failed: BaseException | None = None
         self.pending_bytes = 0  # closed WARCs waiting to go up: still this harvest's bytes
-        self._queue: queue.SimpleQueue[tuple[ClosedWarc, dict[str, Any] | None] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[ClosedWarc, JSONObject | None] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def put(self, warc: ClosedWarc, commit: dict[str, Any] | None) -> None:
+    def put(self, warc: ClosedWarc, commit: JSONObject | None) -> None:
         if commit is not None:
             write_json_atomic(commit_path(warc.path), commit)
         with self._lock:
@@ -187,9 +187,9 @@ def commit_path(warc: Path) -> Path:
     return warc.with_name(warc.name + COMMIT_SUFFIX)
 
 
-def _read_commit(path: Path) -> dict[str, Any] | None:
+def _read_commit(path: Path) -> JSONObject | None:
     try:
-        value: dict[str, Any] = json.loads(path.read_text("utf-8"))
+        value: JSONObject = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
         return None
     return value

@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from swath.core.config import Config
+from swath.core.jsontypes import JSONObject
 from swath.harvesters.claims import Claim, ClaimFenced
 from swath.harvesters.outcome import Outcome, OutcomeRecord
 from swath.harvesters.state import CollectionState, StagedState
@@ -45,14 +46,14 @@ class StoreState(StagedState):
                             .where(HarvestStateRow.scope == self.scope))
         return {key: json.loads(value) for key, value in rows}
 
-    def _load(self) -> dict[str, Any]:
+    def _load(self) -> JSONObject:
         try:
             with self.engine.connect() as conn:
                 return self._rows(conn)
         except SQLAlchemyError as exc:
             raise unavailable(exc, f"cannot read the state of {self.scope}") from None
 
-    def _apply(self, updates: dict[str, Any]) -> dict[str, Any]:
+    def _apply(self, updates: JSONObject) -> JSONObject:
         token = self.claim.token
         if token is None:
             raise ClaimFenced(f"harvest {self.claim.harvest_id}: state committed without its claim")
