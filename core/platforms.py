@@ -78,6 +78,11 @@ class HarvestKind:
     # may stream: the worker runs such types concurrently; each message's Harvester.is_stream(start) decides
     stream: bool = False
     seeds: Seeds = field(default_factory=Seeds)
+    # how SFM 3.x names the type in routing keys (messages/routing.py sfm_keys): the platform it puts there when
+    # not this one (sfm-ui Collection.HARVEST_TYPES_TO_PLATFORM), and whether its harvest.start may end in
+    # `.priority` (sfm-ui PRIORITY_HARVEST_TYPES: collections scheduled at most hourly)
+    sfm_platform: str = ""
+    sfm_priority: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

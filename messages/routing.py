@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
+from swath.core import discovery
 from swath.core.errors import SwathError
 from swath.messages import codes
 
@@ -36,15 +38,14 @@ class SfmName:
     priority: bool = False  # SFM may send its harvest.start with the `.priority` suffix (PRIORITY_HARVEST_TYPES)
 
 
-# The types whose SFM 3.x keys are not just swath's `<platform>.*`: Twitter API v2 work goes out under
-# the platform "twitter2" (sfm-ui Credential.TWITTER2), and hourly searches and timelines as `.priority`.
-SFM_NAMES: dict[str, SfmName] = {
-    "twitter_search": SfmName(priority=True),
-    "twitter_search_2": SfmName("twitter2", priority=True),
-    "twitter_academic_search": SfmName("twitter2", priority=True),
-    "twitter_user_timeline_2": SfmName("twitter2", priority=True),
-    "twitter_filter_stream": SfmName("twitter2"),
-}
+@functools.cache
+def sfm_names() -> dict[str, SfmName]:
+    """The types whose SFM 3.x keys are not just swath's `<platform>.*` (e.g. Twitter API v2 work goes out under
+    the platform "twitter2", hourly searches and timelines as `.priority`), as their declarations say."""
+    return {kind.name: SfmName(kind.sfm_platform, kind.sfm_priority) for platform in discovery.platforms()
+            for kind in platform.harvest_types if kind.sfm_platform or kind.sfm_priority}
+
+
 # SFM sends `.priority` only on harvest.start, and its harvesters echo it on harvest.status
 _PRIORITY_PAIRS = frozenset({KINDS["harvest_start"], KINDS["harvest_status"]})
 
@@ -107,7 +108,7 @@ def status_key_for(routing_key: str) -> str:
 def sfm_keys(kind: str, platform: str, type_: str) -> list[str]:
     """The keys SFM 3.x publishes this kind of message for `type_` on that the binding
     `<noun>.<verb>.<platform>.*` of swath's service for `platform` misses: the service binds them as well."""
-    name = SFM_NAMES.get(type_)
+    name = sfm_names().get(type_)
     if name is None:
         return []
     sfm_platform = name.platform or platform

@@ -56,7 +56,7 @@ def _lazy_call(target: str) -> Callable[[Config], None]:
 def _per_platform(entries: list[_Entry], *, noun: str, role: str, job: str, warm_up: str | None = None,
                   platforms: tuple[str, ...] = ()) -> dict[str, ServiceSpec]:
     """One service per platform: `<platform>_<role>` consuming `<noun>.start.<platform>.*` and the keys
-    SFM 3.x sends its types on (messages.routing.SFM_NAMES: `twitter2`, `.priority`). `platforms`
+    SFM 3.x sends its types on (messages.routing.sfm_names, from the declarations: `twitter2`, `.priority`). `platforms`
     (SWATH_PLATFORMS): only these platforms and types; a platform with some types only binds their keys alone."""
     by_platform: dict[str, list[_Entry]] = defaultdict(list)
     for entry in entries:

@@ -19,13 +19,15 @@ PLATFORM = Platform(
     title="Twitter",
     harvester="swath.platforms.twitter.harvester:TwitterHarvester",
     harvest_types=(
-        HarvestKind(name="twitter_search_2", method="search_recent", seeds=_SEARCH),
-        HarvestKind(name="twitter_search", method="search_recent", seeds=_SEARCH),  # the SFM v1 name (spec example)
-        HarvestKind(name="twitter_academic_search", method="search_all",
+        HarvestKind(name="twitter_search_2", method="search_recent", seeds=_SEARCH, sfm_platform="twitter2",
+                    sfm_priority=True),
+        HarvestKind(name="twitter_search", method="search_recent", seeds=_SEARCH,  # the SFM v1 name (spec example)
+                    sfm_priority=True),
+        HarvestKind(name="twitter_academic_search", method="search_all", sfm_platform="twitter2", sfm_priority=True,
                     seeds=dataclasses.replace(_SEARCH, max_length=1024)),  # full-archive search allows longer
-        HarvestKind(name="twitter_user_timeline_2", method="user_timeline",
+        HarvestKind(name="twitter_user_timeline_2", method="user_timeline", sfm_platform="twitter2", sfm_priority=True,
                     seeds=Seeds(example=({"id": "gwu", "token": "gwu"},))),
-        HarvestKind(name="twitter_filter_stream", method="filter_stream", stream=True,
+        HarvestKind(name="twitter_filter_stream", method="filter_stream", stream=True, sfm_platform="twitter2",
                     seeds=Seeds(example=({"id": "libraries", "token": {"rule": "#libraries", "tag": "libraries"}},))),
         HarvestKind(name="twitter_sample", method="sample", stream=True, seeds=Seeds(token="none", required=False)),
     ),
