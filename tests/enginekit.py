@@ -24,6 +24,37 @@ SECRET = "s3cr3t-api-key-9f8e7d"
 BEARER = "bearer-tok-0a1b2c3d4e"
 
 
+class HarvestProcess:
+    """A harvest run in a subprocess that prints what it publishes as JSON lines (`swath harvest run --json`, the
+    embedded runner): its statuses and warc_created bodies collected as they come, `proc` to signal it."""
+
+    def __init__(self, args: list[str], env: dict[str, str], *, cwd: Path, timeout: float) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=env, cwd=cwd)
+        self.timeout = timeout
+        self.statuses: list[dict] = []
+        self.warcs: list[dict] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                body = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(body, dict) and str(body.get("routing_key")).startswith("harvest.status."):
+                self.statuses.append(body["message"])
+            elif isinstance(body, dict) and body.get("routing_key") == "warc_created":
+                self.warcs.append(body["message"]["warc"])
+
+    def wait(self) -> int:
+        code = self.proc.wait(self.timeout)
+        self._reader.join(30)
+        return code
+
+
 class Collected:
     """A publish function keeping (routing_key, body) pairs, each validated by its JSON Schema."""
 

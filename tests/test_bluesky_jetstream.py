@@ -7,9 +7,6 @@ import dataclasses
 import json
 import os
 import signal
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
@@ -19,7 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
-from tests.enginekit import context, harvest_thread, read_records, wait_for, warc_files, warcio_check
+from tests.enginekit import HarvestProcess, context, harvest_thread, read_records, wait_for, warc_files, warcio_check
 from tests.fakes.bluesky import FakeJetstream
 from tests.fakes.social import start_body
 from tests.test_bluesky import export_rows
@@ -94,30 +91,9 @@ def test_jetstream_filters_reconnects_from_its_cursor_stops_and_exports(config, 
     assert len(everything) == len(posts)
 
 
-class Runner:
+def runner(message: Path, env: dict[str, str]) -> HarvestProcess:
     """`python -m swath.harvesters.embedded MESSAGE` in a subprocess; its status lines collected."""
-
-    def __init__(self, message: Path, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "swath.harvesters.embedded", str(message), ROUTING_KEY],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
-        self.statuses: list[dict] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            try:
-                body = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(body, dict) and str(body.get("routing_key")).startswith("harvest.status."):
-                self.statuses.append(body["message"])
-
-    def wait(self) -> int:
-        code = self.proc.wait(120)
-        self._reader.join(30)
-        return code
+    return HarvestProcess(["swath.harvesters.embedded", str(message), ROUTING_KEY], env, cwd=ROOT, timeout=120)
 
 
 @pytest.mark.parametrize("killed_with", ["events_in_memory", "events_in_an_open_warc"])
@@ -131,7 +107,7 @@ def test_jetstream_resumes_after_kill_9_without_loss_or_duplicates(config, data_
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWATH_")},
                "SWATH_DATA_ROOT": str(data_root), "SWATH_WARC_MAX_SECONDS": "300" if in_warc else "0.3",
                "SWATH_STATUS_INTERVAL": "0.1", "PYTHONPATH": str(ROOT)}
-        first = Runner(message, env)
+        first = runner(message, env)
         if in_warc:  # more than a segment's 1 MiB: written to the open WARC, which is never closed
             fake.emit(2500, pad=600)
             wait_for(lambda: any(p.stat().st_size > 8192 for p in data_root.rglob("*.open")),
@@ -146,7 +122,7 @@ def test_jetstream_resumes_after_kill_9_without_loss_or_duplicates(config, data_
         first.wait()
         before = len(fake.events)
 
-        second = Runner(message, env)
+        second = runner(message, env)
         wait_for(lambda: len(fake.connections) == 2, what="the resumed run's connection")
         fake.emit(8)
         wait_for(lambda: counted(second.statuses, "events") == before + 8, what="every event counted once")

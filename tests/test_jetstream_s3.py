@@ -9,15 +9,12 @@ import io
 import json
 import os
 import signal
-import subprocess
-import sys
-import threading
 
 import orjson
 from warcio.archiveiterator import ArchiveIterator
 
 from swath.messages import codes
-from tests.enginekit import wait_for
+from tests.enginekit import HarvestProcess, wait_for
 from tests.fakes.bluesky import FakeJetstream
 from tests.fakes.social import start_body
 from tests.requesterkit import pg_url  # noqa: F401  (fixture)
@@ -25,33 +22,9 @@ from tests.seaweed import ACCESS_KEY, SECRET_KEY
 from tests.test_bluesky_jetstream import ROOT, counted
 
 
-class Runner:
+def runner(message, env: dict[str, str]) -> HarvestProcess:
     """`swath harvest run --json MESSAGE` in a subprocess; its status lines collected."""
-
-    def __init__(self, message, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "swath", "harvest", "run", "--json", str(message)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
-        self.statuses: list[dict] = []
-        self.warcs: list[dict] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            try:
-                body = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(body, dict) and str(body.get("routing_key")).startswith("harvest.status."):
-                self.statuses.append(body["message"])
-            elif isinstance(body, dict) and body.get("routing_key") == "warc_created":
-                self.warcs.append(body["message"]["warc"])
-
-    def wait(self) -> int:
-        code = self.proc.wait(180)
-        self._reader.join(30)
-        return code
+    return HarvestProcess(["swath", "harvest", "run", "--json", str(message)], env, cwd=ROOT, timeout=180)
 
 
 def _stored_events(seaweed, storage_url: str) -> list[int]:
@@ -81,7 +54,7 @@ def test_a_resume_in_s3_mode_reads_the_uploaded_warcs_and_records_no_event_twice
                "PYTHONPATH": str(ROOT), "SWATH_DB_URL": pg_url, "SWATH_STORAGE_URL": s3_config.storage_url,
                "SWATH_STORAGE_ENDPOINT": s3_config.storage_endpoint, "SWATH_STORAGE_ACCESS_KEY_ID": ACCESS_KEY,
                "SWATH_STORAGE_SECRET_ACCESS_KEY": SECRET_KEY}
-        first = Runner(message, env)
+        first = runner(message, env)
         fake.emit(2500, pad=600)  # more than a segment's 1 MiB: written to the open WARC, which is never closed
         wait_for(lambda: any(p.stat().st_size > 8192 for p in data_root.rglob("*.open")),
                  what="a segment in the open WARC", timeout=120)
@@ -89,7 +62,7 @@ def test_a_resume_in_s3_mode_reads_the_uploaded_warcs_and_records_no_event_twice
         first.wait()
         before = len(fake.events)
 
-        second = Runner(message, env)
+        second = runner(message, env)
         wait_for(lambda: len(fake.connections) == 2, what="the resumed run's connection", timeout=120)
         fake.emit(8)
         wait_for(lambda: counted(second.statuses, "events") == before + 8, what="every event counted once",
