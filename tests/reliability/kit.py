@@ -55,6 +55,10 @@ def worker_env(config: Config, **extra: str) -> dict[str, str]:
         "SWATH_DELIVERY_LIMIT": str(config.delivery_limit),
         **{api_url_env(platform): url for platform, url in config.api_urls.items()},
     }
+    if config.storage_url:  # WARCs go to a bucket, claims and state to the store at db_url
+        env |= {"SWATH_STORAGE_URL": config.storage_url, "SWATH_STORAGE_ENDPOINT": config.storage_endpoint,
+                "SWATH_STORAGE_ACCESS_KEY_ID": config.storage_access_key_id,
+                "SWATH_STORAGE_SECRET_ACCESS_KEY": config.storage_secret_access_key}
     base = {k: v for k, v in os.environ.items() if not k.startswith("SWATH_")}
     return {**base, **env, "PYTHONPATH": str(ROOT), **extra}
 
@@ -262,6 +266,17 @@ class ReliabilityApi:
 
     def stream_url(self, key: str) -> str:
         return f"{self.server.url}/stream?h={key}"
+
+    def start(self, harvest_id: str, *, collection_set: str, collection: str, feed: str | None = None,
+              stream: bool = False) -> tuple[str, dict[str, Any]]:
+        """(routing key, body) of the harvest.start of a generic_pages harvest (generic_stream when `stream`) of
+        `feed` (default: the harvest id) into collections/<collection_set>/<collection>, with the fakes' api_key."""
+        kind = "generic_stream" if stream else "generic_pages"
+        url = self.stream_url(feed or harvest_id) if stream else self.page_url(feed or harvest_id)
+        return f"harvest.start.generic.{kind}", {
+            "id": harvest_id, "type": kind, "path": f"collections/{collection_set}/{collection}",
+            "seeds": [{"id": "seed-1", "token": url}], "credentials": {"api_key": GENERIC_SECRET},
+            "collection_set": {"id": collection_set}, "collection": {"id": collection}}
 
     def page(self, request: Request) -> Response:
         if request.arg("api_key") != GENERIC_SECRET:
