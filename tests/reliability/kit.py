@@ -250,11 +250,13 @@ class ServedLog:
 class ReliabilityApi:
     """On one FakeServer: `/pages?h=KEY&page=N` (generic_pages: `per_page` items, `pages` pages, a
     relative next link, `delay` s per page) and `/stream?h=KEY` (generic_stream: one line every `every`
-    s, ids KEY:CONNECTION:N). Both check the api_key."""
+    s, ids KEY:CONNECTION:N). Both check the api_key. `hold_after`: pages past it wait for `release()`, so a
+    harvest cannot end while a test sets up what should happen to it mid-way, however busy the machine."""
 
     def __init__(self, server: FakeServer, *, pages: int = 6, per_page: int = 5, delay: float = 0.05,
-                 every: float = 0.01) -> None:
+                 every: float = 0.01, hold_after: int | None = None) -> None:
         self.server, self.pages, self.per_page, self.delay, self.every = server, pages, per_page, delay, every
+        self.hold_after, self.released = hold_after, threading.Event()
         self.served = ServedLog()
         self.connections: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -283,11 +285,16 @@ class ReliabilityApi:
             return Response(401, b'{"error": "bad key"}')
         time.sleep(self.delay)
         key, page = request.arg("h"), int(request.arg("page", "1"))
+        if self.hold_after is not None and page > self.hold_after:
+            self.released.wait(300)
         ids = [f"{key}-{i}" for i in range((page - 1) * self.per_page, page * self.per_page)]
         self.served.add(key, ids)
         body = {"items": [{"id": i, "text": f"item {i}"} for i in ids],
                 "next": f"/pages?h={key}&page={page + 1}" if page < self.pages else None}
         return Response(200, json.dumps(body).encode())
+
+    def release(self) -> None:
+        self.released.set()
 
     def stream(self, request: Request) -> Response:
         if request.arg("api_key") != GENERIC_SECRET:

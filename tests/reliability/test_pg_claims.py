@@ -76,7 +76,9 @@ def test_kill_9_of_the_running_host_lets_the_other_resume_it_from_the_store(conf
     config = dataclasses.replace(config, warc_max_bytes=3000)
     pages, per_page = 40, 5
     with FakeServer() as server:
-        api = ReliabilityApi(server, pages=pages, per_page=per_page, delay=0.05)
+        # page 21 on waits until host 0 is killed: a second host starting slowly on a busy machine must not find
+        # the harvest already finished by the first
+        api = ReliabilityApi(server, pages=pages, per_page=per_page, delay=0.05, hold_after=20)
         declare_queues(config, ["generic_harvester"])
         replicas = replicas_on_two_hosts(config, tmp_path, pg_url, s3_config)
         harvest_id = f"pgkill:{tmp_path.name[-6:]}"
@@ -91,10 +93,12 @@ def test_kill_9_of_the_running_host_lets_the_other_resume_it_from_the_store(conf
                 replicas[1].start()
                 assert got.wait(replicas[1].ready, 120), "the second host attached to the queue"
                 replicas[0].kill9()  # the broker hands the unacked start to host 1; PostgreSQL frees the claim
+                api.release()
                 assert got.wait(lambda: harvest_id in got.finals(), 240), "final status after the kill"
                 got.drained()
                 finals = got.finals()[harvest_id]
         finally:
+            api.release()
             exits = [replica.stop() for replica in replicas]
     assert exits[1] == 0, replicas[1].log_text()[-4000:]
     assert [f["status"] for f in finals] == ["completed success"], finals
