@@ -64,8 +64,9 @@ class ThreadCPU:
         threading.Thread(target=self._sample, daemon=True, name="thread-cpu").start()
 
     def _sample(self) -> None:
+        names: dict[str, str] = {}  # a thread keeps the name it had while Python listed it (ending, it is not)
         while True:
-            names = {str(t.native_id): t.name.split(":")[0] for t in threading.enumerate()}
+            names.update((str(t.native_id), t.name.split(":")[0]) for t in threading.enumerate())
             for tid in os.listdir("/proc/self/task"):
                 try:
                     stat = Path(f"/proc/self/task/{tid}/stat").read_text()
