@@ -142,6 +142,7 @@ def parse_sets(data: bytes) -> tuple[list[dict[str, str | None]], str | None]:
 
 _OAI_DC = "{http://www.openarchives.org/OAI/2.0/oai_dc/}dc"
 _DC_OPEN = f"{{{DC}}}"
+_DC_NAME = len(_DC_OPEN)  # where a dc element's local name starts in its tag
 
 
 def map_record(record: OAIRecord, prefix: str) -> Dataset:
@@ -163,7 +164,7 @@ def map_record(record: OAIRecord, prefix: str) -> Dataset:
         if text and isinstance(tag, str) and tag.startswith(_DC_OPEN):
             words = text.split()  # empty exactly when text.strip() is: both split on str.isspace
             if words:
-                name = tag[len(_DC_OPEN):]
+                name = tag[_DC_NAME:]
                 if name in values:
                     values[name].append(" ".join(words))
                 else:
