@@ -168,7 +168,7 @@ def test_every_secret_parameter_name_holds_a_word_the_quick_checks_look_for():
     # Redactor.url and Redactor.fields skip their work when a text holds none of _ANY_NAME's words: every
     # name a parameter is redacted by must hold one, or the skip would keep a credential
     from swath.core.masking import SECRET_PARAMS, is_secret_name
-    from swath.harvesters.redaction import _ANY_NAME
+    from swath.harvesters.scrub import _ANY_NAME
 
     names = [*SECRET_PARAMS, "token", "oauth_token", "sslpassword", "db_secret", "X_PASSWD", "\u212aey"]
     assert all(is_secret_name(name) for name in names)
