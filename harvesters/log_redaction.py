@@ -7,13 +7,16 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from swath.core.masking import mask_text
 from swath.harvesters.scrub import scrub
 
-if TYPE_CHECKING:
-    from swath.harvesters.redaction import Redactor
+
+class Redactor(Protocol):
+    """A harvest's redactor (harvesters/redaction.py), as the filter uses it."""
+
+    def text(self, text: str) -> str: ...
 
 
 class SecretLogFilter(logging.Filter):

@@ -4,8 +4,9 @@ per PENDING_MAX writes or PENDING_BYTES of payload, not one each. Each hand-off 
 busy machine the thread that wakes it often loses its core while it holds the GIL: the process then stalls.
 
 Gathered records go to the writer in call order, before a rotation or the end, every PENDING_MAX writes or
-PENDING_BYTES and on every control-loop tick (`flush`), so file order is call order and none waits longer
-than a tick. Used by harvesters/recorder.py.
+PENDING_BYTES (or the room left in the WARC below its size limit, so rotations come as soon as before) and on
+every control-loop tick (`flush`), so file order is call order and none waits longer than a tick. Used by
+harvesters/recorder.py.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from swath.harvesters.warc_records import RecordFactory
 
 PENDING_MAX = 64  # writes queued to the writer together (one hand-off, not one each)
 PENDING_BYTES = 1 << 20  # ... or fewer, once their payloads reach this: bounds what waits in memory
+WRITE_OVERHEAD = 1024  # bytes a write's records hold beside its payload (WARC and HTTP headers), about
 
 
 class PendingRecords:
     """The gathered records of one harvest's WARC series (see the module docstring)."""
 
-    def __init__(self, *, series: WarcSeries, factory: RecordFactory) -> None:
+    def __init__(self, *, series: WarcSeries, factory: RecordFactory, warc_max_bytes: int) -> None:
         self._series = series
+        self._warc_max_bytes = warc_max_bytes
         self._factory = factory
         self._builds: list[list[Any] | Callable[[], list[Any]]] = []  # records, or functions building them
         self._bytes = 0  # payload bytes gathered
@@ -64,8 +67,10 @@ class PendingRecords:
     def _gather(self, records: list[Any] | Callable[[], list[Any]], size: int) -> None:
         with self._lock:
             self._builds.append(records)
-            self._bytes += size
-            if len(self._builds) >= PENDING_MAX or self._bytes >= PENDING_BYTES:
+            self._bytes += size + WRITE_OVERHEAD
+            # near the size limit at once, as before batching: a rotation is judged by the bytes on disk
+            room = self._warc_max_bytes - self._series.written
+            if len(self._builds) >= PENDING_MAX or self._bytes >= min(PENDING_BYTES, room):
                 self._queue()
 
     @contextmanager

@@ -100,7 +100,8 @@ class Recorder:
                                   info=harvest_warcinfo(start, host=config.host), on_closed=self._closed,
                                   before_rename=fence, before_salvage=before_salvage, on_failed=self._write_failed)
         # a platform's own records (an item's dataset), queued to the writer together (harvesters/pending.py)
-        self._pending = PendingRecords(series=self._series, factory=self._factory)
+        self._pending = PendingRecords(series=self._series, factory=self._factory,
+                                       warc_max_bytes=config.warc_max_bytes)
         self._limits = Limits(retries=config.http_retries, backoff=config.http_backoff,
                               timeout=config.http_timeout, max_response_bytes=config.max_response_bytes,
                               max_line_bytes=config.stream_max_line_bytes, deadline=config.http_deadline)
