@@ -37,6 +37,12 @@ _BY_NAME = [
 ]
 
 
+# what each of _BY_NAME's patterns cannot match without: one of `needs` as written (a quote, `:` or `=`, a scheme
+# word, an encoded `=`) and, if any, one of `words` in the lower-cased text (parts of its names made of letters
+# (?i) matches in ASCII only: not i, k or s, which it also matches as İ, ı, K and ſ). A page's URL runs one
+_NEEDS = [("\"", "'"), (":", "="), (":", "="), ("Bearer", "Basic"), ("%3",), ("%25",), ("=",)]
+_WORDS: list[tuple[str, ...]] = [(), ("uthor",), ("coo", "x-ap", "x-aut"), (), (), (), ()]
+_CHECKED = list(zip(_BY_NAME, _NEEDS, _WORDS, strict=True))
 # every name _BY_NAME looks for holds one of these: a text without any skips its eight patterns. Searched in
 # the casefolded text (8x faster than (?i)); casefold leaves two of the letters (?i) takes for i: İ -> i̇, ı
 _ANY_NAME = re.compile("|".join(word.replace("i", "(?:i\u0307?|\u0131)") for word in (
@@ -60,8 +66,9 @@ def scrub(text: str) -> str:
     if "@" in text:
         text = _USERINFO.sub(r"\1", text)
     if _ANY_NAME.search(text.casefold()):
-        for pattern in _BY_NAME:
-            text = pattern.sub(lambda m: m.group("k") + REDACTED, text)
+        for pattern, needs, words in _CHECKED:
+            if any(part in text for part in needs) and (not words or any(w in text.lower() for w in words)):
+                text = pattern.sub(lambda m: m.group("k") + REDACTED, text)
     return text
 
 
