@@ -21,6 +21,7 @@ DeadlineExceeded) and each body is read up to `Limits.max_response_bytes`.
 
 from __future__ import annotations
 
+import functools
 import io
 import random
 import re
@@ -64,14 +65,14 @@ class Gate(Protocol):
     """What the unrecorded adapter needs from the harvest that owns it (harvesters/recorder.py)."""
 
     def requests_refused(self) -> bool: ...  # True once no new request may start (stop/shutdown)
-    def debug(self, text: str) -> None: ...
+    def debug(self, text: str | Callable[[], str]) -> None: ...  # a function: called only when debugging
     def add_secret(self, value: str) -> None: ...  # redacted from now on, everywhere in the harvest
 
 
 class Sink(Gate, Protocol):
     """What the recording adapter needs from the harvest that owns it (harvesters/recorder.py)."""
 
-    def write_records(self, records: list | Callable[[], list]) -> None: ...
+    def write_records(self, records: list | Callable[[], list], *, size: int = 0) -> None: ...
     def rate_limited(self, wait: float, url: str) -> None: ...
     def sleep(self, seconds: float) -> bool: ...  # False if interrupted by stop/shutdown
     def add_stream(self, stream: StreamRecording) -> None: ...
@@ -273,7 +274,7 @@ class RecordingAdapter(GuardedAdapter):
                                      response_headers=_recorded_response_headers(response_headers, decoded=False),
                                      response_body=body, protocol=protocol, extra={"WARC-Date": date})
 
-        self.sink.write_records(build)
+        self.sink.write_records(build, size=len(body))
 
     # --- sending ---
     def _wait(self, decision: Wait, url: str, why: str) -> None:
@@ -306,11 +307,10 @@ class RecordingAdapter(GuardedAdapter):
 
     def send(self, request: requests.PreparedRequest, stream: bool = False, timeout: Any = None,
              verify: Any = True, cert: Any = None, proxies: Any = None) -> requests.Response:
-        url = self.redactor.url(request.url or "")
         attempt = Attempt()
         while True:
             if self.sink.requests_refused():
-                raise HarvestStopped(f"harvest stopping; not requesting {url}")
+                raise HarvestStopped(f"harvest stopping; not requesting {self._shown(request)}")
             try:
                 response, body = self._exchange(request, stream=stream, timeout=timeout, verify=verify, cert=cert,
                                                 proxies=proxies)
@@ -321,24 +321,31 @@ class RecordingAdapter(GuardedAdapter):
                 decision = self.policy.decide(status=None, headers={}, attempt=attempt, now=time.time(),
                                               jitter=random.random())
                 if isinstance(decision, Wait):
-                    self._wait(decision, url, type(exc).__name__)
+                    self._wait(decision, self._shown(request), type(exc).__name__)
                     attempt = decision.attempt
                     continue
                 if isinstance(decision, GiveUp):
-                    raise self._error(decision, url, None, exc) from None
+                    raise self._error(decision, self._shown(request), None, exc) from None
                 raise  # handed on as it is (the policy never does this with a connection error today)
             self._record(request, raw, body)
             status = raw.status
-            self.sink.debug(f"{request.method} {url} -> {status} ({len(body)} bytes)")
+            self.sink.debug(functools.partial(self._exchanged, request, status, len(body)))
             decision = self.policy.decide(status=status, headers=raw.headers, attempt=attempt, now=time.time(),
                                           jitter=random.random())
             if isinstance(decision, Wait):
-                self._wait(decision, url, f"HTTP {status}")
+                self._wait(decision, self._shown(request), f"HTTP {status}")
                 attempt = decision.attempt
                 continue
             if isinstance(decision, GiveUp):
-                raise self._error(decision, url, raw, None)
+                raise self._error(decision, self._shown(request), raw, None)
             return self._with_body(request, response, body)
+
+    def _exchanged(self, request: requests.PreparedRequest, status: int, size: int) -> str:
+        return f"{request.method} {self._shown(request)} -> {status} ({size} bytes)"
+
+    def _shown(self, request: requests.PreparedRequest) -> str:
+        """The request's URL as messages show it (redacted): made only for a message, not for every request."""
+        return self.redactor.url(request.url or "")
 
     def _stream_response(self, request: requests.PreparedRequest, response: requests.Response) -> requests.Response:
         raw = response.raw

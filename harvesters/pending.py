@@ -1,9 +1,12 @@
-"""The records a platform writes itself (an item's dataset: `harvest.write_record`), gathered and queued to
-the WARC writer together: one hand-off to the writer thread per PENDING_MAX records, not one each.
+"""Every record of a harvest (an item's dataset: `harvest.write_record`; an exchange the recording adapter
+saw; a stream's segment), gathered and queued to the WARC writer together: one hand-off to the writer thread
+per PENDING_MAX writes or PENDING_BYTES of payload, not one each. Each hand-off wakes the writer, and on a
+busy machine the thread that wakes it often loses its core while it holds the GIL: the process then stalls.
 
-Gathered records go to the writer before any other write (the recording adapter's exchange, a stream's
-segment), a rotation or the end, every PENDING_MAX records and on every control-loop tick (`flush`), so file
-order is call order and none waits longer than a tick. Used by harvesters/recorder.py.
+Gathered records go to the writer in call order, before a rotation or the end, every PENDING_MAX writes or
+PENDING_BYTES (or the room left in the WARC below its size limit, so rotations come as soon as before) and on
+every control-loop tick (`flush`), so file order is call order and none waits longer than a tick. Used by
+harvesters/recorder.py.
 """
 
 from __future__ import annotations
@@ -13,19 +16,23 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from swath.harvesters.warc import WarcSeries
+from swath.harvesters.warc import WarcSeries, WarcWriteFailed
 from swath.harvesters.warc_records import RecordFactory
 
-PENDING_MAX = 64  # a platform's records queued to the writer together (one hand-off, not one each)
+PENDING_MAX = 64  # writes queued to the writer together (one hand-off, not one each)
+PENDING_BYTES = 1 << 20  # ... or fewer, once their payloads reach this: bounds what waits in memory
+WRITE_OVERHEAD = 1024  # bytes a write's records hold beside its payload (WARC and HTTP headers), about
 
 
 class PendingRecords:
     """The gathered records of one harvest's WARC series (see the module docstring)."""
 
-    def __init__(self, *, series: WarcSeries, factory: RecordFactory) -> None:
+    def __init__(self, *, series: WarcSeries, factory: RecordFactory, warc_max_bytes: int) -> None:
         self._series = series
+        self._warc_max_bytes = warc_max_bytes
         self._factory = factory
-        self._builds: list[Callable[[], list[Any]]] = []
+        self._builds: list[list[Any] | Callable[[], list[Any]]] = []  # records, or functions building them
+        self._bytes = 0  # payload bytes gathered
         self._lock = threading.Lock()
 
     def add(self, *, uri: str, record_type: str, payload: bytes, content_type: str,
@@ -39,10 +46,7 @@ class PendingRecords:
             return [factory.plain(uri=uri, record_type=record_type, payload=payload,
                                   content_type=content_type, headers=headers)]
 
-        with self._lock:
-            self._builds.append(build)
-            if len(self._builds) >= PENDING_MAX:
-                self._queue()
+        self._gather(build, len(payload))
 
     def flush(self) -> None:
         """Queue the records gathered so far (the control loop's tick). Never waits: not for the platform
@@ -55,11 +59,19 @@ class PendingRecords:
         finally:
             self._lock.release()
 
-    def write(self, records: list[Any] | Callable[[], list[Any]]) -> None:
-        """Queue `records` (or a function building them) after the records gathered so far."""
+    def write(self, records: list[Any] | Callable[[], list[Any]], *, size: int = 0) -> None:
+        """Gather `records` (or a function building them; `size`: their payload bytes) after those gathered so far."""
+        self._series.check()  # a failed writer is reported now, as when each write was queued at once
+        self._gather(records, size)
+
+    def _gather(self, records: list[Any] | Callable[[], list[Any]], size: int) -> None:
         with self._lock:
-            self._queue()
-            self._series.write(records)
+            self._builds.append(records)
+            self._bytes += size + WRITE_OVERHEAD
+            # near the size limit at once, as before batching: a rotation is judged by the bytes on disk
+            room = self._warc_max_bytes - self._series.written
+            if len(self._builds) >= PENDING_MAX or self._bytes >= min(PENDING_BYTES, room):
+                self._queue()
 
     @contextmanager
     def queued(self) -> Iterator[None]:
@@ -72,6 +84,9 @@ class PendingRecords:
     def _queue(self) -> None:
         """Under the lock: the gathered records to the writer, ahead of whatever is queued next."""
         if self._builds:
-            builds, self._builds = self._builds, []
-            # built one by one as the writer takes them, each compressed before the next is built
-            self._series.write(lambda: (record for build in builds for record in build()))
+            builds, self._builds, self._bytes = self._builds, [], 0
+            try:  # built one by one as the writer takes them, each compressed before the next is built
+                self._series.write(lambda: (record for build in builds
+                                            for record in (build() if callable(build) else build)))
+            except WarcWriteFailed:
+                pass  # the writer failed: it takes nothing more; the next write, a rotation or the end says why

@@ -13,7 +13,6 @@ harvesters/base.py `Harvest`. See docs/harvesting.md.
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -29,17 +28,18 @@ from swath.core.jsontypes import JSONObject
 from swath.harvesters.guard import OriginGuard, credential_origins, guard_session
 from swath.harvesters.http import GuardedAdapter, Limits, RecordingAdapter
 from swath.harvesters.ledger import Ledger
+from swath.harvesters.outbox import Outbox
 from swath.harvesters.pending import PendingRecords
 from swath.harvesters.redaction import harvest_redactor, install_log_filter
 from swath.harvesters.state import CollectionState, StateStore
 from swath.harvesters.streams import StreamRecording
-from swath.harvesters.uploads import UploadQueue, WarcUploader, commit_path
+from swath.harvesters.uploads import UploadQueue, WarcUploader
 from swath.harvesters.warc import (
-    SOFTWARE,
     ClosedWarc,
     WarcSeries,
     WarcWriteFailed,
     find_harvest_warcs,
+    harvest_warcinfo,
     name_pattern,
     recover,
 )
@@ -58,7 +58,9 @@ class Recorder:
                  stoppable: bool | None = None, log: logging.Logger | None = None,
                  fence: Callable[[], None] = lambda: None, stop: threading.Event | None = None,
                  shutdown: threading.Event | None = None, state: CollectionState | None = None,
-                 fence_token: int | None = None) -> None:
+                 fence_token: int | None = None, before_salvage: Callable[[], None] = lambda: None) -> None:
+        """`before_salvage`: called on the writer thread when writing failed, before the WARC is cut and closed
+        (the run gives back the space it set aside: harvesters/run.py)."""
         self.start = start
         self.config = config
         self.directory = directory
@@ -78,27 +80,28 @@ class Recorder:
         self.ledger = Ledger(redactor=self.redactor)
         # the collection's state file, or the store's rows when workers share no filesystem (coordination.py)
         self.state: CollectionState = StateStore(directory=directory) if state is None else state
+        self._outbox = Outbox()  # the closed WARCs, to report
         # SWATH_STORAGE_URL set: each closed WARC is uploaded before its state commits (harvesters/uploads.py)
         self.uploader = WarcUploader.for_harvest(
             config, directory, start.id, fence=fence, fence_token=fence_token,
             on_replica_lag=lambda message: self.ledger.warning(codes.REPLICA_LAG, message))
         self._uploads = None if self.uploader is None else UploadQueue(
-            uploader=self.uploader, apply=self.state.commit, on_stored=self._stored, on_failed=self._write_failed)
+            uploader=self.uploader, apply=self.state.commit, on_stored=self._outbox.add, on_failed=self._write_failed)
         self.resumed = False  # True when this run continues an interrupted harvest of the same id
         self.stop_requested = False  # harvest.stop (not a shutdown) ended this harvest
         self.halted = False  # a storage fault or the free-space guard ended it: its journal is kept for a resume
         self._lock = threading.Lock()
-        self._warcs: list[ClosedWarc] = []
         self._stopping = threading.Event()
         self._refuse = threading.Event()  # no new requests; sleeps end early
         self._streams: set[StreamRecording] = set()
-        self._outbox: queue.SimpleQueue[ClosedWarc] = queue.SimpleQueue()
         self._factory = RecordFactory(redactor=self.redactor)
         self._period_start = time.monotonic()  # when the current WARC period began (time rotation)
-        self._series = WarcSeries(directory=directory, harvest_id=start.id, info=self._warcinfo(),
-                                  on_closed=self._closed, before_rename=fence, on_failed=self._write_failed)
+        self._series = WarcSeries(directory=directory, harvest_id=start.id,
+                                  info=harvest_warcinfo(start, host=config.host), on_closed=self._closed,
+                                  before_rename=fence, before_salvage=before_salvage, on_failed=self._write_failed)
         # a platform's own records (an item's dataset), queued to the writer together (harvesters/pending.py)
-        self._pending = PendingRecords(series=self._series, factory=self._factory)
+        self._pending = PendingRecords(series=self._series, factory=self._factory,
+                                       warc_max_bytes=config.warc_max_bytes)
         self._limits = Limits(retries=config.http_retries, backoff=config.http_backoff,
                               timeout=config.http_timeout, max_response_bytes=config.max_response_bytes,
                               max_line_bytes=config.stream_max_line_bytes, deadline=config.http_deadline)
@@ -144,9 +147,9 @@ class Recorder:
         self._pending.flush()
 
     # --- the Sink the recording adapter and stream taps write into (harvesters/http.py, streams.py) ---
-    def write_records(self, records: list[Any] | Callable[[], list[Any]]) -> None:
-        """Queue records (or a function building them) for the current WARC, in order."""
-        self._pending.write(records)
+    def write_records(self, records: list[Any] | Callable[[], list[Any]], *, size: int = 0) -> None:
+        """Queue records (or a function building them; `size`: their payload bytes) for the current WARC, in order."""
+        self._pending.write(records, size=size)
 
     def rate_limited(self, wait: float, url: str) -> None:
         self.ledger.rate_limited(wait)
@@ -170,25 +173,20 @@ class Recorder:
         with self._lock:
             self._streams.discard(stream)
 
-    def debug(self, text: str) -> None:
+    def debug(self, text: str | Callable[[], str]) -> None:
+        """A debug line; `text` may be a function making it, called only when debug lines are logged."""
         if self.log is not None and self.log.isEnabledFor(logging.DEBUG):
-            self.log.debug("harvest %s: %s", self.start.id, self.redactor.text(text))
+            self.log.debug("harvest %s: %s", self.start.id, self.redactor.text(text() if callable(text) else text))
 
     # --- the run's interface (harvesters/run.py) ---
     @property
     def warcs(self) -> list[ClosedWarc]:
         """Every closed WARC of this harvest, an interrupted run's included."""
-        with self._lock:
-            return list(self._warcs)
+        return self._outbox.all
 
     def take_closed(self) -> list[ClosedWarc]:
         """The WARCs closed since the last call, in order: each is reported once in warc_created."""
-        closed = []
-        while True:
-            try:
-                closed.append(self._outbox.get_nowait())
-            except queue.Empty:
-                return closed
+        return self._outbox.take()
 
     def resume(self, *, continues_from_state: bool = False) -> list[ClosedWarc]:
         """Find this harvest's earlier WARCs, recover `.open` leftovers and take up the journal; returns
@@ -218,32 +216,16 @@ class Recorder:
             self._series.serial = self._serial(prior[-1].path) + 1
         self.ledger.warning(codes.HARVEST_RESUMED,
                             f"resumed an interrupted harvest; {len(prior)} earlier WARC(s) kept")
-        with self._lock:
-            self._warcs.extend(prior)
+        self._outbox.keep(prior)
         return prior
 
     def _resume_uploads(self, done: list[Path]) -> list[ClosedWarc]:
-        """Object storage: what earlier runs left, settled against the last WARC whose state was committed (its
-        serial, `_stored_key`): a WARC or object past it was written by a run that died before its commit, so
-        its data is fetched again and the object is removed (a kill between upload and commit would otherwise
-        leave its items in the store twice); a local WARC up to it is already in the store (a run on another
-        host went on after it, or this host died before removing it). Then the leftovers past it go up first."""
+        """Object storage: what earlier runs left, settled against the last WARC whose state was committed
+        (`WarcUploader.settle`); the leftovers past it go up first."""
         assert self.uploader is not None
-        committed: int = self.state.get(self._stored_key, -1)
-        kept = []
-        for warc in self.uploader.stored():
-            if self._serial(warc.path) <= committed:
-                kept.append(warc)
-                continue
-            self.uploader.discard(warc)
-            self.ledger.warning(codes.WARC_RECOVERED, f"{warc.path.name} was uploaded by a run that ended before "
-                                                      "its state was committed: removed, its data fetched again")
-        for path in done:
-            if self._serial(path) <= committed:
-                path.unlink(missing_ok=True)
-                commit_path(path).unlink(missing_ok=True)
-        return kept + self.uploader.upload_leftovers([p for p in done if self._serial(p) > committed],
-                                                     self.state.commit)
+        return self.uploader.settle(done, committed=self.state.get(self._stored_key, -1), serial=self._serial,
+                                    apply=self.state.commit,
+                                    warn=lambda message: self.ledger.warning(codes.WARC_RECOVERED, message))
 
     def stored_warcs(self) -> list[ClosedWarc]:
         """This harvest's complete WARCs where they are kept: the store's objects, else the folder's files."""
@@ -397,40 +379,17 @@ class Recorder:
         failed write; its data's state and journal are not committed, so the resumed run fetches it again).
         With object storage the WARC is uploaded first and its state committed once the upload is checked; a
         failed upload ends the harvest (the writer fails) with the WARC and its commit kept for the next run."""
+        if closed is not None and token is None:
+            self.ledger.warning(codes.WARC_RECOVERED, f"{closed.path.name} was cut after its last complete record "
+                                                      "when writing failed, and closed")
         if closed is not None and self._uploads is not None:
             # the commit names the WARC's serial, so a later run tells an object whose state was committed from
             # one a dead run uploaded but never committed (`_resume_uploads`); a salvaged WARC commits only that
             mark: JSONObject = {self._stored_key: self._serial(closed.path)}
             self._uploads.put(closed, mark if token is None else {**token[0], self._journal_key: token[1], **mark})
-            if token is None:
-                self.ledger.warning(codes.WARC_RECOVERED, f"{closed.path.name} was cut after its last complete "
-                                                          "record when writing failed, and closed")
             return
         if closed is not None:
-            with self._lock:
-                self._warcs.append(closed)
-            self._outbox.put(closed)
-        if token is None:
-            if closed is not None:
-                self.ledger.warning(codes.WARC_RECOVERED, f"{closed.path.name} was cut after its last complete "
-                                                          "record when writing failed, and closed")
-            return
-        staged, journal = token
-        self.state.commit({**staged, self._journal_key: journal})
-
-    def _stored(self, closed: ClosedWarc) -> None:
-        """On the upload thread: a WARC is in the store, checked, its state committed: it can be announced."""
-        with self._lock:
-            self._warcs.append(closed)
-        self._outbox.put(closed)
-
-    def _warcinfo(self) -> dict[str, str]:
-        return {
-            "software": SOFTWARE,
-            "format": "WARC File Format 1.0",
-            "hostname": self.config.host,
-            "swath-harvest-id": self.start.id,
-            "swath-harvest-type": self.start.type,
-            "swath-collection-set-id": self.start.collection_set_id,
-            "swath-collection-id": self.start.collection_id,
-        }
+            self._outbox.add(closed)
+        if token is not None:
+            staged, journal = token
+            self.state.commit({**staged, self._journal_key: journal})

@@ -4,9 +4,10 @@ One `Redactor` per harvest knows every secret it holds: the start message's cred
 (not the login names its platform declares: a handle or user name is public data), the password of any
 `user:pass@` in its seed tokens, and those learnt during it (`add`: an obtained token, a
 cookie the server set). Each secret is looked for in every spelling text may carry it in (`forms_of`).
-Free text is also scrubbed by name (`scrub`: `api_key=…`, `"password": "…"`, `Authorization: …`, userinfo
-in URLs), whatever the value. `install_log_filter()` puts the running harvests' redactors on the process's
-log handlers, so every record that reaches output is redacted, whichever logger it came from.
+Free text is also scrubbed by name (harvesters/scrub.py `scrub`: `api_key=…`, `"password": "…"`,
+`Authorization: …`, userinfo in URLs), whatever the value. `install_log_filter()` (harvesters/log_redaction.py)
+puts the running harvests' redactors on the process's log handlers, so every record that reaches output is
+redacted, whichever logger it came from.
 See docs/harvesting.md "Redaction".
 """
 
@@ -14,22 +15,26 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 import re
 import threading
-import weakref
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 from swath.core import discovery
 from swath.core.encodings import decode_bounded
-from swath.core.masking import PUBLIC_OAUTH, SECRET_PARAMS, mask_text, secret_params_out
+from swath.core.masking import SECRET_PARAMS as SECRET_PARAMS  # re-exported: harvesters/guard.py takes it here
+from swath.core.masking import secret_params_out
+from swath.harvesters.log_redaction import LOG_FILTER as LOG_FILTER  # re-exported, as before the split
+from swath.harvesters.log_redaction import SecretLogFilter as SecretLogFilter
+from swath.harvesters.log_redaction import install_log_filter as install_log_filter
+from swath.harvesters.scrub import REDACTED as REDACTED  # re-exported: callers take these from here
+from swath.harvesters.scrub import names_in, userinfo_in
+from swath.harvesters.scrub import scrub as scrub
 
 if TYPE_CHECKING:
     from swath.messages.model import HarvestStart
 
-REDACTED = "REDACTED"
 MASK = b"*"  # recorded bodies keep their length: a secret becomes as many asterisks
 # Values this long are replaced wherever they occur. Shorter ones only as a whole token (no letter or digit
 # either side), since as substrings they would garble ordinary text; in a header value, parameter value or
@@ -40,58 +45,6 @@ MAX_SECRETS = 512  # a server setting a new cookie on every answer must not make
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token"})
 # response headers that carry URLs a server may have put a credential in
 URL_HEADERS = frozenset({"location", "content-location"})
-
-_PUBLIC = "|".join(sorted(name.removeprefix("oauth_") for name in PUBLIC_OAUTH))
-_NAMES = "|".join(sorted(SECRET_PARAMS, key=len, reverse=True)) + rf"|oauth_(?!(?:{_PUBLIC})\b)[a-z_]+"
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)((?:[^\s/?#@\"'<>]*@)+)")
-_QUOTED = r"""(?:b(?=["']))?(?P<q>["'])?"""  # an optional opening quote (b'…': bytes printed by Python)
-_VALUE = r"""(?P<v>(?(q)(?:(?!(?P=q))[^\r\n])*|[^\r\n]+))"""  # up to the closing quote, else the line's end
-_AFTER_ENCODED = r"(?:(?<![\w.-])|(?<=%26)|(?<=%2526))"  # a name starts a parameter, encoded `&` included
-_BY_NAME = [
-    # "access_token": "…" (JSON) and 'password': '…' (a printed dict)
-    re.compile(rf"""(?i)(?P<k>(["'])(?:{_NAMES})\2\s*:\s*(?P<q>["']))(?P<v>(?:\\.|(?!(?P=q))[^\\])*)(?=(?P=q))"""),
-    # Authorization: Bearer …, 'Cookie': '…', X-Api-Key=… (the scheme word is kept)
-    re.compile(rf"""(?i)(?P<k>(?<![\w-])(?:proxy-)?authorization["']?\s*[:=]\s*{_QUOTED}"""
-               rf"""(?:(?:Bearer|Basic|OAuth|Digest|Token)\s+)?){_VALUE}"""),
-    re.compile(rf"""(?i)(?P<k>(?<![\w-])(?:set-cookie|cookie|x-api-key|x-auth-token)["']?\s*[:=]\s*{_QUOTED}){_VALUE}"""),
-    # Bearer/Basic credentials standing alone (not all lower-case: "Basic information" is prose)
-    re.compile(r"(?P<k>(?<![\w-])(?:Bearer|Basic)\s+)(?P<v>(?=[\w.~+/-]*[A-Z0-9.~+/-])[\w.~+/-]{8,}=*)"),
-    # name%3Dvalue inside a URL-encoded string (oauthlib's signature base string), once or twice encoded
-    re.compile(rf"(?i)(?P<k>{_AFTER_ENCODED}(?:{_NAMES})%3D)(?P<v>(?:(?!%26)[^&\s\"',;<>])+)"),
-    re.compile(rf"(?i)(?P<k>{_AFTER_ENCODED}(?:{_NAMES})%253D)(?P<v>(?:(?!%2526)[^&\s\"',;<>])+)"),
-    # name=value and name="value" (query strings, form bodies, OAuth headers, keyword arguments)
-    re.compile(rf"""(?i)(?P<k>(?<![\w.-])(?:{_NAMES})\s*=\s*{_QUOTED})"""
-               rf"""(?P<v>(?(q)(?:(?!(?P=q))[^\r\n])*|[^&\s"',;<>)\]}}]+))"""),
-]
-
-
-# every name _BY_NAME looks for holds one of these: a text without any skips its eight patterns. Searched in
-# the casefolded text (8x faster than (?i)); casefold leaves two of the letters (?i) takes for i: İ -> i̇, ı
-_ANY_NAME = re.compile("|".join(word.replace("i", "(?:i\u0307?|\u0131)") for word in (
-    "key", "secret", "token", "passw", "sig", "oauth", "authoriz", "cookie", "bearer", "basic")))
-
-
-# a %-escape that may decode to a letter: ASCII (0x41-0x7A) or the first byte of a non-ASCII character
-_ESCAPED_LETTER = re.compile(r"%[4-7C-Fc-f]")
-
-
-def _names_in(text: str) -> bool:
-    """Whether `text` may hold a name `scrub` or a secret parameter (`core.masking.is_secret_name`, which
-    reads names URL-decoded) goes by: each holds one of `_ANY_NAME`'s words, in the text or in its decoding."""
-    return bool(_ANY_NAME.search(text.casefold())) or (_ESCAPED_LETTER.search(text) is not None and bool(
-        _ANY_NAME.search(unquote_plus(text).casefold())))
-
-
-def scrub(text: str) -> str:
-    """Credentials found by their name or place rather than their value: userinfo in URLs, secret
-    parameters, JSON keys and headers. Needs no secrets, so it also covers values nobody registered."""
-    if "@" in text:
-        text = _USERINFO.sub(r"\1", text)
-    if _ANY_NAME.search(text.casefold()):
-        for pattern in _BY_NAME:
-            text = pattern.sub(lambda m: m.group("k") + REDACTED, text)
-    return text
-
 
 def forms_of(value: str) -> set[str]:
     """The spellings a secret may take in text: as is, JSON-escaped, URL-encoded once (quote, quote_plus)
@@ -115,13 +68,6 @@ def basic_forms(user: str, password: str) -> set[str]:
     """`Authorization: Basic` carries base64 of `user:password`."""
     full = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     return {full, full.rstrip("=")}
-
-
-def userinfo_in(text: str) -> Iterator[tuple[str, str]]:
-    """(user, password) of every `scheme://user:password@` in a text, decoded."""
-    for match in _USERINFO.finditer(text):
-        user, _, password = match.group(2)[:-1].partition(":")
-        yield unquote(user), unquote(password)
 
 
 def flatten(value: Any) -> Iterator[str]:
@@ -235,7 +181,7 @@ class Redactor:
         return self.text(secret_params_out(encoded, REDACTED))
 
     def url(self, url: str) -> str:
-        if "@" not in url and ("=" not in url or not _names_in(url)):  # no userinfo, no secret parameter
+        if "@" not in url and ("=" not in url or not names_in(url)):  # no userinfo, no secret parameter
             return self.text(url)
         split = urlsplit(url)
         query = secret_params_out(split.query, REDACTED)
@@ -248,7 +194,7 @@ class Redactor:
         for the rest. Looked at as one text first: most hold nothing to redact, and then are returned as is."""
         joined = "\n".join(fields.values())
         patterns = self._compiled
-        if "@" not in joined and not any(form in joined for form in patterns.all_text) and not _names_in(joined):
+        if "@" not in joined and not any(form in joined for form in patterns.all_text) and not names_in(joined):
             return fields
         return {name: self.url(value) if name.endswith("-URI") else self.text(value) for name, value in fields.items()}
 
@@ -341,61 +287,6 @@ def harvest_redactor(start: HarvestStart, *, max_decoded: int) -> Redactor:
             redactor.add(password or user)
             redactor.add_basic(user, password)
     return redactor
-
-
-class SecretLogFilter(logging.Filter):
-    """Redacts every log record passing a handler: the secrets of every running harvest and, always,
-    credentials found by name. On handlers, since a logger's filter does not see its children's records."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._redactors: weakref.WeakSet[Redactor] = weakref.WeakSet()  # a harvest never closed is not kept
-        self._lock = threading.Lock()
-
-    def add(self, redactor: Redactor) -> None:
-        with self._lock:
-            self._redactors.add(redactor)
-
-    def remove(self, redactor: Redactor) -> None:
-        with self._lock:
-            self._redactors.discard(redactor)
-
-    def redact(self, text: str) -> str:
-        with self._lock:
-            redactors = list(self._redactors)
-        for redactor in redactors:
-            text = redactor.text(text)
-        return mask_text(scrub(text))  # URLs in any log line as every view shows them (core/masking.py)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a broken record is logging's to report, not ours
-            return True
-        redacted = self.redact(message)
-        if redacted != message:
-            record.msg, record.args = redacted, None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = self.redact(record.exc_text)
-        if record.stack_info:
-            record.stack_info = self.redact(record.stack_info)
-        return True
-
-
-LOG_FILTER = SecretLogFilter()
-_filter_installed = threading.Lock()
-
-
-def install_log_filter() -> SecretLogFilter:
-    """Attach LOG_FILTER to the root logger's handlers and logging's last resort (the handlers that write
-    what any logger logs); call it again after adding a handler."""
-    with _filter_installed:
-        for handler in [*logging.getLogger().handlers, logging.lastResort]:
-            if handler is not None and LOG_FILTER not in handler.filters:
-                handler.addFilter(LOG_FILTER)
-    return LOG_FILTER
 
 
 def redact_set_cookie(value: str) -> str:

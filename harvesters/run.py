@@ -52,7 +52,7 @@ class _Run:
     """The control loop of one harvest, on the job's thread (the only thread that publishes)."""
 
     def __init__(self, *, recorder: Recorder, harvester: Harvester, method: str, ctx: JobContext,
-                 status_key: str, origin: Origin, outcome: Outcome) -> None:
+                 status_key: str, origin: Origin, outcome: Outcome, ballast: Ballast) -> None:
         self.recorder = recorder
         self.ledger = recorder.ledger
         self.start = recorder.start
@@ -64,9 +64,9 @@ class _Run:
         self.started = now_iso()
         self.exc: BaseException | None = None
         self.outcome = outcome  # the final-status record (a file, or the store's when no filesystem is shared)
-        # room set aside for the final-status record, given back when the disk fills (core/storage.py)
-        self.ballast = Ballast(FinalOutcome(directory=recorder.directory, harvest_id=self.start.id).path
-                               .with_suffix(".ballast"))
+        # room set aside for the final-status record, given back when the disk fills (core/storage.py); the
+        # recorder gives it back too, before it salvages a WARC whose write failed
+        self.ballast = ballast
 
     def status(self, status: str) -> HarvestStatus:
         return harvest_status(harvest_id=self.start.id, status=status, origin=self.origin, started=self.started,
@@ -350,9 +350,10 @@ def run_harvest(body: dict[str, Any], *, routing_key: str, ctx: JobContext,
 
 def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, status_key: str,
                  ctx: JobContext, claim: Claim, state: CollectionState, outcome: Outcome) -> None:
+    ballast = Ballast(FinalOutcome(directory=directory, harvest_id=start.id).path.with_suffix(".ballast"))
     recorder = Recorder(start=start, config=ctx.config, directory=directory, stream=cls.is_stream(start),
                         stoppable=cls.honours_stop(start), log=ctx.log, fence=claim.check, stop=ctx.stop,
-                        shutdown=ctx.shutdown, state=state, fence_token=claim.token)
+                        shutdown=ctx.shutdown, state=state, fence_token=claim.token, before_salvage=ballast.release)
     origin = Origin(service=cls.service, host=ctx.config.host, instance=ctx.instance)
     try:
         try:
@@ -362,6 +363,6 @@ def _run_claimed(start: HarvestStart, cls: type[Harvester], directory: Path, sta
             return _refuse(ctx, status_key, start, cls.service, code,
                            recorder.redactor.text(f"{type(exc).__name__}: {exc}"))
         _Run(recorder=recorder, harvester=harvester, method=cls.types[start.type], ctx=ctx, status_key=status_key,
-             origin=origin, outcome=outcome).run()
+             origin=origin, outcome=outcome, ballast=ballast).run()
     finally:
         recorder.close()

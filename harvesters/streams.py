@@ -34,7 +34,8 @@ CONTINUE_CURSOR = "continue_cursor"  # the option: false starts a new harvest wi
 class StreamSink(Protocol):
     """What the tap needs from the recorder it writes into (harvesters/recorder.py `Recorder`)."""
 
-    def write_records(self, records: list[ArcWarcRecord] | Callable[[], list[ArcWarcRecord]]) -> None: ...
+    def write_records(self, records: list[ArcWarcRecord] | Callable[[], list[ArcWarcRecord]], *,
+                      size: int = 0) -> None: ...
     def remove_stream(self, stream: StreamRecording) -> None: ...
 
 
@@ -201,7 +202,7 @@ class StreamRecording(io.RawIOBase):
             extra = {"WARC-Swath-Stream-Segment": str(self.segment), "WARC-Date": warc_date()}
             if truncated:
                 extra["WARC-Truncated"] = "length"
-            self.sink.write_records(self.records(body, extra, first=first))
+            self.sink.write_records(self.records(body, extra, first=first), size=len(body))
 
     def records(self, body: bytes, extra: dict[str, str], *, first: bool) -> Callable[[], list[ArcWarcRecord]]:
         """What one segment is written as (built on the writer thread); a subclass may record it otherwise."""

@@ -127,6 +127,27 @@ class WarcUploader:
             done.append(self.upload(ClosedWarc.of(path, self.harvest_id), commit, apply))
         return done
 
+    def settle(self, done: list[Path], *, committed: int, serial: Callable[[Path], int], apply: Commit,
+               warn: Callable[[str], None]) -> list[ClosedWarc]:
+        """What earlier runs left, settled against the last WARC whose state was committed (its serial,
+        `committed`): a WARC or object past it was written by a run that died before its commit, so its data is
+        fetched again and the object is removed (a kill between upload and commit would otherwise leave its items
+        in the store twice); a local WARC up to it is already in the store (a run on another host went on after
+        it, or this host died before removing it). Then the leftovers past it go up first (`done`: by serial)."""
+        kept = []
+        for warc in self.stored():
+            if serial(warc.path) <= committed:
+                kept.append(warc)
+                continue
+            self.discard(warc)
+            warn(f"{warc.path.name} was uploaded by a run that ended before its state was committed: removed, "
+                 "its data fetched again")
+        for path in done:
+            if serial(path) <= committed:
+                path.unlink(missing_ok=True)
+                commit_path(path).unlink(missing_ok=True)
+        return kept + self.upload_leftovers([p for p in done if serial(p) > committed], apply)
+
     def discard(self, warc: ClosedWarc) -> None:
         """Remove an object of this harvest whose state was never committed (recorder.py `_resume_uploads`)."""
         self.fence()

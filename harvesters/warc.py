@@ -13,25 +13,40 @@ import hashlib
 import os
 import queue
 import re
-import struct
 import threading
 import uuid
-import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warcio.warcwriter import WARCWriter
 
-from swath.core.paths import create_new, fsync_dir, make_dirs_inside, open_no_follow, safe_id, stays_inside
+from swath.core.paths import create_new, fsync_dir, make_dirs_inside, safe_id, stays_inside
 from swath.core.storage import storage_fault
 from swath.harvesters.capture import warc_date as warc_date  # re-exported: harvesters/http.py takes it from here
+from swath.harvesters.warc_gzip import GzipMembers
+from swath.harvesters.warc_recovery import OPEN_SUFFIX
+from swath.harvesters.warc_recovery import recover as recover  # re-exported: its callers take it from here
+
+if TYPE_CHECKING:
+    from swath.messages.model import HarvestStart
 
 SOFTWARE = "swath/0.1 (warcio)"
-OPEN_SUFFIX = ".open"
 _STAMP = "%Y%m%dT%H%M%SZ"
-GZIP_LEVEL = 6  # warcio's own wrapper uses 9: ~40 % more CPU on JSON pages for ~1 % smaller files
+
+
+def harvest_warcinfo(start: HarvestStart, *, host: str) -> dict[str, str]:
+    """The warcinfo fields of a harvest's WARCs."""
+    return {
+        "software": SOFTWARE,
+        "format": "WARC File Format 1.0",
+        "hostname": host,
+        "swath-harvest-id": start.id,
+        "swath-harvest-type": start.type,
+        "swath-collection-set-id": start.collection_set_id,
+        "swath-collection-id": start.collection_id,
+    }
 
 
 def file_sha1(path: Path) -> str:
@@ -96,66 +111,6 @@ def find_harvest_warcs(directory: Path, harvest_id: str) -> tuple[list[Path], li
     return [p for _, p in sorted(done)], [p for _, p in sorted(leftovers)]
 
 
-def _complete_members(data: bytes) -> Iterable[tuple[int, bytes]]:
-    """Yield (end offset, decompressed bytes) for each complete gzip member, stopping at a broken one."""
-    offset = 0
-    while offset < len(data):
-        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
-        try:
-            block = inflater.decompress(data[offset:])
-        except zlib.error:
-            return
-        if not inflater.eof:
-            return
-        offset = len(data) - len(inflater.unused_data)
-        yield offset, block
-
-
-def _is_whole_record(block: bytes) -> bool:
-    head, sep, rest = block.partition(b"\r\n\r\n")
-    if not sep or not head.startswith(b"WARC/"):
-        return False
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            return rest == rest[: int(value)] + b"\r\n\r\n" and len(rest) == int(value) + 4
-    return False
-
-
-def recover(open_path: Path) -> Path | None:
-    """Cut a leftover `.open` WARC after its last complete record, fsync and rename it.
-
-    Returns the finished path, or None (file removed) when not even one complete record survived.
-    """
-    with open_no_follow(open_path, write=True) as fh:  # a link planted as a leftover is refused, not cut
-        data = fh.read()
-        good_end, content_records = _complete_end(data)
-        if content_records:
-            fh.truncate(good_end)
-            fh.flush()
-            os.fsync(fh.fileno())
-    if content_records == 0:
-        open_path.unlink()
-        return None
-    final = open_path.with_name(open_path.name[: -len(OPEN_SUFFIX)])
-    os.replace(open_path, final)
-    fsync_dir(final.parent)
-    return final
-
-
-def _complete_end(data: bytes) -> tuple[int, int]:
-    """Where the last complete record of a leftover ends, and how many complete records other than the warcinfo."""
-    good_end = 0
-    content_records = 0  # complete records other than the warcinfo
-    for end, block in _complete_members(data):
-        if not _is_whole_record(block):
-            break
-        good_end = end
-        if b"\r\nWARC-Type: warcinfo\r\n" not in block.partition(b"\r\n\r\n")[0] + b"\r\n":
-            content_records += 1
-    return good_end, content_records
-
-
 class WarcFile:
     """One WARC being written: `.open` until `close()` fsyncs and renames it."""
 
@@ -166,8 +121,8 @@ class WarcFile:
         self.final_path = folder / f"{safe_id(harvest_id)}-{now.strftime(_STAMP)}-{serial:05d}.warc.gz"
         self.open_path = self.final_path.with_name(self.final_path.name + OPEN_SUFFIX)
         self._fh = create_new(self.open_path)
-        self._members = _GzipMembers()
-        self.writer = WARCWriter(self._members, gzip=False)  # gzipped by _GzipMembers, one member a record
+        self._members = GzipMembers()
+        self.writer = WARCWriter(self._members, gzip=False)  # gzipped by GzipMembers, one member a record
         self.records = 0  # records after the warcinfo
         self.dates: tuple[dt.datetime, dt.datetime] | None = None  # earliest and latest WARC-Date written
         self._last_seen: str | None = None  # the last WARC-Date _saw parsed
@@ -236,60 +191,6 @@ class WarcFile:
         return None if final is None else ClosedWarc.of(final, self.harvest_id)
 
 
-# A gzip member as zlib writes one (no name, no time, OS 3): its header, an empty last deflate block, and its
-# trailer (CRC-32 and size mod 2**32 of what it holds, little-endian).
-_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03"
-_LAST_BLOCK = b"\x03\x00"  # BFINAL=1, fixed Huffman codes, end-of-block: nothing more in this member
-_TRAILER = struct.Struct("<II")
-
-
-class _GzipMembers:
-    """The file-like records are written to: each record its own gzip member (warcio flushes once at the end of
-    every record), compressed as it comes (no uncompressed copy of a large record).
-
-    One raw deflate stream serves every member of the file: a record ends with a full flush (which resets the
-    stream's history, so no member refers to another's bytes) and an empty last block, between a gzip header
-    and trailer made here. A new compressor per record allocates zlib's ~260 KB of window and tables each
-    time: as cheap as compressing a 1 KB record in one process, five times that in another (64 against 13 µs),
-    depending on whether the allocator hands back memory it already has."""
-
-    JOIN_BELOW = 1 << 16  # a record given whole up to this size is joined first: one call to compress it
-
-    def __init__(self) -> None:
-        self._parts: list[bytes] = []
-        self._compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
-        self._crc = 0
-        self._size = -1  # bytes in the member being written; -1: none begun
-
-    def write(self, data: bytes) -> int:
-        if self._size < 0:
-            self._parts.append(_GZIP_HEADER)
-            self._crc = self._size = 0
-        self._parts.append(self._compressor.compress(data))
-        self._crc = zlib.crc32(data, self._crc)
-        self._size += len(data)
-        return len(data)
-
-    def flush(self) -> None:
-        """End the member being written, if any."""
-        if self._size >= 0:
-            self._parts += [self._compressor.flush(zlib.Z_FULL_FLUSH), _LAST_BLOCK,
-                            _TRAILER.pack(self._crc, self._size & 0xFFFFFFFF)]
-            self._size = -1
-
-    def member(self, *parts: bytes) -> None:
-        """One record given whole, as one member."""
-        self.flush()
-        for part in (b"".join(parts),) if sum(map(len, parts)) <= self.JOIN_BELOW else parts:
-            self.write(part)
-        self.flush()
-
-    def take(self) -> bytes:
-        """The members written since the last take()."""
-        data, self._parts = b"".join(self._parts), []
-        return data
-
-
 class WarcWriteFailed(RuntimeError):
     """The WARC writer thread failed (e.g. disk full); the harvest cannot record any more. Its cause is the
     error itself: a `StorageFault` (swath.core.storage) when the disk refused the write."""
@@ -302,8 +203,9 @@ class WarcSeries:
     builds them so digests and gzip run off the platform's thread, and rotation markers; the writer
     applies them in order. A marker closes the current WARC, then calls `on_closed(closed, token)`
     on the writer thread, so whatever was queued before the marker is in the closed file.
-    A failed write (or close) stops the writer: the current file is salvaged (`WarcFile.salvage`, reported
-    through `on_closed(closed, None)`), `on_failed(error)` is called, and producers get WarcWriteFailed.
+    A failed write (or close) stops the writer: `before_salvage()` is called, the current file is salvaged
+    (`WarcFile.salvage`, reported through `on_closed(closed, None)`), `on_failed(error)` is called, and
+    producers get WarcWriteFailed.
     """
 
     QUEUE_SIZE = 256  # back-pressure: a platform outrunning the disk waits here
@@ -311,12 +213,14 @@ class WarcSeries:
     def __init__(self, *, directory: Path, harvest_id: str, info: dict[str, str],
                  on_closed: Callable[[ClosedWarc | None, Any], None], first_serial: int = 1,
                  before_rename: Callable[[], None] = lambda: None,
+                 before_salvage: Callable[[], None] = lambda: None,
                  on_failed: Callable[[BaseException], None] = lambda error: None) -> None:
         self.directory = directory
         self.harvest_id = harvest_id
         self.info = info
         self.on_closed = on_closed
         self.before_rename = before_rename  # fencing: raises if this process may no longer write here
+        self.before_salvage = before_salvage  # gives back space set aside (the run's Ballast): a full disk needs it
         self.on_failed = on_failed
         self.serial = first_serial
         self.current: WarcFile | None = None
@@ -393,6 +297,7 @@ class WarcSeries:
         if current is None:
             return
         try:
+            self.before_salvage()  # on a full disk the cut, fsync and rename may need the space set aside
             self.before_rename()
             closed = current.salvage()
         except Exception:  # noqa: BLE001 - the claim is lost or the disk refuses even this: resume recovers it

@@ -23,10 +23,15 @@ _B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 _B32_PAIRS = [a + b for a in _B32 for b in _B32]  # 10 bits -> 2 characters
 
 
-def _b32_sha1(digest: bytes) -> str:
-    """base64.b32encode of a 20-byte SHA-1 (160 bits: no padding), without its per-call overhead."""
+def _b32_sha1(digest: bytes, p: list[str] = _B32_PAIRS) -> str:
+    """base64.b32encode of a 20-byte SHA-1 (160 bits: no padding), without its per-call overhead: two 80-bit
+    halves (small ints shift faster), 10 bits a lookup, unrolled."""
     n = int.from_bytes(digest, "big")
-    return "".join([_B32_PAIRS[(n >> shift) & 0x3FF] for shift in range(150, -1, -10)])
+    a, b = n >> 80, n & 0xFFFFFFFFFFFFFFFFFFFF
+    return (p[a >> 70] + p[(a >> 60) & 1023] + p[(a >> 50) & 1023] + p[(a >> 40) & 1023] + p[(a >> 30) & 1023]
+            + p[(a >> 20) & 1023] + p[(a >> 10) & 1023] + p[a & 1023] + p[b >> 70] + p[(b >> 60) & 1023]
+            + p[(b >> 50) & 1023] + p[(b >> 40) & 1023] + p[(b >> 30) & 1023] + p[(b >> 20) & 1023]
+            + p[(b >> 10) & 1023] + p[b & 1023])
 
 
 def _sha1(*parts: bytes) -> str:

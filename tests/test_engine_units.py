@@ -235,3 +235,51 @@ def test_the_deadline_watchdog_wakes_for_an_earlier_deadline_and_forgets_finishe
         finished.done()
     assert len(dog._heap) <= 2 * _Watchdog.COMPACT_AT + 1
     assert any(entry[2] is late for entry in dog._heap)  # a running exchange's watch is kept
+
+
+def test_the_factorys_records_read_the_same_with_warcio_fastwarc_and_cdxj_indexer(tmp_path):
+    """The records the factory formats itself (a redacted pair with a non-ASCII header, a stream segment, an item's
+    resource referring to the response, an empty metadata record): warcio and FastWARC read the same WARC headers,
+    HTTP headers and payloads, FastWARC finds every digest right, and cdxj-indexer indexes each at its offset."""
+    import subprocess
+    import sys
+
+    from fastwarc.warc import ArchiveIterator as FastIterator
+    from warcio.archiveiterator import ArchiveIterator
+
+    from swath.harvesters.warc_records import LAST_RESPONSE
+
+    factory = RecordFactory(redactor=Redactor(["s3cret-value"]))
+    warc = WarcFile(directory=tmp_path, harvest_id="h:read", serial=1, info={"software": "test"})
+    exchange = dict(uri="https://api.example/x?q=é&api_key=s3cret-value", request_line="GET /x?q=%C3%A9 HTTP/1.1",
+                    request_headers=[("Host", "api.example"), ("Accept", "*/*")], request_body=b"",
+                    status_line="200 OK", response_headers=[("Content-Type", "application/json"), ("X-Name", "Zoë")])
+    pair = factory.pair(**exchange, response_body=b'{"token": "s3cret-value", "n": 1}')
+    segment = factory.segment(**exchange, response_body=b'{"n": 2}\n', request_id=pair[0].record_id)
+    item = factory.plain(uri="urn:swath:oai_pmh:s:oai%3Ax%3A1", record_type="resource", payload=b'{"id": 1}',
+                         content_type="application/json", headers={"WARC-Refers-To": LAST_RESPONSE})
+    empty = factory.plain(uri="urn:x:2", record_type="metadata", payload=b"", content_type="application/json")
+    warc.write(*pair, *segment, item, empty)
+    path = warc.close().path
+    with open(path, "rb") as fh:
+        by_warcio = [(rec.rec_headers.headers, rec.http_headers.headers if rec.http_headers else None,
+                      rec.content_stream().read()) for rec in ArchiveIterator(fh)]
+    with open(path, "rb") as fh:
+        by_fastwarc = [(list(rec.headers.items()), list(rec.http_headers.items()) if rec.http_headers else None,
+                        rec.verify_payload_digest(consume=False) or not rec.http_headers, rec.reader.read())
+                       for rec in FastIterator(fh, parse_http=True)]
+    with open(path, "rb") as fh:
+        blocks = [(rec.verify_block_digest(consume=True), rec.stream_pos) for rec in FastIterator(fh, parse_http=False)]
+    assert [(h, http, body) for h, http, _, body in by_fastwarc] == [(list(h), http, body)
+                                                                      for h, http, body in by_warcio]
+    assert all(ok for _, _, ok, _ in by_fastwarc) and all(ok for ok, _ in blocks)
+    assert len(by_warcio) == 6 and b"s3cret-value" not in path.read_bytes() and b"s3cret" not in b"".join(
+        body for _, _, body in by_warcio)
+    done = subprocess.run([str(Path(sys.executable).parent / "cdxj-indexer"), str(path)], capture_output=True,
+                          text=True, check=True)
+    indexed = [json.loads(line.split(" ", 2)[2]) for line in done.stdout.splitlines()]
+    ends = [pos for _, pos in blocks[1:]] + [path.stat().st_size]
+    expected = [(dict(h)["WARC-Target-URI"], dict(h)["WARC-Payload-Digest"], str(pos), str(end - pos))
+                for (h, _, _), (_, pos), end in zip(by_warcio, blocks, ends, strict=True)
+                if dict(h)["WARC-Type"] in ("response", "resource", "metadata")]
+    assert len(expected) == 4 and [(f["url"], f["digest"], f["offset"], f["length"]) for f in indexed] == expected

@@ -168,7 +168,7 @@ def test_every_secret_parameter_name_holds_a_word_the_quick_checks_look_for():
     # Redactor.url and Redactor.fields skip their work when a text holds none of _ANY_NAME's words: every
     # name a parameter is redacted by must hold one, or the skip would keep a credential
     from swath.core.masking import SECRET_PARAMS, is_secret_name
-    from swath.harvesters.redaction import _ANY_NAME
+    from swath.harvesters.scrub import _ANY_NAME
 
     names = [*SECRET_PARAMS, "token", "oauth_token", "sslpassword", "db_secret", "X_PASSWD", "\u212aey"]
     assert all(is_secret_name(name) for name in names)
@@ -193,3 +193,34 @@ def test_record_fields_are_redacted_as_each_field_alone_would_be():
     assert redactor.fields(cases[0]) == cases[0]  # nothing to redact: kept as given
     assert "abc" not in redactor.fields(cases[1])["WARC-Swath-Item-URI"]
     assert redactor.url("https://r.example/x?k%65y=abc") == f"https://r.example/x?k%65y={REDACTED}"
+
+
+def test_scrub_runs_a_pattern_only_where_it_can_match_and_gives_what_running_all_of_them_gives(swath_seed):
+    """`scrub` skips each by-name pattern for a text without what that pattern cannot match without (a quote, `:`
+    or `=`, part of its names: harvesters/scrub.py `_CHECKED`); on texts made of the names, their case variants
+    (İ, ı, K, ſ: what (?i) also takes for i, k and s), quotes, separators and encodings it gives what running
+    all seven gives."""
+    import random
+
+    from swath.harvesters.scrub import _ANY_NAME, _BY_NAME, _USERINFO
+
+    def every_pattern(text: str) -> str:
+        if "@" in text:
+            text = _USERINFO.sub(r"\1", text)
+        if _ANY_NAME.search(text.casefold()):
+            for pattern in _BY_NAME:
+                text = pattern.sub(lambda m: m.group("k") + REDACTED, text)
+        return text
+
+    pieces = ['"', "'", ":", "=", " ", "&", "%3D", "%3d", "%253D", "%26", "Bearer ", "Basic ", "bearer ",
+              "authorization", "AUTHORIZATION", "AuThOrİzation", "Authorızation", "Proxy-Authorization", "api_key",
+              "access_token", "password", "Cookie", "COOKIE", "cooKie", "set-cookie", "x-api-key", "X-API-KEY",
+              "x-api-Key", "X-Auth-Token", "oauth_token", "oauth_signature", "ſecret", "token", "abcdefgh1234",
+              "ABCDEFGH12", "İ", "ı", "\n", "{", "}", "b'", "http://u:p@h/", "@", "é", "/", "?", ",", ";"]
+    rng = random.Random(swath_seed)
+    changed = 0
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        assert scrub(text) == every_pattern(text), text
+        changed += scrub(text) != text
+    assert changed > 1000  # the texts did hold credentials to scrub

@@ -19,10 +19,12 @@ from pathlib import Path
 import pytest
 
 from swath.core.jobs import JobContext, JobInterrupted
-from swath.core.storage import StorageFault
+from swath.core.storage import Ballast, StorageFault
 from swath.exporters import registry, wacz
 from swath.exporters.base import run_export
 from swath.harvesters.run import run_harvest
+from swath.harvesters.warc import WarcSeries, WarcWriteFailed
+from swath.harvesters.warc_records import RecordFactory
 from swath.messages import codes
 from swath.messages.broker import Publisher
 from tests.brokerprobe import running_worker, until_final
@@ -159,6 +161,41 @@ def test_a_full_disk_stops_a_stream_harvest_with_disk_full_and_the_next_run_resu
     assert lines[: len(kept)] == kept  # the first run's WARCs are kept as they were
     assert [i for conn, i in lines if conn == 1] == list(range(api.served[1]))  # all the resumed connection sent
     assert sum(day["items"] for day in final["stats"].values()) == counted + api.served[1]
+
+
+def test_the_writer_gives_the_ballast_back_before_it_salvages_the_warc_the_full_disk_refused(small_disk):
+    """When the disk fills, the WARC writer gives back the run's ballast (`before_salvage`) before it cuts, fsyncs
+    and renames the WARC whose write failed: on a disk that needs room for that (an fsync refused with ENOSPC),
+    the WARC would otherwise stay `.open` until the next run. A tmpfs needs none, so the order is what is checked
+    (the fencing hook runs inside the salvage, after `before_salvage`), and the WARC is closed in this run."""
+    import random
+
+    directory = small_disk / "harvest"
+    directory.mkdir()
+    fill(small_disk, leave=300_000)
+    ballast = Ballast(directory / "full.ballast")
+    ballast.lay()
+    laid_at_salvage: list[bool] = []  # the fencing hook runs once, in the salvage: was the ballast still laid?
+    closed: list = []
+    series = WarcSeries(directory=directory, harvest_id="full", info={"software": "test"},
+                        on_closed=lambda warc, token: closed.append((warc, token)),
+                        before_rename=lambda: laid_at_salvage.append(ballast.path.exists()),
+                        before_salvage=ballast.release)
+    factory, payloads = RecordFactory(), []
+    with pytest.raises(WarcWriteFailed):
+        while len(payloads) < 10_000:  # until the disk refuses (about 70 records)
+            payloads.append(random.Random(len(payloads)).randbytes(4096))  # does not compress away
+            series.write([factory.plain(uri=f"urn:test:{len(payloads)}", record_type="resource",
+                                        payload=payloads[-1], content_type="application/octet-stream")])
+    with pytest.raises(WarcWriteFailed):
+        series.finish(None)
+    assert isinstance(series.failed, StorageFault) and series.failed.code == codes.DISK_FULL
+    assert laid_at_salvage == [False] and not ballast.path.exists()
+    [(warc, token)] = closed
+    assert token is None and warc.path.exists() and not list(directory.rglob("*.open"))
+    assert warcio_check([warc.path]).returncode == 0
+    kept = [record[4] for record in read_records([warc.path])][1:]
+    assert kept and kept == payloads[: len(kept)]  # the complete records before the refused one, in order
 
 
 def test_a_read_only_data_root_refuses_the_resumed_harvest_and_the_export_with_a_code(config, small_disk,
