@@ -205,13 +205,21 @@ class GuardedAdapter(CaPathOnce):
     def _with_body(self, request: requests.PreparedRequest, response: requests.Response,
                    body: bytes) -> requests.Response:
         """The Response requests built keeps its status, headers and cookies; only the body is handed on:
-        as its content when stored as sent (no copy, no second urllib3 response), else replayed through
-        urllib3 so it is decoded as usual."""
+        as its content when stored as sent (no copy), else decoded by urllib3 up to the size limit (a gzip
+        bomb within the limit as sent must not inflate whole, as requests' own `.content` would)."""
         raw = response.raw
         if raw.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity"):
             response._content, response._content_consumed = body, True
-        else:
-            response.raw = self._replay(request, raw, body)
+            return response
+        limit = self.limits.max_response_bytes
+        try:
+            decoded = self._replay(request, raw, body).read(limit + 1, decode_content=True)
+        except urllib3.exceptions.DecodeError as exc:  # what requests raises for it, as before
+            raise requests.exceptions.ContentDecodingError(exc, request=request) from None
+        if len(decoded) > limit:
+            raise ResponseTooLarge(f"response decodes to more than the limit of {limit} bytes "
+                                   f"({len(body)} bytes as sent)", status=raw.status)
+        response._content, response._content_consumed = decoded, True
         return response
 
     @staticmethod

@@ -60,6 +60,12 @@ class Result:
 def harvest(config: Config, htype: str, url: str | list[str], *, options: dict[str, Any] | None = None,
             path: str = "collection") -> Result:
     """Run one harvest of `htype`; seeds are seed-1, seed-2, ... for the URL(s) given."""
+    return Result(run(config, htype, url, options=options, path=path))
+
+
+def run(config: Config, htype: str, url: str | list[str], *, options: dict[str, Any] | None = None,
+        path: str = "collection") -> list[tuple[str, dict[str, Any]]]:
+    """`harvest` without reading its WARCs: what it published (a test measuring the harvest alone)."""
     urls = [url] if isinstance(url, str) else url
     body = {
         "id": f"h-{uuid.uuid4().hex[:8]}",
@@ -74,4 +80,4 @@ def harvest(config: Config, htype: str, url: str | list[str], *, options: dict[s
     ctx = JobContext(config=config, publish=lambda key, b: published.append((key, b)), service="test")
     platform = BACKEND_TYPES[htype][0]
     run_harvest(body, routing_key=f"harvest.start.{platform}.{htype}", ctx=ctx)
-    return Result(published)
+    return published
