@@ -1,28 +1,69 @@
-"""The web's status page updates in place (Chromium): no meta refresh (a WCAG timing failure, the whole page
-again every 10 s), its changing part fetched by static/live.js; a collection made meanwhile appears without the
-page being loaded again."""
+"""The status pages update in place (Chromium): no meta refresh (a WCAG timing failure, the whole page again every
+10 s); static/live.js fetches the changing parts as JSON (/status/live.json) and replaces those that changed. A
+harvest status published while the page is open shows without the page being loaded again, the parts that did
+not change are the same nodes, the scroll position stays, and a lost connection is said plainly."""
 
 from __future__ import annotations
 
+import contextlib
+
 from swath.core.config import Config
-from swath.store import Store
+from swath.messages.worker import wait_for
+from swath.monitor import monitor_worker
+from swath.store import Store, repo
+from swath.store.models import RUNNING, SUCCESS
 from tests.browserkit import chromium, logged_in, site  # noqa: F401
+from tests.requesterkit import running
+from tests.test_store import status_body
 from tests.test_web import make_oai, make_set
 from tests.webkit import member, web_config
 
+STATUS_KEY = "harvest.status.oai_pmh.oai_pmh"
 
-def test_the_status_page_updates_its_part_without_reloading(config: Config, chromium) -> None:  # noqa: F811
+
+def test_a_status_published_while_the_page_is_open_shows_in_place(config: Config, broker, chromium) -> None:  # noqa: F811
     config = web_config(config)
     store = Store(url=config.db_url)
     c = member(config, store)
     set_id = make_set(c, "Papers")
-    make_oai(c, set_id, name="First repository")
-    with site(config, store) as base, logged_in(chromium, base, "ada") as page:
+    for n in range(8):  # rows enough to scroll
+        make_oai(c, set_id, name=f"Repository {n}")
+    with store.session() as s:
+        src = next(x for x in repo.list_sources(s) if x.name == "Repository 0")
+        job = repo.add_job(s, job_id="live-run-1", source=src, routing_key="harvest.start.oai_pmh.oai_pmh",
+                           trigger="manual")
+    with contextlib.ExitStack() as stack:
+        monitor = stack.enter_context(running(monitor_worker(config=config, store=store)))
+        server = stack.enter_context(contextlib.ExitStack())
+        base = server.enter_context(site(config, store))
+        page = stack.enter_context(logged_in(chromium, base, "ada"))
+        page.set_viewport_size({"width": 1000, "height": 420})
         page.goto(base + "/status")
         assert page.locator('meta[http-equiv="refresh"]').count() == 0
-        assert "First repository" in page.locator("#live").inner_text()
-        page.evaluate("window.loadedOnce = true")  # gone if the page were loaded again
-        make_oai(c, set_id, name="Second repository")
-        page.wait_for_selector('#live :text("Second repository")', timeout=120_000)
+        running_part = page.locator('[data-part="running"]')
+        assert job.id in running_part.inner_text() and "queued" in running_part.inner_text()
+        page.evaluate("""() => { window.loadedOnce = true;  // gone if the page were loaded again
+            window.sourcesTable = document.querySelector('[data-part="sources"] table');
+            document.getElementById('exports').scrollIntoView(); }""")
+        before = page.evaluate("[window.scrollY, document.getElementById('exports').getBoundingClientRect().top]")
+        assert before[0] > 0
+
+        broker.publish(STATUS_KEY, status_body(job.id, RUNNING, 7))
+        assert wait_for(lambda: monitor.processed >= 1, 120), "the monitor recorded nothing"
+        page.wait_for_selector('[data-part="running"] :text("7 posts")', timeout=120_000)
+        assert "running" in running_part.inner_text()
         assert page.evaluate("window.loadedOnce") is True and page.url == base + "/status"
+        assert page.evaluate("document.querySelector('[data-part=\"sources\"] table') === window.sourcesTable")
+        after = page.evaluate("[window.scrollY, document.getElementById('exports').getBoundingClientRect().top]")
+        assert after[0] > 0 and round(after[1]) == round(before[1])  # the heading read stays where it was
+        assert page.locator("#live-state").inner_text().startswith("Updated")
+
+        broker.publish(STATUS_KEY, status_body(job.id, SUCCESS, 9))  # the run ends: from "running" to "recent"
+        page.wait_for_selector('[data-part="recent"] :text("9 posts")', timeout=120_000)
+        assert job.id not in running_part.inner_text() and page.evaluate("window.loadedOnce") is True
+
+        server.close()  # the application goes away: the page says so, and keeps what it showed
+        page.wait_for_selector("#live-state.lost", timeout=120_000)
+        assert page.locator("#live-state").inner_text().startswith("Connection lost")
+        assert "9 posts" in page.locator('[data-part="recent"]').inner_text()
     store.close()

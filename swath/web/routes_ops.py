@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from swath.core.errors import SwathError
@@ -15,6 +15,8 @@ from swath.store import repo, web_repo
 from swath.web.ops_services import services_and_disk
 from swath.web.paging import pager
 from swath.web.views import SECURITY_HEADERS, Ctx, action, admin_only, page
+
+LIVE_EVERY = 10  # seconds between the status page's updates while it is open
 
 if TYPE_CHECKING:  # the broker client loads only when the page asks
     from swath.messages.deadletters import LetterView
@@ -64,9 +66,10 @@ def requeue(ctx: Ctx) -> Response:
 @page
 def status_page(ctx: Ctx) -> Response:
     """The read-only status page `swath dashboard` serves, here for a logged-in user: an admin sees everything
-    (as the dashboard shows it), a member only the collection sets of their groups."""
+    (as the dashboard shows it), a member only the collection sets of their groups. /status/live.json is its
+    changing parts for static/live.js, through the same steps, so the same rows."""
     from swath.shared.snapshot import Window, count_rows, gather
-    from swath.shared.status_page import render
+    from swath.shared.status_page import parts, render
     from swath.store.models import utcnow
 
     with ctx.store.session() as s:
@@ -76,16 +79,19 @@ def status_page(ctx: Ctx) -> Response:
              "volume": pager(ctx.request, "volume", volume, path="/status")}
     snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url, sets=sets,
                   window=Window(**{k: (p.offset, p.per_page) for k, p in pages.items()}))
-    part = ctx.request.url.path.endswith("/live")  # no meta refresh: the page fetches this part (live.js)
-    query = ctx.request.url.query  # the live part shows the same pages
-    return HTMLResponse(render(snap, refresh=None, generated=utcnow().isoformat(timespec="seconds") + "Z",
-                               live_url="/status/live" + (f"?{query}" if query else ""), part=part, pages=pages),
-                        headers={**SECURITY_HEADERS, "X-Swath-Final": "0"})
+    generated = utcnow().isoformat(timespec="seconds") + "Z"
+    if ctx.request.url.path.endswith("/live.json"):
+        return JSONResponse(parts(snap, generated=generated, pages=pages), headers=SECURITY_HEADERS)
+    query = ctx.request.url.query  # the live parts show the same pages
+    return HTMLResponse(render(snap, generated=generated, every=LIVE_EVERY, pages=pages,
+                               live_url="/status/live.json" + (f"?{query}" if query else ""),
+                               reload_url="/status" + (f"?{query}" if query else "")),
+                        headers=SECURITY_HEADERS)
 
 
 ROUTES = [
     Route("/ops", operations, methods=["GET"]),
     Route("/ops/deadletters/requeue", requeue, methods=["POST"]),
     Route("/status", status_page, methods=["GET"]),
-    Route("/status/live", status_page, methods=["GET"]),
+    Route("/status/live.json", status_page, methods=["GET"]),
 ]
