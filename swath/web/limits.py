@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from swath.messages import codes
+from swath.web import prefix
 
 SMALL_PATHS = frozenset({"/login", "/logout"})  # forms of a few short fields, posted without a session
 
@@ -34,7 +35,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        cap = self.cap(scope["path"])
+        cap = self.cap(prefix.route(scope))  # /login under a prefix is still /login
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > cap):
             await self._too_large(scope, receive, send, cap)

@@ -12,6 +12,7 @@ from starlette.routing import Route
 from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import repo, web_repo
+from swath.web import prefix
 from swath.web.ops_services import services_and_disk
 from swath.web.paging import pager
 from swath.web.views import SECURITY_HEADERS, Ctx, action, admin_only, page
@@ -80,12 +81,12 @@ def status_page(ctx: Ctx) -> Response:
     snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url, sets=sets,
                   window=Window(**{k: (p.offset, p.per_page) for k, p in pages.items()}))
     generated = utcnow().isoformat(timespec="seconds") + "Z"
+    root = prefix.root(ctx.request)
     if ctx.request.url.path.endswith("/live.json"):
-        return JSONResponse(parts(snap, generated=generated, pages=pages), headers=SECURITY_HEADERS)
-    query = ctx.request.url.query  # the live parts show the same pages
-    return HTMLResponse(render(snap, generated=generated, every=LIVE_EVERY, pages=pages,
-                               live_url="/status/live.json" + (f"?{query}" if query else ""),
-                               reload_url="/status" + (f"?{query}" if query else "")),
+        return JSONResponse(parts(snap, generated=generated, pages=pages, root=root), headers=SECURITY_HEADERS)
+    query = f"?{ctx.request.url.query}" if ctx.request.url.query else ""  # the live parts show the same pages
+    return HTMLResponse(render(snap, generated=generated, every=LIVE_EVERY, pages=pages, root=root,
+                               live_url=f"{root}/status/live.json{query}", reload_url=f"{root}/status{query}"),
                         headers=SECURITY_HEADERS)
 
 
