@@ -67,3 +67,31 @@ def test_a_status_published_while_the_page_is_open_shows_in_place(config: Config
         assert page.locator("#live-state").inner_text().startswith("Connection lost")
         assert "9 posts" in page.locator('[data-part="recent"]').inner_text()
     store.close()
+
+
+def test_the_page_stops_asking_while_its_tab_is_hidden_and_catches_up_when_shown(config: Config, chromium) -> None:  # noqa: F811
+    """While hidden, the page asks nothing however long it stays so (it counts the seconds since its last
+    update itself: no sleep here); shown again, it asks at once and shows what changed meanwhile."""
+    config = web_config(config)
+    store = Store(url=config.db_url)
+    c = member(config, store)
+    set_id = make_set(c, "Papers")
+    make_oai(c, set_id, name="First repository")
+    asked: list[str] = []
+    with site(config, store) as base, logged_in(chromium, base, "ada") as page:
+        page.on("request", lambda r: asked.append(r.url) if "/status/live.json" in r.url else None)
+        page.goto(base + "/status")
+        page.wait_for_selector("#live[data-updated]")  # the first update came
+        page.evaluate("""() => { Object.defineProperty(document, 'hidden', {value: true, configurable: true});
+            document.dispatchEvent(new Event('visibilitychange')); }""")
+        before = len(asked)
+        assert page.locator("#live-state").inner_text().endswith("paused while this tab is hidden.")
+        make_oai(c, set_id, name="Second repository")
+        # three of the page's 10 s intervals go by, hidden (the page's own record of its last update)
+        page.wait_for_function("() => Date.now() - window.swathLive[0].updated >= 30000", timeout=120_000)
+        assert len(asked) == before and "Second repository" not in page.locator("#live").inner_text()
+        page.evaluate("""() => { Object.defineProperty(document, 'hidden', {value: false, configurable: true});
+            document.dispatchEvent(new Event('visibilitychange')); }""")
+        page.wait_for_selector('#live :text("Second repository")', timeout=60_000)
+        assert len(asked) == before + 1  # one request, at once, not one per missed interval
+    store.close()

@@ -115,7 +115,7 @@
     var lives = Array.prototype.map.call(document.querySelectorAll("[data-live], [data-live-json]"), function (el) {
       var live = new Live(el);
       live.schedule(Math.min(live.every, 1000));
-      window.swathLive = window.swathLive || [];
+      window.swathLive = window.swathLive || [];  // the pollers, for the console and tests
       window.swathLive.push(live);
       return live;
     });
