@@ -10,7 +10,7 @@ import click
 from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors, open_store
 from swath.core.config import Config
 from swath.core.errors import SwathError
-from swath.core.weburl import web_link, web_prefix
+from swath.core.weburl import DEFAULT_WEB_URL, web_link, web_prefix
 from swath.messages import codes
 
 
@@ -45,6 +45,9 @@ def command(ctx: click.Context, host: str, port: int, secure_cookies: str, forwa
     app = create_app(config=config, store=open_store(ctx), management_url=management_url,
                      secure_cookies={"auto": None, "yes": True, "no": False}[secure_cookies])
     click.echo(f"swath web listening on http://{host}:{port}/; its links: {config.web_url}/ (SWATH_WEB_URL)", err=True)
+    if config.web_url == DEFAULT_WEB_URL and (host, port) != ("127.0.0.1", 8000):  # mails would link elsewhere
+        click.echo("swath: set SWATH_WEB_URL to the address people open (for the monitor too): links in mails and "
+                   "in the CLI's lines are built on it", err=True)
     # under a prefix, the proxy passes /prefix/x on as /x and the app makes its links with /prefix (root_path)
     uvicorn.run(app, host=host, port=port, proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips,
                 server_header=False, log_level="warning", root_path=web_prefix(config.web_url))
