@@ -45,7 +45,7 @@ def command(ctx: click.Context, host: str, port: int, secure_cookies: str, forwa
     app = create_app(config=config, store=open_store(ctx), management_url=management_url,
                      secure_cookies={"auto": None, "yes": True, "no": False}[secure_cookies])
     click.echo(f"swath web listening on http://{host}:{port}/; its links: {config.web_url}/ (SWATH_WEB_URL)", err=True)
-    if config.web_url == DEFAULT_WEB_URL and (host, port) != ("127.0.0.1", 8000):  # mails would link elsewhere
+    if config.web_url == DEFAULT_WEB_URL and port != 8000:  # mails and the CLI would link to another port
         click.echo("swath: set SWATH_WEB_URL to the address people open (for the monitor too): links in mails and "
                    "in the CLI's lines are built on it", err=True)
     # under a prefix, the proxy passes /prefix/x on as /x and the app makes its links with /prefix (root_path)
