@@ -95,3 +95,26 @@ def test_the_page_stops_asking_while_its_tab_is_hidden_and_catches_up_when_shown
         page.wait_for_selector('#live :text("Second repository")', timeout=60_000)
         assert len(asked) == before + 1  # one request, at once, not one per missed interval
     store.close()
+
+
+def test_the_operations_page_shows_a_new_worker_in_place(config: Config, broker, chromium) -> None:  # noqa: F811
+    """The Operations page updates the same way: a worker's status recorded by the monitor while it is open
+    shows in its services part; the page is not loaded again and its other parts are the same nodes."""
+    from swath.monitor import record
+    from tests.webkit import user
+
+    config = web_config(config)
+    store = Store(url=config.db_url)
+    user(store, "root", admin=True, groups=("lib",))
+    with site(config, store) as base, logged_in(chromium, base, "root") as page:
+        page.goto(base + "/ops")
+        assert "No worker or exporter has reported yet." in page.locator('[data-part="services"]').inner_text()
+        page.evaluate("""() => { window.loadedOnce = true;
+            window.diskPart = document.querySelector('[data-part="disk"]').firstElementChild; }""")
+        record(store, STATUS_KEY, status_body("ops-run", RUNNING, 1, service="OAI-PMH Harvester", host="worker-9",
+                                              instance="42"))
+        page.wait_for_selector('[data-part="services"] :text("worker-9")', timeout=120_000)
+        assert page.evaluate("window.loadedOnce") is True and page.url == base + "/ops"
+        assert page.evaluate("document.querySelector('[data-part=\"disk\"]').firstElementChild === window.diskPart")
+        assert page.locator("#ops-state").inner_text().startswith("Updated")
+    store.close()

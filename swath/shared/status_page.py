@@ -5,16 +5,12 @@ which static/live.js puts in place of the parts that changed: no reload, so scro
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any
 
 from jinja2 import Environment
 
-from swath.shared import humanize
+from swath.shared import humanize, live_parts
 from swath.shared.snapshot import Names, Snapshot
-
-# status_body.html marks each part; our templates escape "<" in every value, so a marker can only be ours
-_PART = re.compile(r"<!--part:(\w+)-->.*?<!--/part-->", re.DOTALL)
 
 
 @functools.cache
@@ -33,8 +29,7 @@ def render(snap: Snapshot, *, generated: str, refresh: int | None = None, live_u
 
 
 def parts(snap: Snapshot, *, generated: str, pages: dict[str, Any] | None = None, root: str = "") -> dict[str, Any]:
-    """The page's changing parts as JSON: {"generated": ..., "parts": {name: html}} (the inside of each
-    data-part element, markers included, so the page can tell an unchanged part by comparing)."""
+    """The page's changing parts as JSON: {"generated": ..., "parts": {name: html}} (live_parts.split)."""
     body = _environment().get_template("status_body.html").render(
         snap=snap, names=snap.names or Names(sets={}, sources=[]), pages=pages or {}, root=root)
-    return {"generated": generated, "parts": {m.group(1): m.group(0) for m in _PART.finditer(body)}}
+    return {"generated": generated, "parts": live_parts.split(body)}

@@ -17,7 +17,7 @@ from swath.web.ops_services import services_and_disk
 from swath.web.paging import pager
 from swath.web.views import SECURITY_HEADERS, Ctx, action, admin_only, page
 
-LIVE_EVERY = 10  # seconds between the status page's updates while it is open
+LIVE_EVERY = 10  # seconds between the status and operations pages' updates while they are open
 
 if TYPE_CHECKING:  # the broker client loads only when the page asks
     from swath.messages.deadletters import LetterView
@@ -25,16 +25,26 @@ if TYPE_CHECKING:  # the broker client loads only when the page asks
 
 @page
 def operations(ctx: Ctx) -> Response:
+    """The page, or at /ops/live.json its changing parts (static/live.js), through the same steps."""
     admin_only(ctx)
+    from swath.shared import live_parts
     from swath.shared.snapshot import gather
+    from swath.store.models import utcnow
 
     snap = gather(config=ctx.web.config, store=ctx.store, management_url=ctx.web.management_url)
     with ctx.store.session() as s:
         sets = {cs.id: cs.name for cs in web_repo.list_sets(s, ctx.user)}
         collections = {(src.collection_set_id, src.collection_id): src for src in repo.list_sources(s, deleted=True)}
     letters, letters_error = dead_letters(ctx)
-    return ctx.render("ops.html", snap=snap, sets=sets, collections=collections, **services_and_disk(ctx),
-                      letters=letters, letters_error=letters_error)
+    generated = utcnow().isoformat(timespec="seconds") + "Z"
+    live = ctx.request.url.path.endswith("/live.json")
+    shown = {"snap": snap, "sets": sets, "collections": collections, **services_and_disk(ctx), "letters": letters,
+             "letters_error": letters_error, "generated": generated, "every": LIVE_EVERY}
+    if live:  # the flash is the page's, not its parts'
+        page = ctx.render("ops.html", 200, notice=None, **shown)
+        return JSONResponse({"generated": generated, "parts": live_parts.split(bytes(page.body).decode())},
+                            headers=SECURITY_HEADERS)
+    return ctx.render("ops.html", 200, **shown)
 
 
 def dead_letters(ctx: Ctx) -> tuple[list[LetterView], str | None]:
@@ -92,6 +102,7 @@ def status_page(ctx: Ctx) -> Response:
 
 ROUTES = [
     Route("/ops", operations, methods=["GET"]),
+    Route("/ops/live.json", operations, methods=["GET"]),
     Route("/ops/deadletters/requeue", requeue, methods=["POST"]),
     Route("/status", status_page, methods=["GET"]),
     Route("/status/live.json", status_page, methods=["GET"]),
