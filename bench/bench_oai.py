@@ -1,23 +1,26 @@
 """Records per second of an `oai_pmh` harvest (listing -> mapped dataset records in WARCs) against Sickle
 listing the same repository (parsing every record, writing nothing).
 
-    .venv/bin/python bench/bench_oai.py [--records 10000] [--per-page 100] [--rounds 3] [--quick]
+    .venv/bin/python bench/bench_oai.py [--records 10000] [--per-page 100] [--rounds 3] [--quick] [--threads]
 
 Sickle is the peer, not a dependency: `pip install -e '.[bench]'` (or `pip install Sickle==0.7.0`).
 The repository (tests/fakes/oai.py GeneratedRepository, every 17th record deleted) runs in a child process,
 so its work does not share this process's GIL; rounds alternate Sickle and swath; medians; each round
-prints the load average, since the 2-core machine is shared.
+prints the load average, since the 2-core machine is shared. `--threads` also prints each swath round's CPU
+by thread (the platform's fetching thread, the WARC writer), read from /proc (Linux).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -51,6 +54,36 @@ def swath(url: str, root: Path, round_no: int) -> int:
     return sum(n for day in status["stats"].values() for n in day.values())
 
 
+class ThreadCPU:
+    """CPU seconds of each live thread of this process by Python thread name, sampled from /proc every 20 ms
+    (a thread's figure is its last sample: it has ended by the time a harvest returns)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, str], float] = {}
+        self.tick = os.sysconf("SC_CLK_TCK")
+        threading.Thread(target=self._sample, daemon=True, name="thread-cpu").start()
+
+    def _sample(self) -> None:
+        names: dict[str, str] = {}  # a thread keeps the name it had while Python listed it (ending, it is not)
+        while True:
+            names.update((str(t.native_id), t.name.split(":")[0]) for t in threading.enumerate())
+            for tid in os.listdir("/proc/self/task"):
+                try:
+                    stat = Path(f"/proc/self/task/{tid}/stat").read_text()
+                except OSError:
+                    continue
+                fields = stat[stat.rindex(")") + 2:].split()
+                self.seen[(tid, names.get(tid, "other"))] = (int(fields[11]) + int(fields[12])) / self.tick
+            time.sleep(0.02)
+
+    def since(self, before: dict[tuple[str, str], float]) -> dict[str, float]:
+        time.sleep(0.05)  # one more sample of the threads that have just ended
+        by_name: dict[str, float] = collections.Counter()
+        for key, seconds in self.seen.items():
+            by_name[key[1]] += seconds - before.get(key, 0.0)
+        return {name: seconds for name, seconds in by_name.items() if seconds > 0}
+
+
 def serve(records: int, per_page: int) -> None:
     """Child process: serve the repository, print its URL, run until stdin closes."""
     repo = GeneratedRepository(count=records, per_page=per_page, deleted_every=DELETED_EVERY)
@@ -69,6 +102,7 @@ def main() -> None:
     parser.add_argument("--per-page", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="2,000 records, 3 rounds")
+    parser.add_argument("--threads", action="store_true", help="swath's CPU per thread in each round")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
@@ -79,6 +113,7 @@ def main() -> None:
     child = subprocess.Popen([sys.executable, __file__, "--serve", "--records", str(args.records), "--per-page",
                               str(args.per_page)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert child.stdin is not None and child.stdout is not None
+    threads = ThreadCPU() if args.threads else None
     rates: dict[str, list[float]] = {"sickle": [], "swath": []}
     cpu: dict[str, list[float]] = {"sickle": [], "swath": []}  # process CPU (all threads), ms per 1,000 records
     try:
@@ -86,14 +121,20 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             for round_no in range(args.rounds):
                 for name in ("sickle", "swath"):
+                    sampled = dict(threads.seen) if threads else {}
                     began, cpu_began = time.perf_counter(), time.process_time()
                     records = sickle(url) if name == "sickle" else swath(url, Path(tmp), round_no)
                     rates[name].append(records / (time.perf_counter() - began))
                     cpu[name].append((time.process_time() - cpu_began) * 1e6 / records)
                     assert records == args.records, (name, records)
+                    if threads and name == "swath":
+                        by_thread = threads.since(sampled)
                 print(f"round {round_no + 1}: sickle {rates['sickle'][-1]:7.0f} swath {rates['swath'][-1]:7.0f} "
                       f"records/s  ratio {rates['swath'][-1] / rates['sickle'][-1]:.2f}  load {load()}",
                       file=sys.stderr)
+                if threads:  # 10 ms ticks: at 10,000 records, 1 ms per 1,000
+                    print("  swath CPU by thread, ms per 1,000 records: " + ", ".join(
+                        f"{n} {sec * 1e6 / args.records:.0f}" for n, sec in sorted(by_thread.items())), file=sys.stderr)
     finally:
         child.stdin.close()
         child.wait()

@@ -61,6 +61,7 @@ class Item:
     data: Any = None  # what the listing already fetched, for process()
     error: str | None = None  # a listing-time problem: the item fails with this message
     anonymous: bool = False  # remote_id is only a placeholder (the source gave none): not tracked
+    quoted_id: str | None = None  # quote_part(remote_id), when the backend made it for `uri`: not made twice
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,7 @@ class _Run:
         self.present: set[str] = set()  # listed and not deleted
         self.gone: set[str] = set()  # marked deleted by the source
         self.named = 0  # items a dry run has named in dry_run_item infos
+        self.urn = item_record_uri(backend.name, backend.source.id, "")  # the fixed part, quoted once per source
 
     def item(self, item: Item) -> None:
         rid = item.remote_id
@@ -236,15 +238,16 @@ class _Run:
                 self.named += 1
                 self.harvest.info(codes.DRY_RUN_ITEM, dry_run_item(item.remote_id, dataset), self.backend.source.id)
             return
-        backend = self.backend
-        headers = record_headers(backend.name, backend.source, item.remote_id, status)
+        backend, rid = self.backend, item.remote_id
+        headers = record_headers(backend.name, backend.source, rid, status)
         headers[ITEM_URI_HEADER] = safe_uri(backend.item_uri(item))  # the item's own URI: never fetched as such
         if reason != "disappeared":  # read from the answer just recorded (a disappearance is an absence)
             headers["WARC-Refers-To"] = LAST_RESPONSE
         self.harvest.write_record(
-            uri=item_record_uri(backend.name, backend.source.id, item.remote_id),
+            # item_record_uri(backend.name, backend.source.id, rid)
+            uri=self.urn + (item.quoted_id if item.quoted_id is not None else quote_part(rid)),
             record_type="resource",
-            payload=record_payload(backend.name, backend.source, item.remote_id, dataset=dataset,
+            payload=record_payload(backend.name, backend.source, rid, dataset=dataset,
                                    status=status, reason=reason),
             content_type=RECORD_CONTENT_TYPE,
             headers=headers,

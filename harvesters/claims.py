@@ -53,6 +53,14 @@ class Claim(Protocol):
     def release(self) -> None: ...
 
 
+def wait_to_acquire(claim: Claim, give_up: threading.Event) -> bool:
+    """Wait until `claim` is free and take it; False if `give_up` was set first (every Claim's `acquire`)."""
+    while not claim.try_acquire():
+        if give_up.wait(POLL):
+            return False
+    return True
+
+
 class HarvestClaim:
     """The right to run one harvest id in this process; `acquire()` before touching its files."""
 
@@ -93,11 +101,7 @@ class HarvestClaim:
         return True
 
     def acquire(self, *, give_up: threading.Event) -> bool:
-        """Wait until the claim is free and take it; False if `give_up` was set first."""
-        while not self.try_acquire():
-            if give_up.wait(POLL):
-                return False
-        return True
+        return wait_to_acquire(self, give_up)
 
     def check(self) -> None:
         """Fencing before an irreversible step: the file we locked must still be the claim file."""

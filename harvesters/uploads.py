@@ -19,6 +19,7 @@ import json
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,11 +29,14 @@ from swath.core.jsontypes import JSONObject
 from swath.core.objects import ObjectInfo, ObjectStore, StorageUnavailable, store_for
 from swath.core.objects_base import FENCE_METADATA
 from swath.core.objects_copy import copy_to_replica
-from swath.harvesters.retry import storage_retry
+from swath.harvesters.retry import RetryPolicy, storage_retry
 from swath.harvesters.state import write_json_atomic
 from swath.harvesters.warc import ClosedWarc, date_created_of, name_pattern, warc_id
 
 COMMIT_SUFFIX = ".commit.json"
+# after a replica copy fails, later WARCs skip the replica this long: each copy tried with the full retry
+# policy would hold every upload (and the harvest behind it) for the whole back-off while the replica is down
+REPLICA_PAUSE = 60.0
 # "uploading <name>" (INFO) as each upload begins: what an operator reads, and the event fault tests wait for
 log = logging.getLogger(__name__)
 Commit = Callable[[JSONObject], None]
@@ -51,6 +55,8 @@ class WarcUploader:
     on_replica_lag: Callable[[str], None] | None = None
     fence: Callable[[], None] = lambda: None  # raises ClaimLost (ClaimFenced) once this runner's claim is gone
     fence_token: int | None = None  # the claim's token (None with flock), written beside each object
+    clock: Callable[[], float] = time.monotonic
+    _replica_failed_at: float | None = dataclasses.field(default=None, init=False, repr=False)
 
     @classmethod
     def for_harvest(cls, config: Config, directory: Path, harvest_id: str, *,
@@ -89,16 +95,28 @@ class WarcUploader:
 
     def _replicate(self, info: ObjectInfo, sha1: str) -> None:
         """The verified object copied to the replica and checked there; a failure is lag, never a lost WARC: it
-        is safe in the primary, announced as usual, and `swath storage replicate` copies it later."""
-        if self.config is None:
+        is safe in the primary, announced as usual, and `swath storage replicate` copies it later. One quick
+        retry only, and after a failure the next REPLICA_PAUSE seconds of WARCs are not tried at all."""
+        if self.config is None or not self.config.storage_replica_url:
             return
+        since = None if self._replica_failed_at is None else self.clock() - self._replica_failed_at
+        if since is not None and since < REPLICA_PAUSE:
+            self._lag(f"{info.url} not copied to the replica: it failed {since:.0f} s ago and is tried again "
+                      f"{REPLICA_PAUSE:.0f} s after that; `swath storage replicate` will copy it")
+            return
+        quick = RetryPolicy(retries=min(1, self.config.http_retries), backoff=self.config.http_backoff)
         try:
-            copy_to_replica(self.config, info, sha1=sha1, retry=storage_retry(self.config))
+            copy_to_replica(self.config, info, sha1=sha1, retry=quick)
         except SwathError as exc:
-            message = f"{info.url} not copied to the replica ({exc.code}: {exc}); `swath storage replicate` will"
-            log.warning("%s", message)
-            if self.on_replica_lag is not None:
-                self.on_replica_lag(message)
+            self._replica_failed_at = self.clock()
+            self._lag(f"{info.url} not copied to the replica ({exc.code}: {exc}); `swath storage replicate` will")
+        else:
+            self._replica_failed_at = None
+
+    def _lag(self, message: str) -> None:
+        log.warning("%s", message)
+        if self.on_replica_lag is not None:
+            self.on_replica_lag(message)
 
     def upload_leftovers(self, paths: list[Path], apply: Commit) -> list[ClosedWarc]:
         """A previous run's closed WARCs still on disk (an upload that failed or was cut short), in serial

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self, cast
@@ -21,9 +22,24 @@ COMPLETED_SUCCESS = "completed success"
 COMPLETED_FAILURE = "completed failure"
 
 
+_second_iso: tuple[int, str] = (-1, "")
+
+
+def iso_of_micros(micros: int) -> str:
+    """`datetime.fromtimestamp(micros / 1e6, UTC).isoformat()` of whole microseconds since the epoch, its
+    seconds formatted once a second (a harvest stamps every item record: datetime's costs 1.5 µs a call)."""
+    global _second_iso
+    second, micro = divmod(micros, 1_000_000)
+    last = _second_iso  # one read: another thread may replace it
+    if last[0] != second:
+        text = dt.datetime.fromtimestamp(second, dt.UTC).replace(tzinfo=None).isoformat()
+        last = _second_iso = (second, text)
+    return f"{last[1]}.{micro:06d}+00:00" if micro else f"{last[1]}+00:00"
+
+
 def now_iso() -> str:
-    """UTC timestamp in the spec's ISO form, with an explicit offset."""
-    return dt.datetime.now(dt.UTC).isoformat()
+    """UTC timestamp in the spec's ISO form, with an explicit offset: `datetime.now(UTC).isoformat()`."""
+    return iso_of_micros(time.time_ns() // 1000)  # the clock datetime.now reads, floored to µs as it does
 
 
 def decode_body(body: bytes | str) -> JSON:

@@ -33,7 +33,7 @@ from swath.messages.validation import InvalidMessage, validate
 from swath.messages.worker import ServiceSpec, Worker
 from swath.notify import Mail, Mailer
 from swath.replicas import note_replica, replica_for_monitor
-from swath.store import Store, notify_repo, repo, warc_index
+from swath.store import Store, monitor_repo, notify_repo, warc_index
 from swath.store.models import Export, Job
 
 log = logging.getLogger(__name__)
@@ -77,16 +77,17 @@ def record_status(s: Session, kind: str, body: StatusBody, *, routing_key: str,
     (their links at `web_url`, SWATH_WEB_URL)."""
     before = notify.status_before(s, kind, body["id"])
     if kind == "harvest_status":
-        row: Job | Export = repo.record_harvest_status(s, cast(HarvestStatusBody, body), routing_key=routing_key)
+        harvest = cast(HarvestStatusBody, body)
+        row: Job | Export = monitor_repo.record_harvest_status(s, harvest, routing_key=routing_key)
     else:
-        row = repo.record_export_status(s, body, routing_key=routing_key)
+        row = monitor_repo.record_export_status(s, body, routing_key=routing_key)
     notify_repo.report_seen(s, role="harvester" if kind == "harvest_status" else "exporter", body=body)
     return notify.mails_for(s, kind, row, before, web_url=web_url)
 
 
 def record_warc_created(s: Session, warc: WarcCreated, *, data_root: Path | None) -> None:
     """The WARC and its entry in the WARC index exports select by (store/warc_index.py)."""
-    row = repo.record_warc(s, warc_id=warc.warc_id, path=warc.path, sha1=warc.sha1, size=warc.bytes,
+    row = monitor_repo.record_warc(s, warc_id=warc.warc_id, path=warc.path, sha1=warc.sha1, size=warc.bytes,
                            date_created=warc.date_created, collection_set_id=warc.collection_set_id,
                            collection_id=warc.collection_id, harvest_id=warc.harvest_id,
                            harvest_type=warc.harvest_type)
@@ -116,7 +117,7 @@ class RecordJob:
         except InvalidMessage as exc:
             digest = hashlib.sha1(routing_key.encode() + b"\0" + orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
             with self.store.session() as s:
-                repo.record_rejected(s, digest=digest.hexdigest(), routing_key=routing_key, code=exc.code,
+                monitor_repo.record_rejected(s, digest=digest.hexdigest(), routing_key=routing_key, code=exc.code,
                                      message=str(exc))
             raise  # the runtime dead-letters it with the reason
         except DBAPIError as exc:

@@ -2,14 +2,13 @@
 
 Launching writes a launch record (a `jobs` row with no `published_at`) and commits it before publishing
 `harvest.start`; the row is marked published once the broker confirmed the message. Credentials are stored
-as references ("env:VAR" or "stored") and resolved only while building the message; "stored" values are
-sealed with the configured key (swath/store/secrets.py) and opened only then.
+as references ("env:VAR" or "stored") and resolved only while building the message (swath/credential_refs.py);
+stopping and cancelling a launched job: swath/job_stops.py.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -17,37 +16,30 @@ from typing import TYPE_CHECKING
 from sqlalchemy.orm import Session
 
 from swath.core.config import Config
-from swath.core.errors import SwathError
 from swath.core.jsontypes import JSONObject
+from swath.credential_refs import CREDENTIAL_NAME, ENV_PREFIX, STORED, check_credential_name, parse_credentials
+from swath.credential_refs import resolve as resolve_credentials
 from swath.harvesters.registry import lookup as lookup_harvest_type
+from swath.job_stops import Cancelled, JobStops
 from swath.messages import codes, routing
 from swath.messages.broker import Publisher, PublishError, Unroutable
 from swath.messages.broker_errors import BrokerError
 from swath.messages.model import ExportStart, HarvestStart
 from swath.messages.validation import InvalidMessage
-from swath.store import Store, group_credentials, repo
-from swath.store.models import ACCEPTED, ACTIVE_STATES, FAILURE, QUEUED, RUNNING, Export, Job, Source, utcnow
-from swath.store.secrets import CredentialKeyError, SecretBox
+from swath.request_error import RequestError
+from swath.store import Store, repo
+from swath.store.models import ACCEPTED, FAILURE, QUEUED, Export, Job, Source, utcnow
+from swath.store.secrets import SecretBox
 
 if TYPE_CHECKING:  # the broker's management side loads only when asked
     from swath.workqueue import QueueState
 
+# what callers import from here, though it lives by its job in credential_refs, request_error and job_stops
+__all__ = ["CREDENTIAL_NAME", "ENV_PREFIX", "STORED", "Cancelled", "PublishResult", "RequestError", "Requester",
+           "check_credential_name", "collection_path", "parse_credentials"]
 log = logging.getLogger(__name__)
-STORED = "stored"
-CREDENTIAL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,99}")
-ENV_PREFIX = "env:"
 CONFIRM_TIMEOUT = 30.0
 BROKER_GIVE_UP = 5.0  # seconds a publish waits for an unreachable broker; a refused login fails at once
-
-
-class RequestError(SwathError):
-    """A request swath refuses, with a stable code from messages/codes.py."""
-
-
-@dataclass(frozen=True)
-class Cancelled:
-    job: Job
-    how: str  # what happened to its harvest.start, for the user
 
 
 @dataclass(frozen=True)
@@ -55,31 +47,6 @@ class PublishResult:
     job_id: str
     published: bool
     error: str | None = None
-
-
-def check_credential_name(name: str) -> str:
-    if not CREDENTIAL_NAME.fullmatch(name):
-        # it may be a secret typed in the wrong place: say what is wrong, never echo it
-        raise RequestError("a credential name is a letter or _ then letters, digits, _ . or - (at most 100); "
-                           "give NAME=env:VARIABLE, NAME=@FILE, or NAME alone to be prompted",
-                           code=codes.BAD_REQUEST)
-    return name
-
-
-def parse_credentials(pairs: Iterable[str]) -> tuple[dict[str, str], dict[str, str]]:
-    """NAME=env:VAR (a reference) or NAME=VALUE (kept in the store, sealed) -> (references, stored values)."""
-    refs: dict[str, str] = {}
-    stored: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise RequestError("a credential is NAME=env:VARIABLE or NAME=VALUE", code=codes.BAD_REQUEST)
-        check_credential_name(name)
-        if value.startswith((ENV_PREFIX, group_credentials.PREFIX)):  # references, no value
-            refs[name] = value
-        else:
-            refs[name], stored[name] = STORED, value
-    return refs, stored
 
 
 def collection_path(source: Source) -> str:
@@ -147,26 +114,8 @@ class Requester:
 
     def harvest_start(self, source: Source, job_id: str) -> JSONObject:
         """The harvest.start body with credentials resolved (never log or print it)."""
-        stored: dict[str, str] = {}
-        shared = group_credentials.referenced(source)
-        if STORED in source.credentials.values() or shared:
-            try:
-                with self.store.session() as s:
-                    stored = repo.secrets_of(s, source, self.secret_box())
-                    stored |= group_credentials.values_for(s, source, self.secret_box()) if shared else {}
-            except CredentialKeyError as exc:  # a RequestError, so a scheduled launch fails its job with the code
-                raise RequestError(exc.message, code=exc.code) from None
-        resolved: JSONObject = {}
-        for name, ref in source.credentials.items():
-            env = ref.startswith(ENV_PREFIX)
-            value = self.env.get(ref[len(ENV_PREFIX):]) if env else stored.get(name)
-            if not value:
-                where = f"environment variable {ref[len(ENV_PREFIX):]}" if env else (
-                    "the store" if ref == STORED else "its group's credential (deleted, or of another group)")
-                raise RequestError(f"credential {name!r} of source {source.name!r} has no value in {where}",
-                                   code=codes.CREDENTIAL_MISSING)
-            resolved[name] = value
-        return self._start_body(source, job_id, resolved)
+        credentials = resolve_credentials(self.store, source, env=self.env, box=self.secret_box)
+        return self._start_body(source, job_id, credentials)
 
     # ---- launching ----
 
@@ -244,7 +193,7 @@ class Requester:
             return PublishResult(job.id, False, "source deleted")
         try:
             body = self.harvest_start(source, job.id)
-            self._publisher().publish(job.routing_key, body).result(CONFIRM_TIMEOUT)
+            self._publish_confirmed(job.routing_key, body)
         except RequestError as exc:
             repo.fail_job(s, job, exc.code, exc.message)
             return PublishResult(job.id, False, exc.message)
@@ -268,79 +217,15 @@ class Requester:
         log.info("published %s for source %s", job.routing_key, source.name)
         return PublishResult(job.id, True)
 
-    def _target_job(self, s: Session, ident: str) -> Job:
-        """A job by id, or the source's (by id or name) queued or running job."""
-        job = s.get(Job, ident)
-        if job is None:
-            source = repo.find_source(s, ident)
-            job = repo.active_job(s, source.id)
-            if job is None:
-                raise RequestError(f"source {source.name!r} has no queued or running job", code=codes.BAD_REQUEST)
-        return job
-
-    def _send_stop(self, job: Job) -> None:
-        """harvest.stop for the job; Unroutable when no worker of its platform listens."""
-        key = routing.parse(job.routing_key)
-        self._publisher().publish(routing.key("harvest_stop", key.platform, key.type),
-                                  {"id": job.id}).result(CONFIRM_TIMEOUT)
+    # ---- stopping ----
 
     def stop(self, ident: str) -> Job:
-        """Publish harvest.stop for the source's running job (or a job id); every replica of the
-        platform's worker hears it on its own stop queue and the one running the harvest ends it.
-        A job still queued is cancelled instead (`cancel`): no worker has it to hear a stop."""
-        with self.store.session() as s:
-            job = self._target_job(s, ident)
-            status, job_id = job.status, job.id
-        if status == QUEUED:
-            return self.cancel(job_id).job
-        with self.store.session() as s:
-            job = repo.get_job(s, job_id)
-            if job.status != RUNNING:
-                raise RequestError(f"job {job.id} is {job.status} already", code=codes.BAD_REQUEST)
-            key = routing.parse(job.routing_key)
-            try:
-                self._send_stop(job)
-            except Unroutable:
-                raise RequestError(f"no {key.platform} worker is running to hear the stop of job {job.id}: start "
-                                   f"one (the harvest resumes there, then stop it), or `swath harvest cancel {job.id}` "
-                                   "to give it up", code=codes.NO_WORKER) from None
-            job.stop_requested_at = utcnow()
-            return job
+        """harvest.stop for the source's running job (or a job id); a queued one is cancelled (swath/job_stops.py)."""
+        return self._stops().stop(ident)
 
     def cancel(self, ident: str) -> Cancelled:
-        """Cancel a queued (or stuck running) job so its source is free: a start still in the outbox is never
-        published, one waiting in the worker queue is taken out of it; one a worker already holds is told to
-        stop (harvest.stop, and the stop recorded in the data root for a worker that picks it up later)."""
-        with self.store.session() as s:
-            job = self._target_job(s, ident)
-            if job.status not in ACTIVE_STATES:
-                raise RequestError(f"job {job.id} is {job.status}; only a queued or running job can be cancelled",
-                                   code=codes.BAD_REQUEST)
-            done = self._take_back(job) if job.published_at is not None else "it was never published"
-            repo.cancel_job(s, job)
-            log.info("job %s cancelled: %s", job.id, done)
-            return Cancelled(job=job, how=done)
-
-    def _take_back(self, job: Job) -> str:
-        """Undo a published start as far as the broker allows; says what was done."""
-        from swath.core.stops import record_stop
-        from swath.workqueue import BrokerUnavailable, queue_state, withdraw
-
-        try:
-            state = queue_state(self.config, job.routing_key)
-            if state is not None and job.status == QUEUED and withdraw(self.config, state.queue, job.id):
-                return f"its harvest.start was taken out of queue {state.queue}"
-        except BrokerUnavailable as exc:
-            log.warning("job %s: %s; cancelling it in the store only", job.id, exc.message)
-        record_stop(self.config.data_root, job.id)  # a worker taking the start later stops it at once
-        job.stop_requested_at = utcnow()
-        try:
-            self._send_stop(job)
-            return "a worker holds it: harvest.stop sent (a stream or an xesam_pmh crawl ends; a REST harvest runs on)"
-        except Unroutable:
-            return "no worker holds it; the stop is recorded in the data root for one that takes it later"
-        except (PublishError, TimeoutError) as exc:
-            return f"the broker did not confirm harvest.stop ({exc}); the stop is recorded in the data root"
+        """Cancel a queued (or stuck running) job so its source is free (swath/job_stops.py)."""
+        return self._stops().cancel(ident)
 
     def worker_queue(self, job: Job) -> QueueState | None:
         """The queue a launched job waits in, with its consumers (`swath.workqueue.QueueState`); None if
@@ -385,7 +270,7 @@ class Requester:
             export = repo.add_export(s, export_id=export_id, export_type=export_type, fmt=fmt, path=path,
                                      collection_id=collection_id)
         try:
-            self._publisher().publish(key, body).result(CONFIRM_TIMEOUT)
+            self._publish_confirmed(key, body)
         except Unroutable:
             message = f"no queue is bound for {key}: start its exporter worker"
             with self.store.session() as s:
@@ -395,6 +280,12 @@ class Requester:
         return export
 
     # ---- plumbing ----
+
+    def _stops(self) -> JobStops:
+        return JobStops(config=self.config, store=self.store, publish=self._publish_confirmed)
+
+    def _publish_confirmed(self, routing_key: str, body: Mapping[str, object]) -> None:
+        self._publisher().publish_and_wait(routing_key, body, CONFIRM_TIMEOUT)
 
     def _publisher(self) -> Publisher:
         if self.publisher is None:

@@ -25,7 +25,7 @@ from swath.requester import CREDENTIAL_NAME, STORED
 from swath.scheduler import parse_schedule
 from swath.sfm_import import SfmCollection, SfmCollectionSet, SfmHarvest, SfmSeed, SfmWarc
 from swath.sfm_warcs import WarcProblem, check_warc
-from swath.store import Store, repo, web_repo
+from swath.store import Store, monitor_repo, repo, web_repo
 from swath.store.models import (
     ACCEPTED,
     CANCELLED,
@@ -298,7 +298,7 @@ def _iso(value: dt.datetime | None) -> str | None:
 
 def _index_warc(s: Session, config: Config, cs: SfmCollectionSet, c: SfmCollection, h: SfmHarvest,
                 w: SfmWarc) -> None:
-    row = repo.record_warc(s, warc_id=w.warc_id, path=w.path, sha1=w.sha1, size=w.bytes,
+    row = monitor_repo.record_warc(s, warc_id=w.warc_id, path=w.path, sha1=w.sha1, size=w.bytes,
                            date_created=_iso(w.date_created) or "", collection_set_id=cs.collection_set_id,
                            collection_id=c.collection_id, harvest_id=h.harvest_id, harvest_type=h.harvest_type)
     row.rel_path = relative_path(w.path, config.harvest_base)

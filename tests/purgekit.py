@@ -10,7 +10,7 @@ from pathlib import Path
 from swath.core.config import Config
 from swath.messages.model import WarcCreated
 from swath.monitor import record_warc_created
-from swath.store import Store, repo, web_repo
+from swath.store import Store, monitor_repo, repo, web_repo
 from swath.store.models import SUCCESS, Source
 
 
@@ -61,7 +61,7 @@ def export_on_disk(config: Config, store: Store, source_id: str, export_id: str,
         web_repo.add_export_request(s, export_id=export_id, set_id=src.collection_set_id, source_id=src.id,
                                     user=user)
         now = dt.datetime.now(dt.UTC).isoformat()
-        repo.record_export_status(s, {"id": export_id, "status": SUCCESS, "date_started": now, "date_ended": now,
-                                      "infos": [], "warnings": [], "errors": []},
-                                  routing_key="export.status.oai_pmh")
+        body = {"id": export_id, "status": SUCCESS, "date_started": now, "date_ended": now, "infos": [],
+                "warnings": [], "errors": []}
+        monitor_repo.record_export_status(s, body, routing_key="export.status.oai_pmh")
     return [folder / name for name in files]

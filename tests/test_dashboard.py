@@ -21,7 +21,7 @@ from swath.messages.broker import (
     DEAD_ROUTING_KEY,
 )
 from swath.monitor import record
-from swath.store import Store, repo
+from swath.store import Store, monitor_repo, repo
 from tests.requesterkit import swath
 from tests.test_monitor import warc_created
 from tests.test_store import status_body
@@ -65,7 +65,7 @@ def seeded(config: Config, broker) -> dict:
     for n in (1, 2):
         record(store, "warc_created", warc_created(n, harvest_id=job.id))
     with store.session() as s:
-        repo.record_rejected(s, digest="f" * 40, routing_key="harvest.status.x.y", code="schema_invalid",
+        monitor_repo.record_rejected(s, digest="f" * 40, routing_key="harvest.status.x.y", code="schema_invalid",
                              message="'status' is a required property")
     broker.channel.basic_publish(config.dead_letter_exchange, "export.start.tumblr.nope", b"{}", pika.BasicProperties(
         headers={DEAD_REASON_CODE: "unknown_type", DEAD_REASON_MESSAGE: "no exporter for nope",

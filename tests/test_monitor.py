@@ -6,7 +6,7 @@ from swath.core.config import Config
 from swath.messages.broker import DEAD_QUEUE, DEAD_REASON_CODE
 from swath.messages.worker import wait_for
 from swath.monitor import monitor_worker
-from swath.store import Store, repo
+from swath.store import Store, monitor_repo, repo
 from swath.store.models import RUNNING, SUCCESS
 from tests.requesterkit import running
 from tests.test_store import status_body
@@ -44,7 +44,7 @@ def test_monitor_records_each_message_once_and_dead_letters_bad_ones(config: Con
         assert sorted(w.id for w in repo.warcs_for_collection(s, "col")) == ["warc-1", "warc-2"]
         export = repo.get_export(s, "e1")
         assert (export.status, export.extra) == (SUCCESS, {"files": 2})
-        total, rejected = repo.rejected(s)
+        total, rejected = monitor_repo.rejected(s)
         assert total == 1 and rejected[0].code == "schema_invalid"  # the non-JSON body never reaches the job
     dead: list[tuple[str, str]] = []
     while len(dead) < 2:

@@ -18,7 +18,7 @@ from swath.messages.model import WarcCreated
 from swath.monitor import record_warc_created
 from swath.store import Store
 from tests.enginekit import PagedApi, context, routing_key, start_message
-from tests.fakes.httpserver import FakeServer
+from tests.fakes.httpserver import FakeServer, Response
 from tests.seaweed import ACCESS_KEY, SECRET_KEY
 
 
@@ -70,9 +70,42 @@ def test_every_announced_warc_is_in_the_primary_and_the_replica_with_its_sha1(s3
             _primary_object(seaweed, warc["path"])).hexdigest()
 
 
+class _EveryPath(dict):
+    """FakeServer routes answering every path with one function: a store that fails whatever is asked of it."""
+
+    def __init__(self, answer) -> None:
+        super().__init__()
+        self.answer = answer
+
+    def get(self, key, default=None):
+        return self.answer
+
+
+def test_a_failing_replica_is_tried_once_then_paused_and_the_harvest_is_not_held_up(s3_config, seaweed):
+    """A replica answering 503 to everything, with the default retry count: the first WARC's copy gets one quick
+    retry, later WARCs' copies are not tried while the replica is paused (harvesters/uploads.py REPLICA_PAUSE),
+    each WARC is in the primary and named in a `replica_lag` warning (before: five retries per WARC)."""
+    with FakeServer() as replica:
+        replica.routes = _EveryPath(lambda request: Response(503, b"<Error><Code>SlowDown</Code></Error>",
+                                                             content_type="application/xml"))
+        config = dataclasses.replace(_with_replica(s3_config, seaweed, "copies"), storage_replica_endpoint=replica.url,
+                                     http_retries=5, http_backoff=0.05)
+        published = _harvest(config)
+        tried = [r.path for r in replica.requests if r.method == "PUT"]
+    final = published.statuses[-1]
+    assert final["status"] == "completed success", final
+    warcs = [w["warc"] for w in published.warcs]
+    assert len(warcs) > 1 and final["warcs"]["count"] == len(warcs)
+    lag = [n["message"] for n in final["warnings"] if n["code"] == codes.REPLICA_LAG]
+    assert len(lag) == len(warcs) and all(any(w["path"] in m for m in lag) for w in warcs), lag
+    assert len(tried) == 2 and len(set(tried)) == 1, tried  # the first WARC: a try and a retry; then paused
+    for warc in warcs:
+        assert hashlib.sha1(_primary_object(seaweed, warc["path"])).hexdigest() == warc["sha1"]
+
+
 def test_a_missing_replica_bucket_is_lag_the_harvest_succeeds_and_replicate_catches_up(s3_config, seaweed):
     missing = f"swath-{uuid.uuid4().hex[:12]}"  # never created: every copy is refused
-    # SeaweedFS answers a copy into a missing bucket with a 500, which the shared policy retries: kept short here
+    # SeaweedFS answers a copy into a missing bucket with a 500: a quick retry, then the replica pauses
     config = dataclasses.replace(_with_replica(s3_config, seaweed, missing), http_retries=1, http_backoff=0.05)
     published = _harvest(config)
     final = published.statuses[-1]

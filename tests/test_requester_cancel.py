@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from swath.core.config import Config
 from swath.core.stops import stop_recorded
-from swath.store import Store, repo
+from swath.store import Store, monitor_repo, repo
 from swath.store.models import RUNNING
 from tests.requesterkit import swath
 
@@ -67,7 +67,7 @@ def test_a_running_job_whose_worker_is_gone_can_be_cancelled(config: Config, bro
         assert stop_recorded(config.data_root, job["id"])  # a worker taking the start later stops it at once
         # what its worker still reports is recorded, the job stays cancelled
         with store.session() as s:
-            repo.record_harvest_status(s, {"id": job["id"], "status": "completed success",
+            monitor_repo.record_harvest_status(s, {"id": job["id"], "status": "completed success",
                                            "stats": {"2024-01-01": {"items": 3}}, "date_ended": "2024-01-01T00:00:00Z"},
                                        routing_key=job["routing_key"])
         (listed,) = swath(config, "harvest", "jobs", "pages", "--json")

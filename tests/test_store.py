@@ -9,7 +9,7 @@ from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from swath.store import Store, repo
+from swath.store import Store, monitor_repo, repo
 from swath.store.db import alembic_config
 from swath.store.models import (
     ACCEPTED,
@@ -98,7 +98,7 @@ def test_recording_is_idempotent_and_never_goes_back(store: Store) -> None:  # n
     final = status_body("h1", SUCCESS, 12)
     for body in (status_body("h1", RUNNING, 5), final, status_body("h1", RUNNING, 7), final):
         with store.session() as s:
-            repo.record_harvest_status(s, body, routing_key=key)
+            monitor_repo.record_harvest_status(s, body, routing_key=key)
     with store.session() as s:
         job = repo.get_job(s, "h1")
         assert (job.status, job.stats, job.trigger) == (SUCCESS, final["stats"], "external")
@@ -108,14 +108,14 @@ def test_recording_is_idempotent_and_never_goes_back(store: Store) -> None:  # n
                   harvest_id="h1", harvest_type="generic_pages") for i in range(3)]
     for w in warcs + warcs[:2]:  # two redeliveries
         with store.session() as s:
-            repo.record_warc(s, **w)
+            monitor_repo.record_warc(s, **w)
     with store.session() as s:
         assert repo.warc_volume(s) == [("set", "col", 3, sum(w["size"] for w in warcs))]
         assert [w.id for w in repo.warcs_of(s, ["h1"])["h1"]] == ["w0", "w1", "w2"]
         for _ in range(2):
-            repo.record_rejected(s, digest="d" * 40, routing_key=key, code="schema_invalid", message="bad")
+            monitor_repo.record_rejected(s, digest="d" * 40, routing_key=key, code="schema_invalid", message="bad")
     with store.session() as s:
-        assert repo.rejected(s)[0] == 1
+        assert monitor_repo.rejected(s)[0] == 1
 
 
 def test_claim_due_writes_one_launch_record_per_slot_and_never_overlaps(store: Store) -> None:  # noqa: F811

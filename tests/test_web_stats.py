@@ -15,7 +15,7 @@ import pytest
 from swath.core.config import Config
 from swath.messages.model import Seed, WarcCreated
 from swath.monitor import record_warc_created
-from swath.store import Store, repo
+from swath.store import Store, monitor_repo, repo
 from swath.store.models import FAILURE, SUCCESS, Source
 from swath.web.app import create_app
 from tests.requesterkit import pg_url  # noqa: F401 (the fixture)
@@ -42,10 +42,9 @@ def record_runs(store: Store, source_id: str) -> list[str]:
             repo.add_job(s, job_id=run, source=src, routing_key="harvest.start.oai.oai_pmh", trigger="manual")
             errors = [{"code": "http_error", "message": f"{run} failed", "seed_id": seeds[error_seed]}] \
                 if error_seed is not None else []
-            repo.record_harvest_status(s, {"id": run, "status": status, "date_started": ended, "date_ended": ended,
-                                           "stats": stats, "errors": errors, "infos": [], "warnings": [],
-                                           "warcs": {"count": 1, "bytes": size}},
-                                       routing_key="harvest.status.oai.oai_pmh")
+            body = {"id": run, "status": status, "date_started": ended, "date_ended": ended, "stats": stats,
+                    "errors": errors, "infos": [], "warnings": [], "warcs": {"count": 1, "bytes": size}}
+            monitor_repo.record_harvest_status(s, body, routing_key="harvest.status.oai.oai_pmh")
             record_warc_created(s, WarcCreated(
                 path=f"/data/{run}.warc.gz", sha1="0" * 40, bytes=size, warc_id=f"w-{run}", date_created=ended,
                 collection_set_id=src.collection_set_id, collection_id=src.collection_id, harvest_id=run,

@@ -10,7 +10,7 @@ from typing import Any
 from swath.core.config import Config
 from swath.messages.model import Seed, WarcCreated
 from swath.monitor import record_warc_created
-from swath.store import Store, repo
+from swath.store import Store, monitor_repo, repo
 from swath.store.models import RUNNING, SUCCESS, Source
 from swath.store.stats import collection_stats
 from swath.store.stats_cache import StatsCache
@@ -46,14 +46,14 @@ def check_a_new_harvest_shows(config: Config, store: Store) -> None:
     with store.session() as s:
         src = s.get(Source, source_id)
         assert kept.get(s, src) is kept.get(s, src)  # unchanged: summed once, then kept
-    steps = [("running status", lambda s, src: repo.record_harvest_status(
+    steps = [("running status", lambda s, src: monitor_repo.record_harvest_status(
                  s, status("run-new", RUNNING, 11), routing_key="harvest.status.oai.oai_pmh")),
              ("warc_created", lambda s, src: record_warc_created(s, WarcCreated(
                  path="/data/run-new.warc.gz", sha1="2" * 40, bytes=4321, warc_id="w-run-new",
                  date_created=f"{DAY}T10:04:00+00:00", collection_set_id=src.collection_set_id,
                  collection_id=src.collection_id, harvest_id="run-new", harvest_type="oai_pmh",
                  seeds=[Seed(seeds[0])]), data_root=None)),
-             ("final status", lambda s, src: repo.record_harvest_status(
+             ("final status", lambda s, src: monitor_repo.record_harvest_status(
                  s, status("run-new", SUCCESS, 13), routing_key="harvest.status.oai.oai_pmh"))]
     with store.session() as s:
         repo.add_job(s, job_id="run-new", source=s.get(Source, source_id), routing_key="harvest.start.oai.oai_pmh",

@@ -5,7 +5,6 @@ Shape documented in docs/metadata-harvesting.md; exporters read these `resource`
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +14,7 @@ import orjson
 
 from swath.core.masking import without_userinfo
 from swath.harvesters.mapping.dataset import Dataset
+from swath.messages.model import now_iso
 
 RECORD_CONTENT_TYPE = "application/json"
 DONE, SKIPPED, FAILED, DELETED = "done", "skipped", "failed", "deleted"
@@ -44,7 +44,7 @@ def harvest_metadata(source: Source, backend: str, remote_id: str) -> dict[str, 
         "domain": source.domain,
         "remote_id": remote_id,
         "source_id": source.id,
-        "last_update": dt.datetime.now(dt.UTC).isoformat(),
+        "last_update": now_iso(),
         "backend": backend,
         "source_url": source.public_url,
     }

@@ -130,12 +130,13 @@ class OAIPMHBackend(Backend):
         if not record.identifier:
             return Item(remote_id=f"(page {page_no}, record {n})", error="record header has no identifier",
                         anonymous=True)
-        uri = self._get_record + quote_part(record.identifier, plus=True)  # what urlencode gives, the fixed part once
+        quoted = quote_part(record.identifier)  # also the item record's URI; quote_part(plus=True) writes " " as +
+        uri = self._get_record + quoted.replace("%20", "+")  # what urlencode gives, the fixed part once
         if record.deleted:
-            return Item(remote_id=record.identifier, uri=uri, deleted=True)
+            return Item(remote_id=record.identifier, uri=uri, deleted=True, quoted_id=quoted)
         if record.metadata is None:
-            return Item(remote_id=record.identifier, uri=uri, error="record has no metadata")
-        return Item(remote_id=record.identifier, uri=uri, data=record)
+            return Item(remote_id=record.identifier, uri=uri, error="record has no metadata", quoted_id=quoted)
+        return Item(remote_id=record.identifier, uri=uri, data=record, quoted_id=quoted)
 
     def process(self, item: Item) -> Dataset | None:
         return mapping.map_record(item.data, self.prefix)

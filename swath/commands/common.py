@@ -7,8 +7,8 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import ParamSpec, TextIO, TypeVar
+from contextlib import contextmanager, suppress
+from typing import ParamSpec, Protocol, TextIO, TypeVar
 
 import click
 import orjson
@@ -22,6 +22,17 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+
+
+class Serving(Protocol):
+    def serve_forever(self) -> None: ...
+
+
+def serve_until_interrupted(server: Serving, where: str) -> None:
+    """Say where `server` listens (on stderr, stdout stays the data's), then serve until Ctrl-C, a normal end."""
+    click.echo(where, err=True)
+    with suppress(KeyboardInterrupt):
+        server.serve_forever()
 
 
 def emit(data: object, as_json: bool, human: str) -> None:

@@ -10,6 +10,7 @@ from swath.commands.common import (
     emit,
     handles_errors,
     open_store,
+    serve_until_interrupted,
 )
 from swath.core.errors import SwathError
 from swath.core.hosts import is_loopback
@@ -54,8 +55,4 @@ def command(ctx: click.Context, host: str, port: int, refresh: int, management_u
                          code=codes.DASHBOARD_TOKEN_MISSING)
     dashboard = Dashboard(config=config, store=store, host=host, port=port, refresh=refresh,
                           management_url=management_url)
-    click.echo(f"dashboard at {dashboard.url}", err=True)
-    try:
-        dashboard.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve_until_interrupted(dashboard, f"dashboard at {dashboard.url}")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from swath.commands.common import serve_until_interrupted
 from swath.platforms.metashare.public import MetashareError, add_lrs, check_lr_files, open_node
 
 
@@ -49,11 +50,7 @@ def serve(directory: Path, users_file: Path, host: str, port: int, public_url: s
         tls.load_cert_chain(certfile, keyfile)
     node = open_node(directory=directory, users=read_users(users_file), host=host, port=port, public_url=public_url,
                      tls=tls)
-    click.echo(f"serving {directory} at {node.url} (source_url {node.public_url})", err=True)
-    try:
-        node.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    serve_until_interrupted(node, f"serving {directory} at {node.url} (source_url {node.public_url})")
 
 
 @command.command(name="import")

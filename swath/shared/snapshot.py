@@ -25,7 +25,7 @@ from swath.messages.deadletters import DeadLetter
 from swath.messages.nodes import amqp_urls
 from swath.messages.topology import connection_parameters
 from swath.shared.records import JobView, job_dict, source_dict
-from swath.store import Store, repo
+from swath.store import Store, monitor_repo, repo
 from swath.store.models import ACTIVE_STATES, Export, Source, as_utc
 from swath.store.repo import AnySelect
 from swath.store.web_models import CollectionSet, ExportRequest
@@ -91,7 +91,7 @@ def gather(*, config: Config, store: Store, management_url: str | None = None, r
         set_ids = {src.collection_set_id for src in named}
         names = Names(sets={cs.id: cs.name for cs in s.scalars(select(CollectionSet).where(
             CollectionSet.id.in_(set_ids)))}, sources=named)
-        total, rows = repo.rejected(s) if sets is None else (0, [])
+        total, rows = monitor_repo.rejected(s) if sets is None else (0, [])
         rejected: list[dict[str, object]] = [{"routing_key": r.routing_key, "code": r.code, "message": r.message}
                                              for r in rows]
     snap = Snapshot(sources=sources, running=[job_dict(j, files[j.id]) for j in active],

@@ -12,8 +12,8 @@ from sqlalchemy.orm import Session
 
 from swath.messages.bodies import StatusBody
 from swath.store.models import utcnow
+from swath.store.monitor_repo import insert_or_get
 from swath.store.notify_models import EVENT_KINDS, NotifySetting, ServiceReport
-from swath.store.repo import _insert_or_get
 from swath.store.web_models import Membership, User
 
 # a replaced process (same service and host, a newer instance reported) is listed this long after its last report
@@ -29,7 +29,7 @@ def settings_of(s: Session, user_id: str) -> NotifySetting:
 
 def save_settings(s: Session, user_id: str, *, email: str, kinds: Iterable[str]) -> NotifySetting:
     chosen = set(kinds)
-    row = s.get(NotifySetting, user_id) or _insert_or_get(s, NotifySetting, user_id, lambda: NotifySetting(
+    row = s.get(NotifySetting, user_id) or insert_or_get(s, NotifySetting, user_id, lambda: NotifySetting(
         user_id=user_id, email=email))
     row.email = email
     for kind in EVENT_KINDS:
@@ -56,7 +56,7 @@ def report_seen(s: Session, *, role: str, body: StatusBody) -> None:
         return
     now = utcnow()
     key = (service, host, instance)
-    row = s.get(ServiceReport, key) or _insert_or_get(s, ServiceReport, key, lambda: ServiceReport(
+    row = s.get(ServiceReport, key) or insert_or_get(s, ServiceReport, key, lambda: ServiceReport(
         service=service, host=host, instance=instance, role=role, first_seen=now, last_seen=now,
         last_id=body["id"], last_status=body["status"]))
     row.role, row.last_seen, row.last_id, row.last_status = role, now, body["id"], body["status"]

@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from swath.core.errors import SwathError
-from swath.harvesters.claims import POLL, ClaimFenced, ClaimLost
+from swath.harvesters.claims import ClaimFenced, ClaimLost, wait_to_acquire
 from swath.messages import codes
 from swath.store.db import installed_driver
 from swath.store.dberrors import classify
@@ -146,11 +146,7 @@ class PgClaim:
             return True
 
     def acquire(self, *, give_up: threading.Event) -> bool:
-        """Wait until the claim is free and take it; False if `give_up` was set first."""
-        while not self.try_acquire():
-            if give_up.wait(POLL):
-                return False
-        return True
+        return wait_to_acquire(self, give_up)
 
     def check(self) -> None:
         """Before an irreversible step: this session still holds the lock and its token is the newest

@@ -1,4 +1,4 @@
-"""The WARC index in the store: what the monitor learns from a warc_created besides repo.record_warc (the path
+"""The WARC index in the store: what the monitor learns from a warc_created besides monitor_repo.record_warc (the path
 from the data root, the records' dates, the harvest's seeds) and the queries an export selects its WARCs by
 (swath/export_index.py).
 
@@ -33,7 +33,7 @@ class IndexedWarc:
 
 
 def record_details(s: Session, row: Warc, warc: WarcCreated, *, data_root: Path | None) -> None:
-    """Complete the index entry of a WARC repo.record_warc recorded (idempotent: redeliveries add nothing)."""
+    """Complete the index entry of a WARC monitor_repo.record_warc recorded (idempotent: redeliveries add nothing)."""
     rel_path = relative_path(warc.path, data_root)
     row.rel_path = rel_path if rel_path is not None and len(rel_path) <= MAX_PATH else None
     # a date the schema's pattern let through but the calendar has not: no range, so never left out

@@ -55,6 +55,10 @@ def worker_env(config: Config, **extra: str) -> dict[str, str]:
         "SWATH_DELIVERY_LIMIT": str(config.delivery_limit),
         **{api_url_env(platform): url for platform, url in config.api_urls.items()},
     }
+    if config.storage_url:  # WARCs go to a bucket, claims and state to the store at db_url
+        env |= {"SWATH_STORAGE_URL": config.storage_url, "SWATH_STORAGE_ENDPOINT": config.storage_endpoint,
+                "SWATH_STORAGE_ACCESS_KEY_ID": config.storage_access_key_id,
+                "SWATH_STORAGE_SECRET_ACCESS_KEY": config.storage_secret_access_key}
     base = {k: v for k, v in os.environ.items() if not k.startswith("SWATH_")}
     return {**base, **env, "PYTHONPATH": str(ROOT), **extra}
 
@@ -246,11 +250,13 @@ class ServedLog:
 class ReliabilityApi:
     """On one FakeServer: `/pages?h=KEY&page=N` (generic_pages: `per_page` items, `pages` pages, a
     relative next link, `delay` s per page) and `/stream?h=KEY` (generic_stream: one line every `every`
-    s, ids KEY:CONNECTION:N). Both check the api_key."""
+    s, ids KEY:CONNECTION:N). Both check the api_key. `hold_after`: pages past it wait for `release()`, so a
+    harvest cannot end while a test sets up what should happen to it mid-way, however busy the machine."""
 
     def __init__(self, server: FakeServer, *, pages: int = 6, per_page: int = 5, delay: float = 0.05,
-                 every: float = 0.01) -> None:
+                 every: float = 0.01, hold_after: int | None = None) -> None:
         self.server, self.pages, self.per_page, self.delay, self.every = server, pages, per_page, delay, every
+        self.hold_after, self.released = hold_after, threading.Event()
         self.served = ServedLog()
         self.connections: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -263,16 +269,32 @@ class ReliabilityApi:
     def stream_url(self, key: str) -> str:
         return f"{self.server.url}/stream?h={key}"
 
+    def start(self, harvest_id: str, *, collection_set: str, collection: str, feed: str | None = None,
+              stream: bool = False) -> tuple[str, dict[str, Any]]:
+        """(routing key, body) of the harvest.start of a generic_pages harvest (generic_stream when `stream`) of
+        `feed` (default: the harvest id) into collections/<collection_set>/<collection>, with the fakes' api_key."""
+        kind = "generic_stream" if stream else "generic_pages"
+        url = self.stream_url(feed or harvest_id) if stream else self.page_url(feed or harvest_id)
+        return f"harvest.start.generic.{kind}", {
+            "id": harvest_id, "type": kind, "path": f"collections/{collection_set}/{collection}",
+            "seeds": [{"id": "seed-1", "token": url}], "credentials": {"api_key": GENERIC_SECRET},
+            "collection_set": {"id": collection_set}, "collection": {"id": collection}}
+
     def page(self, request: Request) -> Response:
         if request.arg("api_key") != GENERIC_SECRET:
             return Response(401, b'{"error": "bad key"}')
         time.sleep(self.delay)
         key, page = request.arg("h"), int(request.arg("page", "1"))
+        if self.hold_after is not None and page > self.hold_after:
+            self.released.wait(300)
         ids = [f"{key}-{i}" for i in range((page - 1) * self.per_page, page * self.per_page)]
         self.served.add(key, ids)
         body = {"items": [{"id": i, "text": f"item {i}"} for i in ids],
                 "next": f"/pages?h={key}&page={page + 1}" if page < self.pages else None}
         return Response(200, json.dumps(body).encode())
+
+    def release(self) -> None:
+        self.released.set()
 
     def stream(self, request: Request) -> Response:
         if request.arg("api_key") != GENERIC_SECRET:

@@ -65,15 +65,10 @@ def harvest_messages(plan: Plan, api: ReliabilityApi, blogs: list[str], rng: ran
             "seeds": [{"id": f"seed-{host}", "uid": host}], "credentials": {"api_key": API_KEY},
             "collection_set": {"id": "rel"}, "collection": {"id": TUMBLR_COLLECTION}}))
     for n in range(plan.pages):
-        out.append(("harvest.start.generic.generic_pages", {
-            "id": f"rel:pages:{n}", "type": "generic_pages", "path": f"collections/rel/pages-{n}",
-            "seeds": [{"id": "seed-1", "token": api.page_url(f"p{n}")}], "credentials": {"api_key": GENERIC_SECRET},
-            "collection_set": {"id": "rel"}, "collection": {"id": f"pages-{n}"}}))
+        out.append(api.start(f"rel:pages:{n}", collection_set="rel", collection=f"pages-{n}", feed=f"p{n}"))
     for n in range(plan.streams):
-        out.append(("harvest.start.generic.generic_stream", {
-            "id": f"rel:stream:{n}", "type": "generic_stream", "path": f"collections/rel/stream-{n}",
-            "seeds": [{"id": "seed-1", "token": api.stream_url(f"s{n}")}], "credentials": {"api_key": GENERIC_SECRET},
-            "collection_set": {"id": "rel"}, "collection": {"id": f"stream-{n}"}}))
+        out.append(api.start(f"rel:stream:{n}", collection_set="rel", collection=f"stream-{n}", feed=f"s{n}",
+                             stream=True))
     rng.shuffle(out)
     return out
 

@@ -10,12 +10,10 @@ from swath.messages.broker import Publisher
 from tests.fakes.httpserver import FakeServer
 from tests.reliability.kit import (
     FINAL,
-    GENERIC_SECRET,
     Collector,
     ReliabilityApi,
     WorkerProcess,
     declare_queues,
-    worker_env,
 )
 
 pytestmark = pytest.mark.reliability
@@ -25,19 +23,16 @@ def test_redelivered_finished_harvest_is_not_run_again(config, tmp_path):
     with FakeServer() as server:
         api = ReliabilityApi(server, pages=3, per_page=4, delay=0.0)
         declare_queues(config, ["generic_harvester"])
-        worker = WorkerProcess(config=config, name="generic_harvester", log_dir=tmp_path,
-                               env=worker_env(config)).start()
-        start = {"id": "rel:again:1", "type": "generic_pages", "path": "collections/rel/again",
-                 "seeds": [{"id": "seed-1", "token": api.page_url("a")}], "credentials": {"api_key": GENERIC_SECRET},
-                 "collection_set": {"id": "rel"}, "collection": {"id": "again"}}
+        worker = WorkerProcess(config=config, name="generic_harvester", log_dir=tmp_path).start()
+        start = api.start("rel:again:1", collection_set="rel", collection="again", feed="a")
         try:
             with Collector(config=config, queue=config.queue_prefix + "requester") as got, \
                     Publisher(config=config) as requester:
-                requester.publish("harvest.start.generic.generic_pages", start).result(120)
+                requester.publish(*start).result(120)
                 assert got.wait(lambda: "rel:again:1" in got.finals(), 120), "the first run never ended"
                 served_once = len(api.served.items["a"])
                 warcs_once = sorted(config.data_root.rglob("*.warc.gz"))
-                requester.publish("harvest.start.generic.generic_pages", start).result(120)  # the redelivery
+                requester.publish(*start).result(120)  # the redelivery
                 # the worker says it ignored the repeat (then all it published for it has been published)
                 assert got.wait(lambda: len(got.finals()["rel:again:1"]) > 1
                                 or "rel:again:1 already finished" in worker.log_text(), 120), worker.log_text()[-3000:]
