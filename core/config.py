@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from swath.core.masking import mask_url
+from swath.core.weburl import DEFAULT_WEB_URL, parse_web_url
 
 DEFAULT_AMQP_URL = "amqp://guest:guest@localhost:5672/%2F"
 DEFAULT_EXCHANGE = "sfm_exchange"
@@ -121,6 +122,8 @@ class Config:
     web_hash_wait: float = 10.0  # seconds a login waits for a hashing slot before 429 web_busy
     web_preview_seconds: float = 60.0  # a preview's page answers within this; its run is cut by then
     web_preview_slots: int = 2  # previews at once in one web process; more get 429 web_busy
+    # SWATH_WEB_URL: the public address of `swath web` (core/weburl.py), every absolute link's base
+    web_url: str = DEFAULT_WEB_URL
     # days a deleted collection's WARCs and exports are kept before `swath harvest purge --expired` (or the
     # scheduler) removes them; 0: at the next such run
     purge_after_days: int = 30
@@ -207,6 +210,7 @@ class Config:
             web_hash_wait=max(0.0, _float(env, "SWATH_WEB_HASH_WAIT", 10.0)),
             web_preview_seconds=max(1.0, _float(env, "SWATH_WEB_PREVIEW_SECONDS", 60.0)),
             web_preview_slots=max(1, _int(env, "SWATH_WEB_PREVIEW_SLOTS", 2)),
+            web_url=parse_web_url(env.get("SWATH_WEB_URL") or ""),
             purge_after_days=max(0, _int(env, "SWATH_PURGE_AFTER_DAYS", 30)),
             dashboard_token=env.get("SWATH_DASHBOARD_TOKEN") or "",
             **_storage_settings(env, "SWATH_STORAGE", "storage"),

@@ -155,6 +155,7 @@ WEB_BUSY = "web_busy"  # every login hashing or preview slot is taken; try again
 WEB_PREVIEW_DEADLINE = "web_preview_deadline"  # a preview ran past SWATH_WEB_PREVIEW_SECONDS and was cut
 WEB_NOT_FOUND = "web_not_found"  # no such page, or one in a collection set the user is not a member of
 WEB_STILL_RUNNING = "web_still_running"  # a delete of a collection, set or export whose harvest or export still runs
+WEB_URL_INVALID = "web_url_invalid"  # SWATH_WEB_URL is not http(s)://host[:port][/prefix]; nothing starts
 
 # --- quorum queues and broker clusters ---
 DELIVERY_LIMIT = "delivery_limit"  # the broker dead-lettered a message delivered SWATH_DELIVERY_LIMIT times unacked

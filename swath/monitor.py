@@ -24,6 +24,7 @@ from swath.core.config import Config
 from swath.core.jobs import JobContext, JobInterrupted
 from swath.core.jsontypes import JSONObject
 from swath.core.objects import ObjectStore
+from swath.core.weburl import DEFAULT_WEB_URL
 from swath.messages import codes, routing
 from swath.messages.bodies import HarvestStatusBody, StatusBody
 from swath.messages.broker import STATUS_BINDINGS
@@ -54,7 +55,8 @@ def record(store: Store, routing_key: str, body: object, *, data_root: Path | No
     if kind in ("harvest_status", "export_status"):
         validate(kind, body)
         with store.session() as s:
-            mails = record_status(s, kind, cast(StatusBody, body), routing_key=routing_key)
+            mails = record_status(s, kind, cast(StatusBody, body), routing_key=routing_key,
+                                  web_url=mailer.web_url if mailer is not None else DEFAULT_WEB_URL)
         if mailer is not None:
             mailer.send(mails)  # after the commit: a status that fails to record mails nobody
     elif kind == routing.WARC_CREATED:
@@ -69,8 +71,10 @@ def record(store: Store, routing_key: str, body: object, *, data_root: Path | No
     return kind
 
 
-def record_status(s: Session, kind: str, body: StatusBody, *, routing_key: str) -> list[Mail]:
-    """A harvest or export status: its row, its process's heartbeat, and the mails its transition calls for."""
+def record_status(s: Session, kind: str, body: StatusBody, *, routing_key: str,
+                  web_url: str = DEFAULT_WEB_URL) -> list[Mail]:
+    """A harvest or export status: its row, its process's heartbeat, and the mails its transition calls for
+    (their links at `web_url`, SWATH_WEB_URL)."""
     before = notify.status_before(s, kind, body["id"])
     if kind == "harvest_status":
         harvest = cast(HarvestStatusBody, body)
@@ -78,7 +82,7 @@ def record_status(s: Session, kind: str, body: StatusBody, *, routing_key: str) 
     else:
         row = monitor_repo.record_export_status(s, body, routing_key=routing_key)
     notify_repo.report_seen(s, role="harvester" if kind == "harvest_status" else "exporter", body=body)
-    return notify.mails_for(s, kind, row, before)
+    return notify.mails_for(s, kind, row, before, web_url=web_url)
 
 
 def record_warc_created(s: Session, warc: WarcCreated, *, data_root: Path | None) -> None:

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 from swath.core.config import Config
 from swath.core.hosts import is_loopback
 from swath.core.masking import mask_text, mask_url
+from swath.core.weburl import web_link
 from swath.harvesters.registry import UnknownHarvestType, lookup
 from swath.messages import codes
 from swath.store import notify_repo
@@ -51,13 +52,14 @@ def status_before(s: Session, kind: str, record_id: str) -> str | None:
     return row.status if row is not None else None
 
 
-def mails_for(s: Session, kind: str, row: Job | Export, before: str | None) -> list[Mail]:
-    """The mails a status just recorded on `row` calls for (none unless it reached a final status now)."""
+def mails_for(s: Session, kind: str, row: Job | Export, before: str | None, *, web_url: str) -> list[Mail]:
+    """The mails a status just recorded on `row` calls for (none unless it reached a final status now), their
+    links at `web_url` (SWATH_WEB_URL)."""
     if row.status == before or row.status not in FINAL:
         return []
     if isinstance(row, Job):
-        return _harvest_mails(s, row)
-    return _export_mails(s, row) if row.status == SUCCESS else []
+        return _harvest_mails(s, row, web_url)
+    return _export_mails(s, row, web_url) if row.status == SUCCESS else []
 
 
 def _is_stream(harvest_type: str) -> bool:
@@ -71,7 +73,7 @@ def _owner(s: Session, set_id: str | None) -> CollectionSet | None:
     return s.get(CollectionSet, set_id) if set_id else None
 
 
-def _harvest_mails(s: Session, job: Job) -> list[Mail]:
+def _harvest_mails(s: Session, job: Job, web_url: str) -> list[Mail]:
     kinds = {HARVEST_FAILED} if job.status == FAILURE else set()
     if _is_stream(job.harvest_type):
         kinds.add(STREAM_STOPPED)
@@ -96,13 +98,14 @@ def _harvest_mails(s: Session, job: Job) -> list[Mail]:
         *_notes(job.errors),
         "",
         f"What to do: {todo}",
-        f"In swath's web app: the run is at /runs/{job.id}, the collection at /collections/{source.id}.",
-        *_footer(),
+        f"In swath's web app: the run is at {web_link(web_url, f'/runs/{job.id}')},",
+        f"the collection at {web_link(web_url, f'/collections/{source.id}')}.",
+        *_footer(web_url),
     ])
     return [Mail(to=to, subject=subject, body=body) for to in notify_repo.recipients(s, owner.group_id, kinds)]
 
 
-def _export_mails(s: Session, export: Export) -> list[Mail]:
+def _export_mails(s: Session, export: Export, web_url: str) -> list[Mail]:
     asked = s.get(ExportRequest, export.id)
     owner = _owner(s, asked.collection_set_id if asked else None)
     if asked is None or owner is None:
@@ -117,8 +120,9 @@ def _export_mails(s: Session, export: Export) -> list[Mail]:
         f"Finished: {export.date_ended or '-'}",
         *_notes(export.warnings, heading="Warnings"),
         "",
-        f"What to do: download its files from the export's page in swath's web app, /exports/{export.id}.",
-        *_footer(),
+        "What to do: download its files from the export's page in swath's web app,",
+        web_link(web_url, f"/exports/{export.id}"),
+        *_footer(web_url),
     ])
     return [Mail(to=to, subject=subject, body=body)
             for to in notify_repo.recipients(s, owner.group_id, {EXPORT_READY})]
@@ -146,9 +150,9 @@ def _notes(notes: Iterable[Mapping[str, object]], *, heading: str = "Errors") ->
     return lines
 
 
-def _footer() -> list[str]:
+def _footer(web_url: str) -> list[str]:
     return ["", "--", "You get this e-mail because you chose it in swath's web app: Your account > Notifications "
-            "(/account/notifications), where you can turn it off."]
+            f"({web_link(web_url, '/account/notifications')}), where you can turn it off."]
 
 
 def _one_line(text: str) -> str:
@@ -161,6 +165,7 @@ class Mailer:
     def __init__(self, config: Config) -> None:
         self.url = config.smtp_url
         self.sender = config.mail_from or f"swath@{config.host}"
+        self.web_url = config.web_url  # the base of the links in the mails
 
     def send(self, mails: list[Mail]) -> int:
         """The number of mails the server accepted."""

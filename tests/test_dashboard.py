@@ -92,7 +92,8 @@ def test_seeded_job_stats_render_in_headless_chromium(config: Config, seeded: di
     assert f"{seeded['warc_bytes']}" in dom  # WARC volume of the collection
     assert "no exporter for nope" in dom and "unknown_type" in dom  # peeked from the dead-letter queue
     assert config.status_queue in dom and "Status messages the monitor refused (1)" in dom
-    assert 'http-equiv="refresh"' in dom
+    assert '<noscript><meta http-equiv="refresh" content="30"></noscript>' in dom  # live.js updates it; else reloads
+    assert 'data-live-json="/live.json"' in dom
     assert png_size(shot) == png_size(blank) == WINDOW
     assert shot.stat().st_size > 4 * blank.stat().st_size  # the page drew far more than an empty one
     assert broker.depth(config.dead_letter_queue) == 1  # peeking left the dead letter where it was

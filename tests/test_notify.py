@@ -35,6 +35,7 @@ SMTP_USER, SMTP_PASSWORD = "mailer", "smtp-pass-4321"
 # everything but an admin disabled him afterwards (all in the group `lib`); eve everything, in the group `other`
 CHOICES = {"ada": ("lib", EVENT_KINDS), "bob": ("lib", ()), "carl": ("lib", (EXPORT_READY,)),
            "dan": ("lib", EVENT_KINDS), "eve": ("other", EVENT_KINDS)}
+WEB_URL = "https://archive.example.org/swath"  # SWATH_WEB_URL behind a proxy, under a prefix
 
 
 def address(name: str) -> str:
@@ -111,7 +112,7 @@ def test_members_who_chose_an_event_are_mailed_once_and_no_one_else(site, broker
                 (PAGES_KEY, failure("h-other"))]
     with smtp_server(user=SMTP_USER, password=SMTP_PASSWORD) as (inbox, port):
         config = dataclasses.replace(config, smtp_url=f"smtp://{SMTP_USER}:{SMTP_PASSWORD}@127.0.0.1:{port}",
-                                     mail_from="swath@library.example")
+                                     mail_from="swath@library.example", web_url=WEB_URL)
         with running(monitor_worker(config=config, store=store)) as worker:
             for routing_key, body in messages:
                 broker.publish(routing_key, body)
@@ -133,11 +134,13 @@ def test_members_who_chose_an_event_are_mailed_once_and_no_one_else(site, broker
     text = failed.get_content()
     assert failed["From"] == "swath@library.example"
     assert f'"{lib.name}" (collection set "Set of lib")' in text and "Run: h-fail" in text
-    assert "/runs/h-fail" in text and f"/collections/{lib.id}" in text and "What to do:" in text
+    # links at SWATH_WEB_URL, the public address with its path prefix
+    assert f"{WEB_URL}/runs/h-fail" in text and f"{WEB_URL}/collections/{lib.id}" in text and "What to do:" in text
+    assert f"{WEB_URL}/account/notifications" in text
     assert f"[{codes.UNAUTHORIZED}] (seed seed-1)" in text and "3 posts" in text
     for secret in ("hunter2-secret", "tok-98765", SMTP_PASSWORD):
         assert all(secret not in m.as_string() for _rcpt, m in inbox.mails)
-    assert "Export: e1" in ready.get_content() and "/exports/e1" in ready.get_content()
+    assert "Export: e1" in ready.get_content() and f"{WEB_URL}/exports/e1" in ready.get_content()
     with store.session() as s:
         assert repo.get_job(s, "h-fail").status == FAILURE
 

@@ -83,3 +83,26 @@ def test_free_space_of_the_data_root_is_shown_and_flagged_below_the_minimum(conf
         assert f"{config.data_root}: " in page and " free" in page
         assert ("SWATH_MIN_FREE_BYTES</code> asks for" in page) is flagged
     store.close()
+
+
+def test_the_operations_pages_live_parts_are_for_admins_and_show_a_new_worker(config: Config, broker) -> None:
+    """/ops/live.json (what live.js fetches on the Operations page): admins only, as the page; a status the
+    monitor recorded since shows in the services part; fetching it leaves the page's message to the page."""
+    config = web_config(config)
+    store = Store(url=config.db_url)
+    user(store, "ada", admin=True, groups=("lib",))
+    user(store, "bob", groups=("lib",))
+    admin, member = client(config, store), client(config, store)
+    login(admin, "ada"), login(member, "bob")
+    assert member.get("/ops/live.json").status_code == 404  # as /ops
+    anonymous = client(config, store).get("/ops/live.json")
+    assert anonymous.status_code == 303 and anonymous.headers["location"] == "/login?next=/ops/live.json"
+    parts = admin.get("/ops/live.json").json()["parts"]
+    assert set(parts) == {"queues", "services", "disk", "letters", "rejected"}
+    assert "No worker or exporter has reported yet." in parts["services"]
+    record(store, PAGES_KEY, harvester("h1", "101"))
+    parts = admin.get("/ops/live.json").json()["parts"]
+    assert "Generic Harvester" in parts["services"] and "worker-1" in parts["services"]
+    page = admin.get("/ops").text
+    assert all(html in page for name, html in parts.items() if name != "services")  # the page's own parts
+    store.close()

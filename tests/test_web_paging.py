@@ -58,8 +58,8 @@ def test_home_exports_and_status_list_a_page_at_a_time(config: Config) -> None:
         assert f"1–{PER_PAGE} of {MORE}" in pager(first.text, label)
         for odd in ("0", "99", "x", "9" * 40):  # within the list, or the first page
             assert c.get(f"{url}?{param}={odd}").status_code == 200, (url, odd)
-    live = c.get("/status/live?sources=2")  # the live part keeps its page; its links go to the page itself
-    assert 'href="/status?sources=1#sources" rel="prev"' in live.text
+    live = c.get("/status/live.json?sources=2")  # the live part keeps its page; its links go to the page itself
+    assert 'href="/status?sources=1#sources" rel="prev"' in live.json()["parts"]["sources"]
     store.close()
 
 

@@ -40,6 +40,31 @@ def test_status_needs_a_login_and_shows_a_member_only_their_groups(config: Confi
     store.close()
 
 
+def test_the_status_pages_live_parts_follow_the_same_rules(config: Config, broker) -> None:
+    """/status/live.json (what live.js fetches): a login, a member's groups only, the broker's parts for admins."""
+    config = web_config(config)
+    store = Store(url=config.db_url)
+    ann, bob, _collection, run_id = _two_groups(config, store)
+    anonymous = client(config, store).get("/status/live.json")
+    assert anonymous.status_code == 303 and anonymous.headers["location"] == "/login?next=/status/live.json"
+    live = ann.get("/status/live.json")
+    assert live.status_code == 200 and live.headers["content-type"] == "application/json"
+    parts = live.json()["parts"]
+    assert set(parts) == {"sources", "running", "recent", "exports", "volume"}  # no "operator": admins only
+    assert "Alpha papers" in parts["sources"]
+    for secret in ("Beta hidden things", "Beta secrets", "beta-only.example.org", run_id):
+        assert secret not in live.text, secret
+    theirs = bob.get("/status/live.json").json()["parts"]
+    assert run_id in theirs["recent"] and "Beta hidden things" in theirs["sources"] and "Alpha" not in str(theirs)
+    user(store, "root", admin=True)
+    admin = client(config, store)
+    login(admin, "root")
+    everything = admin.get("/status/live.json").json()["parts"]
+    assert "Alpha papers" in everything["sources"] and "Beta hidden things" in everything["sources"]
+    assert 'id="queues"' in everything["operator"]
+    store.close()
+
+
 def test_an_admin_sees_every_group_on_the_status_page(config: Config, broker) -> None:
     config = web_config(config)
     store = Store(url=config.db_url)

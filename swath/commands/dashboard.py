@@ -20,7 +20,7 @@ from swath.messages import codes
 @click.command(name="dashboard")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0 in a container).")
 @click.option("--port", default=8080, show_default=True, type=int)
-@click.option("--refresh", default=10, show_default=True, type=int, help="Seconds between page reloads.")
+@click.option("--refresh", default=10, show_default=True, type=int, help="Seconds between updates of the page.")
 @click.option("--management-url", envvar="SWATH_RABBITMQ_MANAGEMENT_URL", default=None,
               help="RabbitMQ management API, e.g. http://user:pass@rabbitmq:15672 (SWATH_RABBITMQ_MANAGEMENT_URL); "
                    "without it queue depths come from passive declares.")
@@ -33,7 +33,7 @@ from swath.messages import codes
 @handles_errors
 def command(ctx: click.Context, host: str, port: int, refresh: int, management_url: str | None, open_to_all: bool,
             once: bool, as_json: bool) -> None:
-    """Serve a self-refreshing page: sources, running and recent jobs with stats and messages, WARC volume
+    """Serve a self-updating page: sources, running and recent jobs with stats and messages, WARC volume
     per collection, queue depths and consumers, dead-lettered messages. /api/status gives the same as JSON."""
     from swath.dashboard.server import Dashboard
     from swath.shared.snapshot import gather

@@ -10,6 +10,7 @@ import click
 from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors, open_store
 from swath.core.config import Config
 from swath.core.errors import SwathError
+from swath.core.weburl import DEFAULT_WEB_URL, web_link, web_prefix
 from swath.messages import codes
 
 
@@ -40,11 +41,16 @@ def command(ctx: click.Context, host: str, port: int, secure_cookies: str, forwa
 
     from swath.web.app import create_app
 
-    app = create_app(config=config_of(ctx), store=open_store(ctx), management_url=management_url,
+    config = config_of(ctx)
+    app = create_app(config=config, store=open_store(ctx), management_url=management_url,
                      secure_cookies={"auto": None, "yes": True, "no": False}[secure_cookies])
-    click.echo(f"swath web at http://{host}:{port}/", err=True)
+    click.echo(f"swath web listening on http://{host}:{port}/; its links: {config.web_url}/ (SWATH_WEB_URL)", err=True)
+    if config.web_url == DEFAULT_WEB_URL and port != 8000:  # mails and the CLI would link to another port
+        click.echo("swath: set SWATH_WEB_URL to the address people open (for the monitor too): links in mails and "
+                   "in the CLI's lines are built on it", err=True)
+    # under a prefix, the proxy passes /prefix/x on as /x and the app makes its links with /prefix (root_path)
     uvicorn.run(app, host=host, port=port, proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips,
-                server_header=False, log_level="warning")
+                server_header=False, log_level="warning", root_path=web_prefix(config.web_url))
 
 
 @command.command()
@@ -63,7 +69,7 @@ def adduser(ctx: click.Context, name: str, admin: bool, groups: tuple[str, ...],
     user = add_user(open_store(ctx), name=name, password=password, is_admin=admin, groups=list(groups))
     emit({"id": user.id, "name": user.name, "admin": user.is_admin, "groups": list(groups)}, as_json,
          f"user {user.name} created" + (" (admin)" if user.is_admin else "")
-         + (f" in {', '.join(groups)}" if groups else "") + "; log in at `swath web`")
+         + (f" in {', '.join(groups)}" if groups else "") + f"; log in at {web_link(config_of(ctx).web_url, '/login')}")
 
 
 def _say_key(config: Config) -> None:

@@ -1,5 +1,6 @@
-"""The dashboard's HTTP server: GET / (HTML), /api/status (the same snapshot as JSON), /healthz, and the web
-application's stylesheet at /static/app.css (the page's only other file)."""
+"""The dashboard's HTTP server: GET / (HTML), /live.json (its changing parts, which the page's live.js puts in
+place), /api/status (the same snapshot as JSON), /healthz, and the web application's stylesheet and live.js at
+/static/ (the page's only other files)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ import orjson
 
 from swath.core.config import Config
 from swath.shared.snapshot import gather
-from swath.shared.status_page import render
+from swath.shared.status_page import parts, render
 from swath.store import Store
 from swath.store.models import utcnow
 
 log = logging.getLogger(__name__)
-STYLESHEET = Path(__file__).resolve().parents[1] / "web" / "static" / "app.css"
+STATIC = Path(__file__).resolve().parents[1] / "web" / "static"
+FILES = {"/static/app.css": (STATIC / "app.css", "text/css; charset=utf-8"),
+         "/static/live.js": (STATIC / "live.js", "text/javascript; charset=utf-8")}
 
 
 class Dashboard:
@@ -37,9 +40,10 @@ class Dashboard:
                 path = self.path.split("?", 1)[0]
                 if path == "/healthz":
                     return self._send(200, b"ok\n", "text/plain")
-                if path == "/static/app.css":
-                    return self._send(200, STYLESHEET.read_bytes(), "text/css; charset=utf-8")
-                if path not in ("/", "/api/status"):
+                if path in FILES:
+                    file, content_type = FILES[path]
+                    return self._send(200, file.read_bytes(), content_type)
+                if path not in ("/", "/api/status", "/live.json"):
                     return self._send(404, b"not found\n", "text/plain")
                 if not authorised(self.headers.get("Authorization", ""), dashboard.config.dashboard_token):
                     return self._send(401, b"this dashboard needs its token (SWATH_DASHBOARD_TOKEN)\n", "text/plain",
@@ -52,7 +56,11 @@ class Dashboard:
                     return self._send(503, f"store unavailable: {type(exc).__name__}\n".encode(), "text/plain")
                 if path == "/api/status":
                     return self._send(200, orjson.dumps(snap.to_dict()), "application/json")
-                page = render(snap, refresh=dashboard.refresh, generated=utcnow().isoformat(timespec="seconds") + "Z")
+                generated = utcnow().isoformat(timespec="seconds") + "Z"
+                if path == "/live.json":
+                    return self._send(200, orjson.dumps(parts(snap, generated=generated)), "application/json")
+                page = render(snap, generated=generated, refresh=dashboard.refresh, every=dashboard.refresh,
+                              live_url="/live.json")
                 self._send(200, page.encode(), "text/html; charset=utf-8")
 
             def _send(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
+from swath.web import prefix
+
 _COMMAND_ASIDE = re.compile(r"\s*\([^()]*`swath [^`]*`[^()]*\)")  # "(… `swath harvest purge` …)"
 _PATTERN = re.compile(r" does not match '[^']*'")  # a JSON Schema pattern quoted whole
 
@@ -25,4 +27,4 @@ def back_to(request: Request) -> str:
     came = urlsplit(request.headers.get("referer", ""))
     same = came.netloc == request.url.netloc and came.scheme in ("http", "https")
     path = came.path + (f"?{came.query}" if came.query else "")
-    return path if same and path.startswith("/") and not path.startswith("//") else "/"
+    return path if same and path.startswith("/") and not path.startswith("//") else prefix.root(request) + "/"

@@ -65,7 +65,8 @@ def create_app(*, config: Config, store: Store, requester: Requester | None = No
     auth.limit_hashing(slots=config.web_hash_slots, wait=config.web_hash_wait)
     # bodies capped before any endpoint reads them (swath/web/limits.py; docs/security.md)
     body_limit = Middleware(BodyLimit, small=config.web_login_max_bytes, form=config.web_form_max_bytes,
-                            refuse=lambda status, code, message: error_page(web, status, code, message, user=None))
+                            refuse=lambda status, code, message, root: error_page(web, status, code, message,
+                                                                                  user=None, root=root))
     app = Starlette(routes=routes, lifespan=lifespan, middleware=[body_limit])
     app.state.web = web
     return app

@@ -13,6 +13,7 @@ from urllib.parse import quote, urlsplit
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from swath.web import prefix
 from swath.web.auth import secure
 from swath.web.kept import Kept
 
@@ -53,7 +54,7 @@ async def keep(request: Request, back: str, *, max_fields: int) -> Response:
     """Keep the form's fields, then send the user to log in and back to `back`."""
     form = await request.form(max_files=0, max_fields=max_fields)  # within the body limit (limits.py)
     fields = [(k, v) for k, v in form.multi_items() if isinstance(v, str) and not SECRET_FIELD.match(k)]
-    response = RedirectResponse("/login?next=" + quote(back, safe="/?=&"), status_code=303)
+    response = RedirectResponse(prefix.root(request) + "/login?next=" + quote(back, safe="/?=&"), status_code=303)
     if sum(len(k) + len(v) for k, v in fields) <= MAX_CHARS:
         token = request.app.state.web.kept_forms.put({"page": back, "action": request.url.path, "fields": fields})
         response.set_cookie(COOKIE, token, max_age=SECONDS, httponly=True, samesite="lax", secure=secure(request),
@@ -62,7 +63,7 @@ async def keep(request: Request, back: str, *, max_fields: int) -> Response:
 
 
 def keepable(request: Request) -> bool:
-    return not NOT_KEPT.match(request.url.path)
+    return not NOT_KEPT.match(prefix.route_of(request))
 
 
 def take(request: Request) -> KeptForm | None:

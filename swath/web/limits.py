@@ -12,6 +12,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from swath.messages import codes
+from swath.web import prefix
 
 SMALL_PATHS = frozenset({"/login", "/logout"})  # forms of a few short fields, posted without a session
 
@@ -21,10 +22,11 @@ class TooLarge(Exception):
 
 
 class BodyLimit:
-    """ASGI middleware; `refuse(status, code, message)` gives the response sent for an oversized body."""
+    """ASGI middleware; `refuse(status, code, message, root)` gives the response sent for an oversized body
+    (`root`: the prefix its links take, prefix.py)."""
 
     def __init__(self, app: ASGIApp, *, small: int, form: int,
-                 refuse: Callable[[int, str, str], Response]) -> None:
+                 refuse: Callable[[int, str, str, str], Response]) -> None:
         self.app, self.small, self.form, self.refuse = app, small, form, refuse
 
     def cap(self, path: str) -> int:
@@ -34,7 +36,7 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        cap = self.cap(scope["path"])
+        cap = self.cap(prefix.route(scope))  # /login under a prefix is still /login
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > cap):
             await self._too_large(scope, receive, send, cap)
@@ -63,6 +65,7 @@ class BodyLimit:
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send, cap: int) -> None:
         response = self.refuse(413, codes.WEB_TOO_LARGE, f"this request is larger than {cap} bytes, the limit of "
-                               "this page; send less (SWATH_WEB_FORM_MAX_BYTES sets the limit for forms)")
+                               "this page; send less (SWATH_WEB_FORM_MAX_BYTES sets the limit for forms)",
+                               str(scope.get("root_path", "")))
         response.headers["Connection"] = "close"  # the unread rest of the body is dropped with the connection
         await response(scope, receive, send)

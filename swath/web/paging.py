@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from swath.web import prefix
+
 PER_PAGE = 25  # rows of a list page: the home page's sets, /exports, /status's sources and WARC volume
 
 
@@ -52,4 +54,4 @@ def pager(request: Request, param: str, total: int, per_page: int = PER_PAGE, *,
 def _href(request: Request, path: str | None, param: str, number: int) -> str:
     """The page's path with page `number` of the list, the query's other parameters (other lists' pages) kept."""
     url = request.url.include_query_params(**{param: number})
-    return f"{path or url.path}?{url.query}"
+    return f"{prefix.root(request) + path if path else url.path}?{url.query}"

@@ -13,7 +13,7 @@ from starlette.routing import Route
 from swath.core.errors import SwathError
 from swath.messages import codes
 from swath.store import web_repo
-from swath.web import auth, kept_forms
+from swath.web import auth, kept_forms, prefix
 from swath.web.views import Ctx, action, page, render
 
 LOGIN_CSRF = "swath_login_csrf"
@@ -22,26 +22,30 @@ LOGIN_CSRF = "swath_login_csrf"
 async def login_form(request: Request) -> Response:
     token = request.cookies.get(LOGIN_CSRF) or secrets.token_urlsafe(32)
     kept = request.cookies.get(kept_forms.COOKIE)  # a form sent after the session ended waits for this login
-    response = render(request.app.state.web, "login.html", csrf=token, next=_next(request.query_params.get("next")),
+    root = prefix.root(request)
+    response = render(request.app.state.web, "login.html", csrf=token, root=root,
+                      next=_next(request.query_params.get("next"), root),
                       user=None, notice="Your session has ended: log in again and the form you sent comes back "
                       "with what you typed." if kept else None)
-    response.set_cookie(LOGIN_CSRF, token, httponly=True, samesite="lax", secure=auth.secure(request), path="/login")
+    response.set_cookie(LOGIN_CSRF, token, httponly=True, samesite="lax", secure=auth.secure(request),
+                        path=root + "/login")
     return response
 
 
-def _next(target: str | None) -> str:
-    """Only a path of this site: never a redirect to another origin."""
-    return target if target and target.startswith("/") and not target.startswith("//") else "/"
+def _next(target: str | None, root: str) -> str:
+    """Only a path of this site (with its prefix, as the page that sent here had it): never a redirect to another
+    origin; else the home page."""
+    return target if target and target.startswith("/") and not target.startswith("//") else root + "/"
 
 
 async def login_post(request: Request) -> Response:
     from starlette.concurrency import run_in_threadpool
 
-    web = request.app.state.web
+    web, root = request.app.state.web, prefix.root(request)
     form = await request.form(max_files=0, max_fields=10)
     cookie, sent = request.cookies.get(LOGIN_CSRF, ""), form.get("csrf")
     if not cookie or not isinstance(sent, str) or not hmac.compare_digest(cookie, sent):
-        return render(web, "error.html", status=403, code=codes.WEB_CSRF, user=None,
+        return render(web, "error.html", status=403, code=codes.WEB_CSRF, user=None, root=root,
                       message="the login form expired or came from another site; open the login page again")
     name, password = str(form.get("name", "")).strip(), str(form.get("password", ""))
     address = request.client.host if request.client else "-"
@@ -49,12 +53,12 @@ async def login_post(request: Request) -> Response:
         done = await run_in_threadpool(auth.login, web.store, name=name, password=password, address=address)
     except SwathError as exc:
         status = 429 if exc.code in (codes.WEB_LOGIN_THROTTLED, codes.WEB_BUSY) else 401
-        return render(web, "login.html", status=status, csrf=cookie, next=_next(str(form.get("next", ""))),
-                      error=exc.message, name=name, user=None)
-    response = RedirectResponse(_next(str(form.get("next", ""))), status_code=303)
+        return render(web, "login.html", status=status, csrf=cookie, next=_next(str(form.get("next", "")), root),
+                      error=exc.message, name=name, user=None, root=root)
+    response = RedirectResponse(_next(str(form.get("next", "")), root), status_code=303)
     response.set_cookie(auth.COOKIE, done.token, max_age=int(auth.LIFETIME.total_seconds()), httponly=True,
                         samesite="lax", secure=auth.secure(request), path="/")
-    response.delete_cookie(LOGIN_CSRF, path="/login")
+    response.delete_cookie(LOGIN_CSRF, path=root + "/login")
     return response
 
 

@@ -128,7 +128,7 @@ def show_collection(ctx: Ctx) -> Response:
         active = repo.active_job(s, src.id)
         history = web_repo.changes(s, set_id=src.collection_set_id, source_id=src.id)
         exports = web_repo.export_requests(s, ctx.user, source_id=src.id, limit=20)
-        stats = collection_view(s, src)
+        stats = collection_view(s, src, ctx.web.stats)
         shared = routes_credentials.usable(s, src.harvest_type, cs.group_id) if cs else []
     info = forms.type_info(src.harvest_type)
     pages = max(1, -(-len(src.seeds) // SEEDS_PER_PAGE))

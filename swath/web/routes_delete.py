@@ -16,6 +16,7 @@ from swath.messages import codes
 from swath.purge import Purged, exports_of, mark_deleted, purge_sources, remove_export, retention_end
 from swath.store import repo, web_repo
 from swath.store.models import ACTIVE_STATES, Export, Source, Warc, utcnow
+from swath.web import prefix
 from swath.web.routes_exports import files_of
 from swath.web.views import Ctx, action, admin_only
 
@@ -42,7 +43,7 @@ def _ask(ctx: Ctx, *, title: str, consequence: str, sources: list[Source], expor
             f"until {retention_end(ctx.web.config):%Y-%m-%d %H:%M} UTC, then purged for good: files, WARC index "
             "entries and export files. Until then an administrator can still recover them on the command line.")
     return ctx.render("delete_confirm.html", title=title, consequence=consequence, warcs=warcs, warcs_fate=fate,
-                      button="Delete", back=back, action=ctx.request.url.path, purge_now=ctx.user.is_admin)
+                      button="Delete", back=back, action=prefix.route_of(ctx.request), purge_now=ctx.user.is_admin)
 
 
 def _refuse_running(s: object, sources: Iterable[Source]) -> None:
@@ -128,7 +129,7 @@ def delete_export(ctx: Ctx) -> Response:
         return ctx.render("delete_confirm.html", title=f"Delete export {export.id}?", warcs=None,
                           consequence=f"Its {len(files)} file(s) ({sum(n for _f, n in files):,} bytes) are removed "
                           "now, for good. The collection's WARCs are not touched: it can be exported again.",
-                          button="Delete", back=f"/exports/{export.id}", action=ctx.request.url.path,
+                          button="Delete", back=f"/exports/{export.id}", action=prefix.route_of(ctx.request),
                           purge_now=False)
     done = Purged()
     with ctx.store.session() as s:

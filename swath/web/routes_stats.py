@@ -1,6 +1,7 @@
 """Statistics of a collection and of each of its seeds (swath/store/stats.py): the part of the collection page
 (templates/stats_collection.html), a seed's page, and a JSON endpoint for each. Every one is a `page`: login
-required, and the collection is looked up as its HTML page does (another group's gets the same 404)."""
+required, and the collection is looked up as its HTML page does (another group's gets the same 404). The numbers
+come through the web's StatsCache (swath/store/stats_cache.py): summed again only when a run or WARC changed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from starlette.routing import Route
 from swath.store import web_repo
 from swath.store.models import Source
 from swath.store.repo import NotFound
-from swath.store.stats import CollectionStats, SeedStats, collection_stats
+from swath.store.stats import CollectionStats, SeedStats
+from swath.store.stats_cache import StatsCache
 from swath.store.web_models import CollectionSet
 from swath.web.charts import MAX_BARS, bar_chart
 from swath.web.views import Ctx, page
@@ -39,15 +41,15 @@ def view(stats: CollectionStats | SeedStats, *, ident: str, title: str) -> Stats
                      kinds=sorted(stats.items), days=list(reversed(shown)), earlier_days=len(days) - len(shown))
 
 
-def collection_view(s: Session, src: Source) -> StatsView:
+def collection_view(s: Session, src: Source, kept: StatsCache) -> StatsView:
     """The collection page's statistics (its one hook into routes_collections.show_collection)."""
-    return view(collection_stats(s, src), ident="items-per-day", title=f"Items per day in {src.name}")
+    return view(kept.get(s, src), ident="items-per-day", title=f"Items per day in {src.name}")
 
 
 def _collection(ctx: Ctx) -> tuple[Source, CollectionStats, CollectionSet | None]:
     with ctx.store.session() as s:
         src, cs = web_repo.get_collection(s, ctx.user, ctx.request.path_params["source_id"])
-        return src, collection_stats(s, src), cs
+        return src, ctx.web.stats.get(s, src), cs
 
 
 def _seed(ctx: Ctx) -> tuple[Source, SeedStats, CollectionSet | None]:

@@ -13,6 +13,7 @@ from swath.core.jsontypes import JSONObject
 from swath.messages.bodies import NoteBody
 from swath.requester import Requester
 from swath.store import Store
+from swath.store.stats_cache import StatsCache
 from swath.web import kept_forms
 from swath.web.kept import Kept
 from swath.web.slots import Slots
@@ -51,6 +52,7 @@ class Web:
     # a preview's result until its page is shown (and reloaded): 200 at most, for 30 minutes
     preview_results: Kept[PreviewResult] = field(default_factory=lambda: Kept(size=200, seconds=30 * 60))
     kept_forms: Kept[kept_forms.KeptForm] = field(default_factory=kept_forms.store)  # forms sent after a session ended
+    stats: StatsCache = field(default_factory=StatsCache)  # collections' statistics while unchanged
 
     def __post_init__(self) -> None:
         self.previews = Slots(size=self.config.web_preview_slots, wait=0.0, queue=0, what="previews")

@@ -23,7 +23,7 @@ from swath.messages import codes
 from swath.store import Store, web_repo
 from swath.store.repo import NotFound
 from swath.store.web_models import User, WebSession
-from swath.web import kept_forms
+from swath.web import kept_forms, prefix
 from swath.web.advice import back_to, for_browser
 from swath.web.auth import COOKIE
 from swath.web.state import Web
@@ -57,7 +57,7 @@ class Ctx:
             values.setdefault("notice", kept_forms.NOTICE)
             values["kept_form"] = {"action": self.kept_form["action"], "fields": self.kept_form["fields"]}
         return render(self.web, template, status=status, user=self.user, csrf=self.session.csrf,
-                      path=self.request.url.path, **values)
+                      path=prefix.route_of(self.request), root=prefix.root(self.request), **values)
 
     def confirmed(self, *, title: str, consequence: str, button: str, back: str) -> HTMLResponse | None:
         """None when the form says it was confirmed; else the page that asks, naming the consequence, whose
@@ -65,18 +65,19 @@ class Ctx:
         if self.field("confirm") == "yes":
             return None
         return self.render("confirm.html", title=title, consequence=consequence, button=button, back=back,
-                           action=self.request.url.path)
+                           action=prefix.route_of(self.request))
 
     def redirect(self, url: str, flash: str | None = None) -> RedirectResponse:
         """To `url`, whose page says `flash` (kept in the session: a URL never carries a page's message)."""
         if flash:
             with self.store.session() as s:
                 web_repo.set_flash(s, self.session, flash)
-        return RedirectResponse(url, status_code=303)
+        return RedirectResponse(prefix.root(self.request) + url if url.startswith("/") else url, status_code=303)
 
 
 def render(web: Web, template: str, *, status: int = 200, **values: object) -> HTMLResponse:
-    html = web.templates.get_template(template).render(**{"path": "", "notice": None, **values})
+    # root: the prefix every link of the page starts with (prefix.py); values from a request give it
+    html = web.templates.get_template(template).render(**{"path": "", "notice": None, "root": "", **values})
     return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
 
@@ -93,7 +94,7 @@ def page(fn: Endpoint) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         found = await run_in_threadpool(_session_of, request)
         if found is None:
-            return RedirectResponse("/login?next=" + quote(request.url.path), status_code=303)
+            return RedirectResponse(prefix.root(request) + "/login?next=" + quote(request.url.path), status_code=303)
         kept = kept_forms.take(request)  # the form this page had when its session ended, if any
         response = await run_in_threadpool(_run, fn, request, None, found, kept)
         if kept is not None:
@@ -115,7 +116,8 @@ def action(fn: Endpoint) -> Callable[[Request], Awaitable[Response]]:
         if back is not None:
             return await kept_forms.keep(request, back, max_fields=MAX_FIELDS)
         if found is None:  # a post whose session ended, from elsewhere: say so rather than redirect
-            response = error_page(request.app.state.web, 403, codes.WEB_CSRF, "your session has ended; log in again")
+            response = error_page(request.app.state.web, 403, codes.WEB_CSRF, "your session has ended; log in again",
+                                  root=prefix.root(request))
             response.headers["Connection"] = "close"  # the unread body goes with the connection
             return response
         form = await request.form(max_files=0, max_fields=MAX_FIELDS)
@@ -140,15 +142,16 @@ def _run(fn: Endpoint, request: Request, form: FormData | None, found: tuple[Web
         sent = form.get("csrf")
         if not isinstance(sent, str) or not hmac.compare_digest(sent, session.csrf):
             return error_page(web, 403, codes.WEB_CSRF, "this form is not from a page of this session; reload the "
-                              "page and send it again", user=user, csrf=session.csrf)
+                              "page and send it again", user=user, csrf=session.csrf, root=prefix.root(request))
     ctx = Ctx(request=request, web=web, user=user, session=session, form=form, kept_form=kept)
     try:
         return fn(ctx)
     except NotFound as exc:
-        return error_page(web, 404, codes.WEB_NOT_FOUND, exc.message, user=user, csrf=session.csrf)
+        return error_page(web, 404, codes.WEB_NOT_FOUND, exc.message, user=user, csrf=session.csrf,
+                          root=prefix.root(request))
     except SwathError as exc:  # busy (every slot taken) is 429, as a throttled login is
         return error_page(web, 429 if exc.code == codes.WEB_BUSY else 400, exc.code, exc.message, user=user,
-                          csrf=session.csrf, back=back_to(request))
+                          csrf=session.csrf, back=back_to(request), root=prefix.root(request))
 
 
 def error_page(web: Web, status: int, code: str, message: str, **values: object) -> HTMLResponse:
