@@ -10,31 +10,7 @@
  * tests/test_csvrow.py checks it against the csv module on generated rows; exporters/writers.py falls
  * back to the csv module without it.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <string.h>
-
-typedef struct {
-    char *buf;
-    Py_ssize_t len, cap;
-} Out;
-
-static int grow(Out *out, Py_ssize_t extra)
-{
-    if (out->len + extra <= out->cap)
-        return 0;
-    Py_ssize_t cap = out->cap ? out->cap : 1024;
-    while (cap < out->len + extra)
-        cap *= 2;
-    char *buf = PyMem_Realloc(out->buf, cap);
-    if (buf == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    out->buf = buf;
-    out->cap = cap;
-    return 0;
-}
+#include "_outbuf.h"
 
 /* Append one field: quoted when it holds the delimiter, a quote or a line break; quotes doubled.
  * memchr (vectorised in the C library) finds them faster than a loop over the bytes. */
@@ -60,7 +36,7 @@ static int append_field(Out *out, const char *s, Py_ssize_t n, char delimiter)
         for (const char *q = quote_at; q != NULL; q = memchr(q + 1, '"', n - (q + 1 - s)))
             quotes++;
     }
-    if (grow(out, n + quotes + 2) < 0)
+    if (out_grow(out, n + quotes + 2) < 0)
         return -1;
     char *d = out->buf + out->len;
     if (!quote) {
@@ -93,7 +69,7 @@ static int utf8_of(Out *scratch, PyObject *text)
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
     scratch->len = 0;
-    if (grow(scratch, n * 4) < 0)
+    if (out_grow(scratch, n * 4) < 0)
         return -2;
     unsigned char *d = (unsigned char *)scratch->buf;
     if (kind == PyUnicode_1BYTE_KIND) { /* Latin-1: one or two bytes each */
@@ -172,7 +148,7 @@ static int append_int(Out *out, PyObject *number)
     } while (magnitude);
     if (value < 0)
         *--d = '-';
-    if (grow(out, end - d) < 0)
+    if (out_grow(out, end - d) < 0)
         return -1;
     memcpy(out->buf + out->len, d, end - d);
     out->len += end - d;
@@ -196,12 +172,12 @@ static PyObject *encode_row(PyObject *module, PyObject *args)
     PyObject **fields = PySequence_Fast_ITEMS(seq);
     Out out = {NULL, 0, 0}, scratch = {NULL, 0, 0};
     PyObject *result = NULL;
-    if (grow(&out, 4096) < 0)
+    if (out_grow(&out, 4096) < 0)
         goto done;
 
     for (Py_ssize_t i = 0; i < n; i++) {
         if (i > 0) {
-            if (grow(&out, 1) < 0)
+            if (out_grow(&out, 1) < 0)
                 goto done;
             out.buf[out.len++] = (char)delimiter;
         }
@@ -236,12 +212,12 @@ static PyObject *encode_row(PyObject *module, PyObject *args)
     }
     /* A record of one empty field must still be a line with a field in it, as the csv module writes it. */
     if (n == 1 && out.len == 0) {
-        if (grow(&out, 2) < 0)
+        if (out_grow(&out, 2) < 0)
             goto done;
         out.buf[out.len++] = '"';
         out.buf[out.len++] = '"';
     }
-    if (grow(&out, 2) < 0)
+    if (out_grow(&out, 2) < 0)
         goto done;
     out.buf[out.len++] = '\r';
     out.buf[out.len++] = '\n';

@@ -4,8 +4,8 @@ run_export is the list of steps; as in Scrapy's feed exports, which items (recor
 which format (writers.py) and where (output.py) stay apart:
 
     accept, resolve          the message: type, format, folder inside the data root
-    records.select_warcs     1. the WARCs of the collection (or all, for seeds) on disk; none: no_warcs
-    records.plan_reads       2. their records (scans.py), harvest dates, order, facts -> a Plan
+    planning.select_warcs    1. the WARCs of the collection (or all, for seeds) on disk; none: no_warcs
+    planning.plan_reads      2. their records (scans.py), harvest dates, order, facts -> a Plan
     reader.Readers.batches   3. records -> Batches of encoded items (records.RecordReader; in reader
                                 processes when the input is big)
     write_rows, rows         4. Batches -> deduped rows, one output.Outputs segment series per table
@@ -35,8 +35,9 @@ from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds
 from swath.exporters.empty import no_warcs, why_empty
 from swath.exporters.output import Outputs, Written
+from swath.exporters.planning import plan_reads, select_warcs
 from swath.exporters.reader import Readers, processes_for
-from swath.exporters.records import Batch, Payload, Tally, Unreadable, plan_reads, select_warcs
+from swath.exporters.records import Batch, Payload, Tally, Unreadable
 from swath.exporters.warc_index import ScanIndex, WarcIndex
 from swath.exporters.writers import FORMATS, Writer
 from swath.harvesters.retry import storage_retry
@@ -177,7 +178,7 @@ class Read:
 def write_rows(batches: Iterable[Batch], *, outputs: Outputs, dedupe: bool, spill_dir: Path, report: Report,
                warc_ends: list[int]) -> Read:
     """Write every batch's rows; returns what could not be read and what reading met. `warc_ends`: where
-    each WARC's records end (records.Reads), for the progress count."""
+    each WARC's records end (planning.Reads), for the progress count."""
     seen = SeenIds(spill_dir=spill_dir) if dedupe else None
     read = Read()
     records = 0

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from swath.exporters.records import Reads, Tally
+from swath.exporters.planning import Reads
+from swath.exporters.records import Tally
 from swath.exporters.warc_index import WarcIndex
 from swath.messages.model import ExportStart
 

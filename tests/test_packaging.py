@@ -47,6 +47,8 @@ def test_the_wheel_holds_only_swath(tmp_path):
                      "swath/store/migrations/versions/0004_web.py", "swath/platforms/twitter/exporter_v2.py"):
         assert any(n.startswith(expected) for n in names), expected
     if shutil.which("cc") and os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")):
-        # the optional C encoders (setup.py), each in its package: the engine's CSV rows, Twitter's entity columns
-        for extension in ("swath/exporters/_csvrow.", "swath/platforms/twitter/_jsontext."):
+        # the optional C helpers (setup.py), each in its package: the engine's CSV rows and row programs,
+        # Twitter's values
+        for extension in ("swath/exporters/_csvrow.", "swath/exporters/_tablerow.",
+                          "swath/platforms/twitter/_jsontext."):
             assert any(n.startswith(extension) and n.endswith(".so") for n in names), extension

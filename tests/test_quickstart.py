@@ -17,9 +17,9 @@ def recorded_installs(tmp_path: Path, script: str, env: dict[str, str], script_t
     commands it is given."""
     work = tmp_path / "checkout"
     (work / "dev").mkdir(parents=True)
-    # setup.sh hashes the C sources setup.py builds (the engine's CSV encoder, Twitter's entity columns)
-    for name in ("dev/setup.sh", f"dev/{script}", "pyproject.toml", "setup.py", "exporters/_csvrow.c",
-                 "platforms/twitter/_jsontext.c"):
+    # setup.sh hashes the C sources setup.py builds (the engine's CSV encoder and row programs, Twitter's values)
+    for name in ("dev/setup.sh", f"dev/{script}", "pyproject.toml", "setup.py", "exporters/_outbuf.h",
+                 "exporters/_csvrow.c", "exporters/_tablerow.c", "platforms/twitter/_jsontext.c"):
         (work / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, work / name)
     if script_text is not None:

@@ -21,7 +21,7 @@ import orjson
 from swath.exporters.dates import iso_date
 from swath.exporters.items import Doc, Item, Source, item_id, obj, objs
 from swath.exporters.jsonspan import scan_spans
-from swath.exporters.table import Col, Table, constant, no_newlines, with_inline
+from swath.exporters.table import NONE_STAYS_NONE, Col, Table, constant, no_newlines, with_inline
 from swath.exporters.warc_reader import Response
 from swath.platforms.twitter.flat import flattened, twarc_meta
 
@@ -60,7 +60,7 @@ def _dumps_strs(values: list[Any]) -> str:
         return _dumps(values)
 
 
-@with_inline("(None if (_v := {value}) is None else {fn}(_v))")
+@with_inline(NONE_STAYS_NONE)
 def json_list(value: Any) -> str | None:
     """Lists and objects as twarc-csv writes them (`json.dumps` defaults: spaced, \\u-escaped), None stays empty.
 
@@ -82,6 +82,19 @@ def json_list(value: Any) -> str | None:
             _spaced.clear()
         text = _spaced[key] = _dumps(value)
     return text
+
+
+_entity_texts: Callable[[dict[str, Any]], dict[str, str | None] | None] | None
+_json_text: Callable[[Any], str | None]  # json_list, in C when built
+try:  # platforms/twitter/_jsontext.c: the same texts for the common shapes (the build goes on without a C compiler)
+    import swath.platforms.twitter._jsontext as _jsontext_extension
+
+    _entity_texts = _jsontext_extension.entity_texts
+    _json_text = _jsontext_extension.json_list  # json_list's shapes it leaves (deep, odd keys...) go to json_list
+    vars(json_list)["native"] = _json_text  # what table.py's C row program calls for this transform
+except ImportError:
+    _entity_texts = None
+    _json_text = json_list
 
 
 class Includes:
@@ -106,7 +119,7 @@ class Includes:
             urls = objs(obj(ents.get("url")).get("urls"))
             values = self._authors[key] = (
                 _entity_columns(ents.get("description")),
-                json_list([u.get("expanded_url") for u in urls]) if urls else None,
+                _json_text([u.get("expanded_url") for u in urls]) if urls else None,
                 urls[-1].get("expanded_url") if urls else author.get("url"),
             )
         return values
@@ -165,7 +178,7 @@ class _Prepared:
 _NONE: dict[str, Any] = {}
 
 
-def _prepare(item: Item) -> _Prepared:
+def _prepare_py(item: Item) -> _Prepared:
     item.scratch = prepared = _Prepared(item)
     return prepared
 
@@ -174,14 +187,6 @@ def _p(item: Item) -> _Prepared:
     prepared: _Prepared = item.scratch
     return prepared
 
-
-_entity_texts: Callable[[dict[str, Any]], dict[str, str | None] | None] | None
-try:  # platforms/twitter/_jsontext.c: the same texts for the common shapes (the build goes on without a C compiler)
-    import swath.platforms.twitter._jsontext as _jsontext_extension
-
-    _entity_texts = _jsontext_extension.entity_texts
-except ImportError:
-    _entity_texts = None
 
 # twarc-csv's _process_entities: #tag, $cash, @user, expanded (or, for media, display) urls.
 _ENTITY_TEXT = {
@@ -202,13 +207,20 @@ def _entity_columns(ents: Any) -> dict[str, str | None]:
             if len(texts) < len(ents):
                 for kind, values in ents.items():
                     if kind not in texts:
-                        texts[kind] = json_list(values)
+                        texts[kind] = _json_text(values)
             return texts
     columns = {}
     for kind, values in ents.items():
         text = _ENTITY_TEXT.get(kind)
-        columns[kind] = json_list(text(objs(values)) if text is not None and values is not None else values)
+        columns[kind] = _json_text(text(objs(values)) if text is not None and values is not None else values)
     return columns
+
+
+# The table's prepare: _jsontext.c's for the common shapes (the others go to the Python code: its reference).
+_prepare: Callable[[Item], Any] = _prepare_py
+if _entity_texts is not None:
+    _jsontext_extension.set_fallbacks(json_list, _entity_columns, _Prepared, Includes)
+    _prepare = _jsontext_extension.prepare
 
 
 def _media(item: Item) -> str | None:
@@ -216,12 +228,12 @@ def _media(item: Item) -> str | None:
     if not keys or type(keys) is not list:
         return None
     media = _p(item).inc.media
-    return json_list([media.get(k, {"media_key": k}) if type(k) is str else {"media_key": k} for k in keys])
+    return _json_text([media.get(k, {"media_key": k}) if type(k) is str else {"media_key": k} for k in keys])
 
 
 def _matching_rules(item: Item) -> Any:
     rules = item.item.get("matching_rules") or _p(item).inc.matching_rules
-    return json_list(rules) if rules else None
+    return _json_text(rules) if rules else None
 
 
 @functools.lru_cache(maxsize=256)
