@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from swath.exporters.wacz import collection_warcs
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from tests.backendkit import harvest as backend_harvest
@@ -103,6 +104,17 @@ def test_harvest_option_packages_only_that_harvest(config, data_root, fixtures_d
     with zipfile.ZipFile(out) as wacz:
         assert {n for n in wacz.namelist() if n.startswith("archive/")} == {
             f"archive/{w.name}" for w in by_harvest["pages-1"]}
+
+
+def test_a_harvest_id_that_begins_another_harvests_id_takes_only_its_own_warcs(tmp_path):
+    # `run-1`'s WARCs start with "run-1-", and so do those of `run-1-b`: the name's whole pattern decides
+    names = {"run-1": "run-1-20261127T093000Z-00001.warc.gz", "run-1-b": "run-1-b-20261127T093000Z-00001.warc.gz"}
+    folder = tmp_path / "coll" / "2026" / "11" / "27" / "09"
+    folder.mkdir(parents=True)
+    for name in names.values():
+        (folder / name).write_bytes(b"")
+    for harvest_id, name in names.items():
+        assert collection_warcs(tmp_path / "coll", harvest_ids=[harvest_id]).warcs == [folder / name]
 
 
 def test_nothing_to_package_is_an_error_saying_what_to_check(tmp_path):
