@@ -12,6 +12,14 @@ _ESCAPED = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)] i
 _ESCAPED |= {0x2028: "\\u2028", 0x2029: "\\u2029", 0x0A: "\n    "}  # a line break: its next line indented
 
 
+_PRINTABLE = {**_ESCAPED, 0x0A: "\\x0a", 0x09: "\\x09"}
+
+
+def printable(text: str) -> str:
+    """`text` on one line with every control character escaped: a value from a message shown on a terminal."""
+    return text.translate(_PRINTABLE)
+
+
 class OneRecordFormatter(logging.Formatter):
     """Every line after a record's first (its message's own, a traceback) is indented, other controls
     escaped, so only a record starts a line at the margin."""
