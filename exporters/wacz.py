@@ -64,7 +64,9 @@ def collection_warcs(path: Path, *, harvest_ids: Iterable[str] = (), root: Path 
     found: list[Path] = []
     for folder, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(Path(folder) / name for name in files if is_warc(name) and ours(name))
+        # a regular file (a FIFO named like a WARC would hold the package for ever, waiting for a writer)
+        found.extend(Path(folder) / name for name in files
+                     if is_warc(name) and ours(name) and os.path.isfile(os.path.join(folder, name)))
     bound = root or path
     inside = [warc for warc in found if stays_inside(bound, warc)]
     return Found(sorted(inside, key=str), sorted(set(found) - set(inside), key=str))
@@ -131,6 +133,8 @@ def _name(warc: Path | str) -> str:
 def _local(warc: Path | str, tmp: Path) -> Path:
     """The WARC as a local file: itself, or an s3:// object streamed (ranged GETs) into `tmp/warcs/`."""
     if not is_object_url(warc):
+        if not os.path.isfile(warc):  # an indexed WARC replaced by a FIFO or device: never waited on
+            raise SwathError(f"{warc} is not a regular file; not packaged", code=codes.WACZ_FAILED)
         return Path(warc)
     staged = tmp / "warcs" / _name(warc)
     staged.parent.mkdir(exist_ok=True)
