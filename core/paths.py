@@ -136,6 +136,13 @@ def open_no_follow(path: Path, *, write: bool = False) -> BinaryIO:
     return os.fdopen(fd, "r+b" if write else "rb")
 
 
+def read_no_follow(path: Path) -> bytes:
+    """The whole of a file swath wrote and reads back (a cache, a record of its own), through `open_no_follow`:
+    FileNotFoundError, or PathOutsideDataRoot (a ValueError) for a link, FIFO or device planted in its place."""
+    with open_no_follow(path) as fh:
+        return fh.read()
+
+
 def open_lock(path: Path) -> int:
     """The descriptor of a lock file (created if missing) for flock, never through a planted link."""
     try:

@@ -3,6 +3,7 @@ link, and no file a link brings in from outside the data root is packaged or exp
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import threading
@@ -17,6 +18,7 @@ from swath.core.stops import record_stop
 from swath.exporters.scans import scan
 from swath.exporters.warc_index import CACHE_NAME, ScanIndex
 from swath.harvesters.claims import HarvestClaim
+from swath.harvesters.outcome import FinalOutcome
 from swath.harvesters.state import STATE_FILE, StateStore
 from swath.harvesters.warc import find_harvest_warcs, recover
 from swath.messages import codes
@@ -199,3 +201,18 @@ def test_a_state_file_that_is_not_one_swath_wrote_is_refused_with_a_code(data_ro
     with pytest.raises(SwathError) as info:
         StateStore(directory=coll)
     assert info.value.code == codes.STATE_UNREADABLE and STATE_FILE in info.value.message
+
+
+def test_fifos_planted_as_caches_outcomes_or_claims_are_passed_over(data_root: Path, fixtures_dir: Path) -> None:
+    # what swath keeps beside the data (caches, a harvest's final outcome, a claim's holder) is read back too
+    warc = next((fixtures_dir / SFM_FLICKR).rglob("*.warc.gz"))
+    cache = data_root / ".swath" / "records" / f"{hashlib.sha1(os.path.realpath(warc).encode()).hexdigest()}.json"
+    outcome = FinalOutcome(directory=data_root / "coll", harvest_id="h:1")
+    claim = HarvestClaim(data_root=data_root, harvest_id="h:1")
+    for fifo in (cache, data_root / CACHE_NAME, outcome.path, claim.path):
+        fifo.parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(fifo)
+    assert _opened_within(lambda: scan(str(warc), is_fact=None, cache_root=data_root).refs, cache) is None
+    assert _opened_within(lambda: ScanIndex(data_root=data_root), data_root / CACHE_NAME) is None
+    assert _opened_within(outcome.read, outcome.path) is None and outcome.read() is None  # as if none was recorded
+    assert _opened_within(claim.holder, claim.path) is None and claim.holder() == "another process"
