@@ -9,6 +9,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,14 +120,27 @@ def create_new(path: Path, *, replace: bool = False, buffering: int = -1) -> Bin
 
 def open_no_follow(path: Path, *, write: bool = False) -> BinaryIO:
     """An existing file for reading (or, `write`, updating in place), refused (PathOutsideDataRoot) when `path` is
-    a symlink: a leftover swath means to repair must be its own file, not a link planted in its place."""
+    a symlink or not a regular file: a leftover swath means to repair must be its own file, not a link planted in
+    its place, nor a FIFO (whose reads would wait for ever for a writer) or a device."""
     try:
-        fd = os.open(path, (os.O_RDWR if write else os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer; a regular file reads as usual with it
+        fd = os.open(path, (os.O_RDWR if write else os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         if os.path.islink(path):
             raise _refuse_link(path, "not opened") from None
         raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PathOutsideDataRoot(f"{path} is not a regular file (a FIFO or device planted there?); not opened")
+    os.set_blocking(fd, True)
     return os.fdopen(fd, "r+b" if write else "rb")
+
+
+def read_no_follow(path: Path) -> bytes:
+    """The whole of a file swath wrote and reads back (a cache, a record of its own), through `open_no_follow`:
+    FileNotFoundError, or PathOutsideDataRoot (a ValueError) for a link, FIFO or device planted in its place."""
+    with open_no_follow(path) as fh:
+        return fh.read()
 
 
 def open_lock(path: Path) -> int:

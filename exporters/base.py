@@ -34,7 +34,7 @@ from swath.core.warc_files import use_storage
 from swath.exporters import registry
 from swath.exporters.dedupe import SeenIds
 from swath.exporters.empty import no_warcs, why_empty
-from swath.exporters.output import Outputs, Written
+from swath.exporters.output import OutputBlocked, Outputs, Written
 from swath.exporters.planning import plan_reads, select_warcs
 from swath.exporters.reader import Readers, processes_for
 from swath.exporters.records import Batch, Payload, Tally, Unreadable
@@ -100,7 +100,7 @@ def run_export(body: JSONObject, *, routing_key: str, ctx: JobContext, index: Wa
                 raise ExportFailed(empty.message, code=codes.EXPORT_EMPTY)
             report.warn(codes.EXPORT_EMPTY, empty.message)
         files = report.tables_written(outputs.commit(), primary=outputs.primary)
-    except (ExportFailed, StorageUnavailable, StorageRefused) as exc:  # object storage failing: its own code
+    except (ExportFailed, OutputBlocked, StorageUnavailable, StorageRefused) as exc:  # object storage: its code
         _abort(outputs)
         report.failed(exc.code, exc.message)
         return

@@ -9,10 +9,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from swath.core.errors import SwathError
 from swath.core.paths import safe_id
 from swath.exporters.records import Payload
 from swath.exporters.table import Table
 from swath.exporters.writers import Writer
+from swath.messages import codes
+
+
+class OutputBlocked(SwathError):
+    """A name the export's files take is held by a folder: the export fails before any file is renamed."""
 
 
 class SegmentedOutput:
@@ -80,6 +86,10 @@ class SegmentedOutput:
             self._open()  # an export with no items still gets its (header-only) file
         self._close_segment()
 
+    def blocked(self) -> Path | None:
+        """A final name held by a folder (the rename would fail there, after the segments before it had theirs)."""
+        return next((final for _, final in self._files if final.is_dir() and not final.is_symlink()), None)
+
     def commit(self) -> list[Path]:
         for temp, final in self._files:
             os.replace(temp, final)
@@ -136,6 +146,10 @@ class Outputs:
         self._output(self.primary)
         for out in self._outputs.values():
             out.finish()
+        # every name checked before any is given: a failed export leaves no file that looks like part of it
+        if (folder := next((f for out in self._outputs.values() if (f := out.blocked())), None)) is not None:
+            raise OutputBlocked(f"{folder} is a folder, where this export's file goes; export to another path",
+                                code=codes.BAD_REQUEST)
         return [Written(table, out.count, out.commit(), out.cells_cut) for table, out in self._outputs.items()]
 
     def abort(self) -> None:

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, write_atomic
+from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, read_no_follow, write_atomic
 from swath.core.warc_files import Stat, is_object_url, stat_warc
 from swath.exporters.warc_reader import IsFact, RecordRef, scan_refs
 
@@ -60,7 +60,7 @@ def _cache_path(cache_root: Path, warc: str) -> Path:
 
 def _load(cache: Path, warc: str, stat: Stat) -> Scan | None:
     try:
-        data = json.loads(cache.read_bytes())
+        data = json.loads(read_no_follow(cache))  # a FIFO planted there would be waited on for ever
         if data["size"] != stat.size or data["mtime_ns"] != stat.mtime_ns:
             return None
         refs = [RecordRef(warc=warc, offset=offset, date=dt.datetime.fromisoformat(date))

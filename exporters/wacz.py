@@ -12,9 +12,10 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,17 +48,25 @@ class Found:
     outside: list[Path]
 
 
+def of_harvests(harvest_ids: Iterable[str]) -> Callable[[str], bool]:
+    """Whether a WARC file name is one of these harvests' (any, when none is named): the id, a dash and a date
+    (swath's and SFM's names), so `run-1` never takes the files of `run-1-b`, which also start with `run-1-`."""
+    pattern = re.compile("|".join(rf"{re.escape(safe_id(h))}-\d{{8}}" for h in harvest_ids))
+    return lambda name: not pattern.pattern or pattern.match(name) is not None
+
+
 def collection_warcs(path: Path, *, harvest_ids: Iterable[str] = (), root: Path | None = None) -> Found:
     """The complete WARCs under a collection folder (never `.open` ones or swath's own `.swath/`), in path order;
     with `harvest_ids`, only those harvests' files (their names start with the harvest id). A WARC whose real path
     is outside `root` (default: the folder itself) is skipped, never packaged: a planted link must not carry an
     outside file into the package."""
-    prefixes = tuple(f"{safe_id(h)}-" for h in harvest_ids)
+    ours = of_harvests(harvest_ids)
     found: list[Path] = []
     for folder, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        # a regular file (a FIFO named like a WARC would hold the package for ever, waiting for a writer)
         found.extend(Path(folder) / name for name in files
-                     if is_warc(name) and (not prefixes or name.startswith(prefixes)))
+                     if is_warc(name) and ours(name) and os.path.isfile(os.path.join(folder, name)))
     bound = root or path
     inside = [warc for warc in found if stays_inside(bound, warc)]
     return Found(sorted(inside, key=str), sorted(set(found) - set(inside), key=str))
@@ -124,6 +133,8 @@ def _name(warc: Path | str) -> str:
 def _local(warc: Path | str, tmp: Path) -> Path:
     """The WARC as a local file: itself, or an s3:// object streamed (ranged GETs) into `tmp/warcs/`."""
     if not is_object_url(warc):
+        if not os.path.isfile(warc):  # an indexed WARC replaced by a FIFO or device: never waited on
+            raise SwathError(f"{warc} is not a regular file; not packaged", code=codes.WACZ_FAILED)
         return Path(warc)
     staged = tmp / "warcs" / _name(warc)
     staged.parent.mkdir(exist_ok=True)

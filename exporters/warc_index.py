@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypedDict
 
-from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, write_atomic
+from swath.core.paths import PathOutsideDataRoot, make_dirs_inside, read_no_follow, write_atomic
 from swath.messages import codes
 from swath.messages.model import ExportStart
 
@@ -79,7 +79,7 @@ class ScanIndex:
 
     def _load(self) -> None:
         try:
-            data = json.loads(self.cache_path.read_text())
+            data = json.loads(read_no_follow(self.cache_path))  # never a link, FIFO or device planted there
             self._dirs = data.get("dirs", {})
             self._added = data.get("added", {})
         except (OSError, ValueError):

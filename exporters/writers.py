@@ -155,7 +155,7 @@ class XlsxWriter(Writer):
     def start(self) -> None:
         import xlsxwriter  # here, not at the top: the CLI and the web app read FORMATS' names at start
 
-        from swath.exporters.xlsx_rows import column_refs, row_xml
+        from swath.exporters.xlsx_rows import TextSheet, column_refs, row_xml
 
         # constant_memory: each row is flushed to a temp file when the next starts, so memory stays flat.
         self._fh = create_new(self.path, replace=True)  # xlsxwriter writes the ZIP to this handle on close
@@ -165,6 +165,7 @@ class XlsxWriter(Writer):
              "strings_to_numbers": False},
         )
         self._row_xml = row_xml
+        self._sheet_class = TextSheet
         self._refs = column_refs(len(self.headers))
         # row_xml keeps XlsxWriter's sheet dimensions right only when the header fills every column
         self._fast = all(type(h) is str and h for h in self.headers)
@@ -172,7 +173,7 @@ class XlsxWriter(Writer):
 
     def _new_sheet(self) -> None:
         # constant_memory flushes a sheet's rows as it goes; a new sheet closes the last one's for good
-        self._sheet = self._book.add_worksheet()
+        self._sheet = self._book.add_worksheet(worksheet_class=self._sheet_class)
         self._sheet.write_row(0, 0, self.headers)
         self._row = 1
 

@@ -3,9 +3,9 @@
 XlsxWriter spends about 4 µs a cell (type dispatch, a cell tuple, a dict per row, then the XML); rows of an
 export are plain values (str, int, float, bool, None), so their `<row>` element is built here with the same
 rules and bytes, and written to the sheet's row file where XlsxWriter would write it. Anything this does not
-reproduce exactly (a string past Excel's 32,767 units, which XlsxWriter cuts and the writer counts; a
-rich-string look-alike; a number XlsxWriter turns into an error or refuses) returns None, and XlsxWriter
-writes that row itself, cell by cell. tests/test_xlsx_rows.py compares both on such values.
+reproduce exactly (a string past Excel's 32,767 units, which XlsxWriter cuts and the writer counts; a number
+XlsxWriter turns into an error or refuses) returns None, and XlsxWriter writes that row itself, cell by cell,
+on a TextSheet. tests/test_xlsx_rows.py compares both on such values.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from xlsxwriter.utility import xl_col_to_name
-from xlsxwriter.worksheet import Worksheet
+from xlsxwriter.worksheet import Worksheet, _preserve_whitespace
 
 # What XlsxWriter's _escape_control_characters changes: its two patterns and the two non-characters.
 _CONTROL = re.compile("_x[0-9a-fA-F]{4}_|[\x00-\x08\x0b-\x1f\ufffe\uffff]")
@@ -23,6 +23,15 @@ _escape_control = Worksheet._escape_control_characters
 _XML = re.compile("[&<>]")  # what XMLwriter._escape_data replaces
 _STRMAX = 32767  # Excel's string length, in UTF-16 units
 _INT_LIMIT = 1 << 1000  # ints XlsxWriter formats through float (past ~2**1023 it raises)
+
+
+class TextSheet(Worksheet):
+    """A worksheet whose strings are always text. XlsxWriter writes a string shaped `<r>…</r>` into the sheet
+    unescaped, as pre-built rich text: from a remote, such a value could close its cell and add formulas."""
+
+    def _xml_rich_inline_string(self, string: str, attributes: Any = ()) -> None:
+        # only reached for a string that looks rich: the export never writes rich text
+        self._xml_inline_string(string, _preserve_whitespace(string), list(attributes))
 
 
 def column_refs(count: int) -> list[str]:
@@ -45,8 +54,6 @@ def row_xml(row: int, values: list[Any], refs: list[str]) -> str | None:
                 return None
             if _CONTROL.search(v) is not None:
                 v = _escape_control(v)
-            if v.startswith("<r>") and v.endswith("</r>"):
-                return None  # XlsxWriter writes these unescaped, as rich text
             # ^\s or \s$ (XlsxWriter's _preserve_whitespace): \s is what str.isspace() accepts
             space = ' xml:space="preserve"' if v[0].isspace() or v[-1].isspace() else ""
             if _XML.search(v) is not None:

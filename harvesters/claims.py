@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from swath.core.errors import SwathError
-from swath.core.paths import make_dirs_inside, open_lock, safe_id
+from swath.core.paths import make_dirs_inside, open_lock, read_no_follow, safe_id
 from swath.messages import codes
 
 POLL = 0.2  # seconds between tries while another process holds the claim
@@ -74,7 +74,7 @@ class HarvestClaim:
     def holder(self) -> str:
         """Who holds the claim, as its holder wrote it (for log lines)."""
         try:
-            info = json.loads(self.path.read_text("utf-8"))
+            info = json.loads(read_no_follow(self.path))  # never a link, FIFO or device planted there
             return f"pid {info['pid']} on {info['host']}"
         except (OSError, ValueError, KeyError, TypeError):
             return "another process"

@@ -24,6 +24,7 @@ from swath.core.config import Config
 from swath.core.errors import SwathError
 from swath.core.jobs import JobContext, JobInterrupted, Publish
 from swath.core.jsontypes import JSONObject
+from swath.core.loglines import log_to_stderr
 from swath.core.paths import harvest_path
 from swath.harvesters import registry
 from swath.harvesters.outcome import FinalOutcome
@@ -208,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     except InvalidMessage as exc:
         sys.stderr.write(f"error [{exc.code}]: {exc}\n")
         return EXIT_INVALID
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    log_to_stderr(logging.INFO, fmt="%(asctime)s %(levelname)s %(message)s")
     install_log_filter()  # every record reaching stderr is redacted, whichever library logged it
     stop, shutdown = threading.Event(), threading.Event()
     install_signal_handlers(stop, shutdown, stream=is_stream_message(body), notify=stderr_notice)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypedDict, cast
 
-from swath.core.paths import safe_id
+from swath.core.paths import read_no_follow, safe_id
 from swath.core.storage import STORAGE_CODES
 from swath.harvesters.ledger import LedgerView
 from swath.harvesters.state import write_json_atomic
@@ -61,9 +61,12 @@ class FinalOutcome:
 
     def read(self) -> OutcomeRecord | None:
         try:
-            return cast(OutcomeRecord, json.loads(self.path.read_text("utf-8")))
+            record = json.loads(read_no_follow(self.path))
         except FileNotFoundError:
             return None
+        except (ValueError, RecursionError):  # not one swath wrote (a link, FIFO, garbage): as if none was recorded
+            return None
+        return cast(OutcomeRecord, record) if isinstance(record, dict) else None
 
     def write(self, status: Mapping[str, object], *, published: bool) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

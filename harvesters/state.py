@@ -15,9 +15,11 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol
 
+from swath.core.errors import SwathError
 from swath.core.jsontypes import JSONObject
 from swath.core.paths import fsync_dir, open_lock, open_no_follow, write_atomic
 from swath.core.storage import storage_writes
+from swath.messages import codes
 
 # fsync_dir: its old home
 __all__ = ["STATE_FILE", "CollectionState", "StagedState", "StateStore", "fsync_dir", "write_json_atomic"]
@@ -29,6 +31,10 @@ def write_json_atomic(path: Path, data: object) -> None:
     """Write `data` as JSON so a crash leaves either the old or the new file, never half of one."""
     with storage_writes(path):  # a full disk leaves the old file and no temp file beside it (write_atomic)
         write_atomic(path, json.dumps(data, sort_keys=True, indent=1).encode("utf-8"), durable=True)
+
+
+class StateUnreadable(SwathError):
+    code = codes.STATE_UNREADABLE  # the harvest is refused before it starts; the file is left as it is
 
 
 class CollectionState(Protocol):
@@ -103,9 +109,19 @@ class StateStore(StagedState):
     def _read(self) -> JSONObject:
         try:
             with open_no_follow(self.path) as fh:  # a link in its place is refused: swath never links its state
-                return json.loads(fh.read().decode("utf-8"))
+                data = fh.read()
         except FileNotFoundError:
             return {}
+        try:  # json, as it was written: any integer (orjson stops at 64 bits); nesting past the stack is refused
+            state = json.loads(data.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:  # ValueError: JSONDecodeError, UnicodeDecodeError
+            state, why = None, f"not JSON ({type(exc).__name__})"
+        else:
+            why = f"a JSON {type(state).__name__}, not an object"
+        if not isinstance(state, dict):
+            raise StateUnreadable(f"{self.path} is {why[:200]}; swath did not write it so. Move it aside to start "
+                                  "the collection's state afresh, or restore it from a backup")
+        return state
 
     def _apply(self, updates: JSONObject) -> JSONObject:
         with storage_writes(self.path):

@@ -45,6 +45,7 @@ DATA_ROOT_UNWRITABLE = "data_root_unwritable"
 CLAIM_FENCED = "claim_fenced"
 # SWATH_STORAGE_URL is object storage, so claims and state need PostgreSQL (SWATH_DB_URL), which is not set or failed
 CLAIM_STORE_UNAVAILABLE = "claim_store_unavailable"
+STATE_UNREADABLE = "state_unreadable"  # a collection's swath-state.json is not a JSON object (edited, planted): not run
 IO_ERROR = "io_error"  # the disk failed a write under the data root (EIO); complete files kept, run again to resume
 FREE_SPACE_LOW = "free_space_low"  # the data root has less free space than SWATH_MIN_FREE_BYTES: not started/stopped
 UNKNOWN_ERROR = "unknown_error"  # anything unexpected; the message says what

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import logging
 import os
 import pkgutil
 import sys
@@ -73,8 +72,9 @@ def cli(ctx: click.Context, data_root: Path | None, log_level: str, debug: bool)
     it to CSV, with no broker. `swath harvest run` and `swath export run` take the very SFM messages
     a worker takes; `swath worker NAME` runs a worker service against RabbitMQ.
     """
-    logging.basicConfig(level="DEBUG" if debug else log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from swath.core.loglines import log_to_stderr
+
+    log_to_stderr("DEBUG" if debug else log_level.upper())  # a record's second line never starts at the margin
     from swath.messages.broker_errors import quiet_pika_logs
 
     quiet_pika_logs(debug=debug)  # broker errors are told in one line; pika's own lines only under --debug

@@ -23,9 +23,10 @@ from swath.core.config import Config
 from swath.core.jobs import JobContext
 from swath.core.jsontypes import JSONObject
 from swath.core.objects import StorageTarget, storage_target
-from swath.core.paths import PathOutsideDataRoot, resolve_inside, safe_id
+from swath.core.paths import PathOutsideDataRoot, resolve_inside
 from swath.core.warc_files import PathOutsideStore, is_object_url, key_in
 from swath.exporters import base
+from swath.exporters.wacz import of_harvests
 from swath.exporters.warc_index import ListingAnswers, Selected, is_warc
 from swath.messages import codes
 from swath.messages.model import ExportStart
@@ -153,11 +154,11 @@ def indexed_warcs(config: Config, store: Store, collection_id: str, *,
     configured store; and (code, message) for each one refused."""
     with store.session() as s:
         rows = indexed_in(s, {collection_id})
-    prefixes = tuple(f"{safe_id(h)}-" for h in harvest_ids)
+    ours = of_harvests(harvest_ids)
     index = StoreIndex(store=None, data_root=config.harvest_base, objects=storage_target(config))
     refused: list[tuple[str, str]] = []
     found = [path for row in rows
-             if not prefixes or row.path.rsplit("/", 1)[-1].startswith(prefixes)
+             if ours(row.path.rsplit("/", 1)[-1])
              if (path := index._path(row, refused)) is not None]
     return sorted(found, key=str), refused
 

@@ -1,20 +1,25 @@
 """An export's WARC list from sfm-ui's REST API (`/api/v1/warcs/`), as SFM's own exporters get it
 (sfmutils.api_client.ApiClient.warcs): the WARCs sfm-ui recorded for the collection or seeds within the harvest
-dates. Used when SWATH_SFM_API_URL is set; every path it names must lie in the harvest root."""
+dates. Used when SWATH_SFM_API_URL is set; every path it names must lie in the harvest root. sfm-ui is a remote
+like any other: its answers are read within SWATH_MAX_RESPONSE_BYTES and SWATH_HTTP_DEADLINE, its `next` pages
+stay on its origin and never come back to one already read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import requests
 
 from swath.core.config import Config
+from swath.core.errors import SwathError
 from swath.core.jsontypes import JSONObject
 from swath.core.paths import PathOutsideDataRoot, harvest_path
 from swath.exporters.base import ExportFailed
 from swath.exporters.warc_index import ListingAnswers, Selected
+from swath.harvesters.guard import OriginGuard, guard_session, origin_of
+from swath.harvesters.http import GuardedAdapter, Limits
 from swath.messages import codes
 from swath.messages.model import ExportStart
 
@@ -29,7 +34,7 @@ class SfmApiIndex(ListingAnswers):
         self.config = config
         self.root = config.harvest_base
         self.url = config.sfm_api_url.rstrip("/") + WARCS_PATH
-        self.session = session or requests.Session()
+        self.session = session or _bounded_session(config, self.url)
 
     def select(self, start: ExportStart) -> Selected:
         warcs: set[Path] = set()
@@ -52,9 +57,14 @@ class SfmApiIndex(ListingAnswers):
         }.items() if v}
         url: str | None = self.url
         origin = _origin(self.url)
+        read: set[str] = set()
         for _ in range(MAX_PAGES):
             if url is None:
                 return
+            if url in read:
+                raise ExportFailed(f"sfm-ui's {WARCS_PATH} pointed its next page back to one already read; "
+                                   f"the WARC list would never end", code=codes.PAGINATION_LOOP)
+            read.add(url)
             page = self._get(url, params)
             params = {}  # `next` carries them
             results, following = page.get("results"), page.get("next")
@@ -76,13 +86,39 @@ class SfmApiIndex(ListingAnswers):
             response = self.session.get(url, params=params, timeout=self.config.http_timeout)
             response.raise_for_status()
             page = response.json()
-        except (requests.RequestException, ValueError) as exc:
+        except (requests.RequestException, ValueError, SwathError) as exc:
+            why = exc.message if isinstance(exc, SwathError) else type(exc).__name__  # size limit, deadline
             raise ExportFailed(f"sfm-ui's WARC list at {_origin(url)}{WARCS_PATH} could not be read "
-                               f"({type(exc).__name__}); check SWATH_SFM_API_URL and that sfm-ui runs",
+                               f"({why}); check SWATH_SFM_API_URL and that sfm-ui runs",
                                code=codes.SFM_API_UNAVAILABLE) from None
         if not isinstance(page, dict):
             raise ExportFailed(f"sfm-ui's {WARCS_PATH} answered with no JSON object", code=codes.SFM_API_UNAVAILABLE)
         return page
+
+
+class _NoHarvest:
+    """The adapter's Gate for a request outside a harvest: never stopped, nothing to log or redact."""
+
+    def requests_refused(self) -> bool:
+        return False
+
+    def debug(self, text: str | Callable[[], str]) -> None:
+        pass
+
+    def add_secret(self, value: str) -> None:
+        pass
+
+
+def _bounded_session(config: Config, url: str) -> requests.Session:
+    """The harvests' transport policy for sfm-ui: its own origin, a size limit and a deadline per answer."""
+    session = guard_session(requests.Session())
+    limits = Limits(timeout=config.http_timeout, max_response_bytes=config.max_response_bytes,
+                    deadline=config.http_deadline)
+    guard = OriginGuard(origins=frozenset({origin_of(url)}), secret_in=lambda text: False)
+    adapter = GuardedAdapter(gate=_NoHarvest(), guard=guard, limits=limits)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
 
 
 def _origin(url: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 import struct
 import subprocess
 import urllib.request
@@ -137,3 +138,16 @@ def test_queue_depths_from_the_management_api(config: Config) -> None:
 
     (request,) = server.requests
     assert request.headers["Authorization"] == "Basic " + base64.b64encode(b"monitor:pa55word").decode()
+
+
+def test_a_connection_that_stops_sending_is_closed(config: Config, tmp_path: Path) -> None:
+    # a half-sent request must not hold one of the dashboard's threads for ever (one per connection: a slow-loris)
+    store = Store(url=f"sqlite:///{tmp_path / 'swath.sqlite'}")
+    dashboard = Dashboard(config=config, store=store, port=0, idle_timeout=1.0).start()
+    try:
+        host, port = dashboard.httpd.server_address[:2]
+        with socket.create_connection((host, port), timeout=120) as conn:
+            conn.sendall(b"GET /api/status HTTP/1.1\r\nHost: x\r\n")  # the headers never end
+            assert conn.recv(1024) == b""  # the dashboard hung up (a client timeout would raise instead)
+    finally:
+        dashboard.close()

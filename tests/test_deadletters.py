@@ -111,3 +111,20 @@ def test_purge_by_id_then_all(config: Config, broker, refused) -> None:
     assert as_json(swath(config, "purge", "--all", "--yes", "--json")) == {"purged": 2, "not_found": []}
     assert broker.depth(config.dead_letter_queue) == 0
     assert "no dead letters" in swath(config, "list").stdout
+
+
+def test_list_and_show_print_control_characters_of_a_message_escaped(config: Config, broker) -> None:
+    # a message's id and type are printed on an operator's terminal: ESC, CR or a line break must not act there
+    hostile = {"id": "h-\x1b]0;owned\x07\r\nforged line", "type": "dummy\x1b[2J"}  # no path: refused
+    with running_worker(config, dummy_spec()):
+        broker.publish(START_KEY, hostile)
+        assert wait_for(lambda: broker.depth(config.dead_letter_queue) == 1, 120)
+    broker.channel.queue_delete(config.queue_prefix + "dummy_harvester")
+    listed = swath(config, "list").stdout
+    ident = as_json(swath(config, "list", "--json"))["dead_letters"][0]["id"]
+    shown = swath(config, "show", ident).stdout
+    for text in (listed, shown):
+        assert not any(c in text for c in "\x1b\x07\r"), repr(text)
+        assert "\nforged line" not in text
+    assert len(listed.splitlines()) == 1
+    assert "h-\\x1b]0;owned\\x07\\x0d" in listed

@@ -25,3 +25,16 @@ def test_an_export_id_never_places_a_file_outside_the_export_directory(run, coll
     assert files and all(p.parent == out_dir(config) for p in files), sorted(map(str, written))
     assert not any(p.name.startswith(".") for p in files)
     assert not Path("/tmp/swath-absolute-id_001.csv").exists()
+
+
+def test_a_folder_where_a_later_segment_goes_fails_the_export_before_any_file_is_named(run, collections, config):
+    # segments of 1 item: exp1_001.csv, exp1_002.csv, ...; a folder holds the second name
+    planted = out_dir(config) / "exp1_002.csv"
+    (planted / "kept").mkdir(parents=True)
+    status = run(export("flickr_user", "1", segment_size=1))
+    assert status["status"] == "completed failure"
+    assert [e["code"] for e in status["errors"]] == [codes.BAD_REQUEST]
+    assert "exp1_002.csv" in status["errors"][0]["message"]
+    # no segment took its final name: a failed export leaves nothing that looks like a finished part of it
+    assert sorted(p.name for p in out_dir(config).iterdir()) == ["exp1_002.csv"]
+    assert (planted / "kept").is_dir()

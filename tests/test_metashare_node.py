@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import io
 import json
+import socket
 import zipfile
 from pathlib import Path
 
@@ -166,3 +167,30 @@ def test_oversized_or_garbled_request_bodies_are_refused(node: NodeServer) -> No
     assert big.status_code == 413
     assert garbled.status == 400
     assert [e.status for e in node.requests_to("/login/")] == [413, 400]
+
+
+def test_what_the_node_keeps_per_request_is_bounded(tmp_path: Path, fixtures_dir: Path) -> None:
+    # anyone reaching the port may ask for login forms for ever: tokens and the request log must not grow with it
+    storage = node_storage(tmp_path / "node", fixture_xml(fixtures_dir))
+    with NodeServer(storage=storage, users=USERS, keep=5) as node:
+        first = requests.Session()
+        first.get(f"{node.url}/login/", timeout=60)
+        for _ in range(20):
+            requests.get(f"{node.url}/login/", timeout=60)
+        _session, reply = login(node)  # the newest form still logs in
+        stale = first.post(f"{node.url}/login/", timeout=60, data={
+            "username": "harvester", "password": USERS["harvester"], "this_is_the_login_form": "1",
+            "csrfmiddlewaretoken": first.cookies.get("csrftoken")})
+        assert reply.status_code == 200 and stale.status_code == 403  # the oldest form's token was let go
+        assert len(node._csrf_tokens) <= 5 and len(node.log) <= 5
+        assert [e.status for e in node.requests_to("/login/")][-1] == 403
+
+
+def test_a_connection_that_stops_sending_is_closed(tmp_path: Path, fixtures_dir: Path) -> None:
+    # a half-sent request must not hold a thread of the node for ever (one per connection: a slow-loris)
+    storage = node_storage(tmp_path / "node", fixture_xml(fixtures_dir))
+    with NodeServer(storage=storage, users=USERS, idle_timeout=1.0) as node:
+        host, port = node.httpd.server_address[:2]
+        with socket.create_connection((host, port), timeout=120) as conn:
+            conn.sendall(b"GET /login/ HTTP/1.1\r\nHost: x\r\n")  # the headers never end
+            assert conn.recv(1024) == b""  # the node hung up (a client timeout would raise instead)

@@ -3,6 +3,7 @@ link, and no file a link brings in from outside the data root is packaged or exp
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import threading
@@ -11,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from swath.core.errors import SwathError
 from swath.core.paths import PathOutsideDataRoot, create_new, stays_inside, write_atomic
 from swath.core.stops import record_stop
 from swath.exporters.scans import scan
 from swath.exporters.warc_index import CACHE_NAME, ScanIndex
 from swath.harvesters.claims import HarvestClaim
+from swath.harvesters.outcome import FinalOutcome
 from swath.harvesters.state import STATE_FILE, StateStore
 from swath.harvesters.warc import find_harvest_warcs, recover
 from swath.messages import codes
@@ -153,3 +156,63 @@ def test_caches_and_atomic_writes_replace_a_planted_link(data_root: Path, outsid
     assert sorted(p.name for p in outside.iterdir()) == ["victim"]
     assert not stays_inside(data_root, data_root / ".swath" / "records") and stays_inside(data_root, target)
     assert os.path.islink(data_root / "new.bin")
+
+
+def _opened_within(call, fifo: Path) -> BaseException | None:
+    """What `call` raised (None: it returned), or fail if it still blocks on the FIFO after a minute; the FIFO's
+    writing end is then opened and closed, so a blocked reader ends (at EOF) instead of outliving the test."""
+    raised: list[BaseException | None] = []
+
+    def target() -> None:
+        try:
+            call()
+            raised.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            raised.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(60)
+    blocked = thread.is_alive()
+    if blocked:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(60)
+    assert not blocked, f"blocked opening the FIFO at {fifo}"
+    return raised[0]
+
+
+def test_a_fifo_planted_as_state_or_leftover_is_refused_not_waited_on(data_root: Path) -> None:
+    # a FIFO opens only once something writes to it: planted where swath reads, it held the harvest for ever
+    coll = data_root / "coll"
+    coll.mkdir()
+    os.mkfifo(coll / STATE_FILE)
+    assert isinstance(_opened_within(lambda: StateStore(directory=coll), coll / STATE_FILE), PathOutsideDataRoot)
+    own = _write_warc(coll, "h:1", 2)
+    leftover = own.parent / "h_1-20240101T000000Z-00002.warc.gz.open"
+    os.mkfifo(leftover)
+    assert isinstance(_opened_within(lambda: recover(leftover), leftover), PathOutsideDataRoot)
+
+
+@pytest.mark.parametrize("content", [b"\x00{not json", b"[1, 2]", b"[" * 100_000 + b"]" * 100_000, b"\xff\xfe"])
+def test_a_state_file_that_is_not_one_swath_wrote_is_refused_with_a_code(data_root: Path, content: bytes) -> None:
+    coll = data_root / "coll"
+    coll.mkdir()
+    (coll / STATE_FILE).write_bytes(content)
+    with pytest.raises(SwathError) as info:
+        StateStore(directory=coll)
+    assert info.value.code == codes.STATE_UNREADABLE and STATE_FILE in info.value.message
+
+
+def test_fifos_planted_as_caches_outcomes_or_claims_are_passed_over(data_root: Path, fixtures_dir: Path) -> None:
+    # what swath keeps beside the data (caches, a harvest's final outcome, a claim's holder) is read back too
+    warc = next((fixtures_dir / SFM_FLICKR).rglob("*.warc.gz"))
+    cache = data_root / ".swath" / "records" / f"{hashlib.sha1(os.path.realpath(warc).encode()).hexdigest()}.json"
+    outcome = FinalOutcome(directory=data_root / "coll", harvest_id="h:1")
+    claim = HarvestClaim(data_root=data_root, harvest_id="h:1")
+    for fifo in (cache, data_root / CACHE_NAME, outcome.path, claim.path):
+        fifo.parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(fifo)
+    assert _opened_within(lambda: scan(str(warc), is_fact=None, cache_root=data_root).refs, cache) is None
+    assert _opened_within(lambda: ScanIndex(data_root=data_root), data_root / CACHE_NAME) is None
+    assert _opened_within(outcome.read, outcome.path) is None and outcome.read() is None  # as if none was recorded
+    assert _opened_within(claim.holder, claim.path) is None and claim.holder() == "another process"

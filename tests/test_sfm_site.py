@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from swath.messages import codes
 from swath.messages.model import ExportStart
 from swath.sfm_index import WARCS_PATH, SfmApiIndex
 from tests.brokerprobe import BrokerProbe, running_worker, until_final
-from tests.fakes.httpserver import FakeServer, Request, Response
+from tests.fakes.httpserver import FakeServer, Request, Response, end_chunks, write_chunk
 from tests.fakes.twitter import FakeTwitter, matches
 from tests.test_e2e_broker import response_payloads
 from tests.test_sfm3_keys import (
@@ -217,6 +218,59 @@ def test_sfm_api_failures_fail_the_export_with_a_code(config, volumes):
         with pytest.raises(ExportFailed, match="away from") as info:
             index.select(start)
         assert len(ui.requests) == 1  # the foreign next page was never asked for
+    assert info.value.code == codes.SFM_API_UNAVAILABLE
+
+
+def _index(config, harvests, ui, **limits) -> SfmApiIndex:
+    return SfmApiIndex(config=dataclasses.replace(config, harvest_root=harvests, sfm_api_url=ui.url, **limits))
+
+
+_START = {"id": "e1", "type": "twitter_search_2", "format": "csv", "path": "x", "collection": {"id": "c1"}}
+
+
+def test_sfm_api_next_page_back_to_one_already_read_is_a_loop(config, volumes):
+    harvests, _ = volumes
+    pages = {"1": "2", "2": "3", "3": "2"}  # page 3 links back to page 2: without a check, 10,000 requests
+
+    def page(req: Request) -> Response:
+        number = req.arg("page", "1")
+        return Response(200, json.dumps({"results": [], "next": f"{ui.url}{WARCS_PATH}?page={pages[number]}"})
+                        .encode())
+
+    with FakeServer({WARCS_PATH: page}) as ui:
+        with pytest.raises(ExportFailed, match="already read") as info:
+            _index(config, harvests, ui).select(ExportStart.from_dict(_START))
+        assert [r.arg("page", "1") for r in ui.requests] == ["1", "2", "3"]  # each page once
+    assert info.value.code == codes.PAGINATION_LOOP
+
+
+def test_sfm_api_answers_are_size_limited_and_cut_at_the_deadline(config, volumes):
+    harvests, _ = volumes
+    sent: list[int] = []
+    stop = threading.Event()
+
+    def endless(wfile) -> None:  # 1 GiB offered
+        write_chunk(wfile, b'{"results": [')
+        for _ in range(16384):
+            write_chunk(wfile, b'{"path": "x"},' * 4681)
+            sent.append(65534)
+        end_chunks(wfile)
+
+    def drip(wfile) -> None:  # a byte every 0.2 s: each read is within the socket timeout, the answer never ends
+        while not stop.wait(0.2):
+            write_chunk(wfile, b" ")
+
+    with FakeServer({WARCS_PATH: lambda req: Response(200, endless)}) as ui:
+        with pytest.raises(ExportFailed, match="limit") as info:
+            _index(config, harvests, ui, max_response_bytes=256 * 1024).select(ExportStart.from_dict(_START))
+    assert info.value.code == codes.SFM_API_UNAVAILABLE
+    assert sum(sent) < 16384 * 65534  # the client hung up long before the end
+    try:
+        with FakeServer({WARCS_PATH: lambda req: Response(200, drip)}) as ui:
+            with pytest.raises(ExportFailed, match="SWATH_HTTP_DEADLINE") as info:
+                _index(config, harvests, ui, http_deadline=2.0).select(ExportStart.from_dict(_START))
+    finally:
+        stop.set()
     assert info.value.code == codes.SFM_API_UNAVAILABLE
 
 

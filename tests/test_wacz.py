@@ -14,12 +14,15 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
+from swath.core.errors import SwathError
+from swath.exporters.wacz import collection_warcs, package
 from swath.harvesters.run import run_harvest
 from swath.messages import codes
 from tests.backendkit import harvest as backend_harvest
 from tests.enginekit import PagedApi, context, routing_key, start_message
 from tests.fakes.httpserver import FakeServer
 from tests.fakes.oai import SickleEndpoint
+from tests.test_planted_links import _opened_within
 
 VENV_BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,6 +106,29 @@ def test_harvest_option_packages_only_that_harvest(config, data_root, fixtures_d
     with zipfile.ZipFile(out) as wacz:
         assert {n for n in wacz.namelist() if n.startswith("archive/")} == {
             f"archive/{w.name}" for w in by_harvest["pages-1"]}
+
+
+def test_a_harvest_id_that_begins_another_harvests_id_takes_only_its_own_warcs(tmp_path):
+    # `run-1`'s WARCs start with "run-1-", and so do those of `run-1-b`: the name's whole pattern decides
+    names = {"run-1": "run-1-20261127T093000Z-00001.warc.gz", "run-1-b": "run-1-b-20261127T093000Z-00001.warc.gz"}
+    folder = tmp_path / "coll" / "2026" / "11" / "27" / "09"
+    folder.mkdir(parents=True)
+    for name in names.values():
+        (folder / name).write_bytes(b"")
+    for harvest_id, name in names.items():
+        assert collection_warcs(tmp_path / "coll", harvest_ids=[harvest_id]).warcs == [folder / name]
+
+
+def test_a_fifo_named_like_a_warc_is_not_packaged_nor_waited_on(tmp_path):
+    # a FIFO opens only once something writes to it: `swath wacz` waited for ever on one planted in the folder
+    folder = tmp_path / "coll" / "2026" / "11" / "27" / "09"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "planted-20261127T093000Z-00001.warc.gz")
+    assert collection_warcs(tmp_path / "coll").warcs == []
+    raised = _opened_within(lambda: package([folder / "planted-20261127T093000Z-00001.warc.gz"], tmp_path / "x.wacz",
+                                            title="t"), folder / "planted-20261127T093000Z-00001.warc.gz")
+    assert isinstance(raised, SwathError) and raised.code == codes.WACZ_FAILED and "regular file" in raised.message
+    assert not (tmp_path / "x.wacz").exists()
 
 
 def test_nothing_to_package_is_an_error_saying_what_to_check(tmp_path):

@@ -103,3 +103,22 @@ def test_an_export_worker_logs_each_export(config: Config, broker) -> None:
         assert [b["status"] for b in final] == [ended.group(1)]
         assert worker.terminate() == 0
     assert any("tumblr_exporter shutting down: no job running" in line for line in worker.lines)
+
+
+FORGED = "2026-11-27 09:00:00,000 ERROR swath.messages.worker: FORGED"
+
+
+def test_line_breaks_in_message_values_cannot_forge_log_lines(config: Config, broker) -> None:
+    # ids go into log lines as they are: a line break in one must not start a line that reads as a record
+    with logged_worker(config, "generic_harvester") as worker:
+        refused = {"id": f"bad\n{FORGED} refused\r\x1b[2K", "type": "generic_nothing", "path": "c"}
+        broker.publish("harvest.start.generic.generic_nothing", refused)
+        worker.wait_line(r"refusing message on harvest\.start\.generic\.generic_nothing")
+        failing = start_message("http://127.0.0.1:9/pages", harvest_id=f"h\n{FORGED} harvest", path="c")
+        broker.publish("harvest.start.generic.generic_pages", failing)
+        worker.wait_line(r"FORGED harvest.*: completed failure")
+        assert worker.terminate() == 0
+    record = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ ")
+    forged = [line for line in worker.lines if line.startswith(FORGED)]
+    assert forged == [] and all(record.match(line) or line.startswith(" ") for line in worker.lines)
+    assert not any("\r" in line or "\x1b" in line for line in worker.lines)  # nor rewrite a terminal's line

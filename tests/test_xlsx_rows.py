@@ -12,6 +12,7 @@ import pytest
 import xlsxwriter
 
 from swath.exporters.writers import XlsxWriter
+from swath.exporters.xlsx_rows import TextSheet
 
 HEADERS = ["id", "text", "count", "share", "flag", "empty"]
 
@@ -36,7 +37,8 @@ def _rows(seed: int, count: int) -> list[list]:
 
 
 def _reference(path, rows: list[list], sheet_rows: int) -> None:
-    """The rows through XlsxWriter's own write, cell by cell, sheets split as the export writer splits them."""
+    """The rows through XlsxWriter's own write, cell by cell, sheets split as the export writer splits them (on
+    the export's TextSheet: a value shaped like rich text is text)."""
     with open(path, "wb") as fh:
         book = xlsxwriter.Workbook(fh, {"constant_memory": True, "strings_to_urls": False,
                                         "strings_to_formulas": False, "strings_to_numbers": False,
@@ -44,7 +46,7 @@ def _reference(path, rows: list[list], sheet_rows: int) -> None:
         sheet, row = None, sheet_rows
         for values in rows:
             if row >= sheet_rows:
-                sheet, row = book.add_worksheet(), 1
+                sheet, row = book.add_worksheet(worksheet_class=TextSheet), 1
                 sheet.write_row(0, 0, HEADERS)
             try:
                 for col, value in enumerate(values):

@@ -57,3 +57,23 @@ def test_a_cell_past_excels_limit_is_cut_there_and_the_rest_of_its_row_kept(tmp_
     assert writer.cells_cut == 1  # what the export's cells_truncated warning counts
     kept = [value if i != long_col else "x" * limit for i, value in enumerate(row)]
     assert _sheets(tmp_path / "out.xlsx") == [[headers, ["short", "row", "before"], kept, ["short", "row", "after"]]]
+
+
+# A remote's text shaped like XlsxWriter's pre-built rich text: written raw, it closes its cell and adds a formula.
+_RICH_LOOKALIKE = ('<r><t>see</t></r></is></c><c r="B2"><f>HYPERLINK("http://127.0.0.1:9/?"&amp;A2,"open")</f>'
+                   '</c><c r="C2" t="inlineStr"><is><r><t>x</t></r>')
+
+
+@pytest.mark.parametrize("long_value", [False, True], ids=["one-pass row", "cell by cell"])
+def test_a_value_shaped_like_rich_text_is_written_as_text_never_as_sheet_xml(tmp_path, long_value):
+    headers = ["text", "other", "more"]
+    row = [_RICH_LOOKALIKE, "z" * 20000 if long_value else "b", "<r>plain</r>"]  # a long cell: XlsxWriter's path
+    writer = XlsxWriter(path=tmp_path / "out.xlsx", headers=headers)
+    writer.start()
+    writer.write(XlsxWriter.encoder(headers)(None, row))
+    writer.finish()
+
+    with zipfile.ZipFile(tmp_path / "out.xlsx") as zf:
+        sheet = etree.fromstring(zf.read("xl/worksheets/sheet1.xml"))
+    assert sheet.find(".//m:f", _NS) is None  # no formula came in with the value
+    assert _sheets(tmp_path / "out.xlsx") == [[headers, row]]  # each value whole, in its own cell

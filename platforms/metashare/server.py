@@ -7,10 +7,12 @@ import json
 import secrets
 import ssl
 import threading
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from swath.platforms.metashare.errors import MetashareError
@@ -26,7 +28,10 @@ from swath.platforms.metashare.protocol import (
 from swath.platforms.metashare.safezip import write_zip
 from swath.platforms.metashare.storage import LRStorage, StoredLR
 
+V = TypeVar("V")
 MAX_FORM_BYTES = 64 * 1024
+KEEP = 10_000  # login forms, sessions and logged requests kept, newest first: any client may ask for more for ever
+IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request before the node hangs up
 LOGIN_PAGE = (
     '<html><body><form method="post" action="/login/">'
     '<input type="hidden" name="csrfmiddlewaretoken" value="{token}">'
@@ -67,12 +72,16 @@ class NodeServer:
         public_url: str | None = None,
         sync_protocols: tuple[str, ...] = (SYNC_PROTOCOL,),
         tls: ssl.SSLContext | None = None,
+        keep: int = KEEP,
+        idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
         self.storage = storage
         self.users = dict(users)
         self.sync_protocols = sync_protocols
-        self.log: list[Logged] = []
-        self._csrf_tokens: set[str] = set()
+        self.keep = keep
+        self.idle_timeout = idle_timeout
+        self.log: deque[Logged] = deque(maxlen=keep)
+        self._csrf_tokens: dict[str, None] = {}  # in the order given: the oldest is let go past `keep`
         self._sessions: dict[str, str] = {}
         self._lock = threading.Lock()
         self._storage_lock = threading.Lock()  # refresh rewrites storage-global.json; one writer at a time
@@ -129,7 +138,7 @@ class NodeServer:
     def _login_form(self) -> Reply:
         token = secrets.token_hex(16)
         with self._lock:
-            self._csrf_tokens.add(token)
+            _keep_newest(self._csrf_tokens, token, None, self.keep)
         headers = {"Set-Cookie": f"csrftoken={token}; Path=/; SameSite=Lax"}
         return Reply(200, LOGIN_PAGE.format(token=token).encode(), headers)
 
@@ -145,7 +154,7 @@ class NodeServer:
             return Reply(403, b"<html><body>Forbidden: login refused.</body></html>")
         session = secrets.token_hex(16)
         with self._lock:
-            self._sessions[session] = user
+            _keep_newest(self._sessions, session, user, self.keep)
         headers = {"Set-Cookie": f"sessionid={session}; Path=/; HttpOnly; SameSite=Lax"}
         return Reply(200, LOGGED_IN_PAGE.format(user=html.escape(user)).encode(), headers)
 
@@ -189,6 +198,12 @@ class NodeServer:
         return lr if status in PUBLICATION_STATUSES else None
 
 
+def _keep_newest(kept: dict[str, V], key: str, value: V, limit: int) -> None:
+    kept[key] = value
+    while len(kept) > limit:
+        del kept[next(iter(kept))]
+
+
 def _attachment(filename: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     return {"Content-Disposition": f'attachment; filename="{filename}"', **(extra or {})}
 
@@ -198,6 +213,7 @@ def _handler_for(node: NodeServer) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         server_version = "swath-metashare-node"
         disable_nagle_algorithm = True  # headers and body go out in two writes; Nagle would hold the body ~40 ms
+        timeout = node.idle_timeout  # each connection holds a thread: one that stops sending is closed
 
         def log_message(self, *args: object) -> None:  # requests are kept in node.log instead
             pass

@@ -16,6 +16,7 @@ import orjson
 
 from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors
 from swath.core.errors import SwathError
+from swath.core.loglines import printable
 from swath.messages import codes
 
 if TYPE_CHECKING:  # the broker client loads only when a command runs
@@ -38,9 +39,10 @@ def _targets(ids: tuple[str, ...], all_: bool, verb: str) -> set[str] | None:
 
 
 def _line(view: LetterView) -> str:
-    reason = (view["reason"] or "").replace("\n", " ")
+    reason = printable((view["reason"] or "").replace("\n", " "))
     reason = reason if len(reason) <= 90 else reason[:89] + "…"
-    return f"{view['id']}  {view['code'] or '-':<16} {view['routing_key']:<40} {view['message_id'] or '-'}  {reason}"
+    return printable(f"{view['id']}  {view['code'] or '-':<16} {view['routing_key']:<40} "
+                     f"{view['message_id'] or '-'}") + f"  {reason}"
 
 
 @click.group("dead-letters")
@@ -77,9 +79,10 @@ def show(ctx: click.Context, ident: str, as_json: bool) -> None:
     with _queue(ctx) as letters:
         view = letters.find(ident).view(full=True)
     body = view["body"]
-    lines = [f"{k}: {view[k]}" for k in ("id", "code", "reason", "routing_key", "queue", "message_id", "type",
-                                          "bytes")]
-    lines += [f"header {k}: {v}" for k, v in view["headers"].items()]
+    # every value came with the message: printed with its control characters escaped (ESC, CR, line breaks)
+    lines = [printable(f"{k}: {view[k]}") for k in ("id", "code", "reason", "routing_key", "queue", "message_id",
+                                                    "type", "bytes")]
+    lines += [printable(f"header {k}: {v}") for k, v in view["headers"].items()]
     lines.append("body:" if body is not None else f"body: not JSON ({view['bytes']} bytes), not shown")
     if body is not None:
         lines.append(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())

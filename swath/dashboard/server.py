@@ -26,13 +26,18 @@ FILES = {"/static/app.css": (STATIC / "app.css", "text/css; charset=utf-8"),
          "/static/live.js": (STATIC / "live.js", "text/javascript; charset=utf-8")}
 
 
+IDLE_TIMEOUT = 60.0  # seconds a connection may wait between bytes of a request before the dashboard hangs up
+
+
 class Dashboard:
     def __init__(self, *, config: Config, store: Store, host: str = "127.0.0.1", port: int = 8080,
-                 refresh: int = 10, management_url: str | None = None) -> None:
+                 refresh: int = 10, management_url: str | None = None, idle_timeout: float = IDLE_TIMEOUT) -> None:
         self.config, self.store, self.refresh, self.management_url = config, store, refresh, management_url
         dashboard = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = idle_timeout  # each connection holds a thread: one that stops sending is closed
+
             def log_message(self, fmt: str, *args: object) -> None:
                 log.debug(fmt, *args)
 
