@@ -14,6 +14,7 @@ import click
 import orjson
 
 from swath.core.config import Config
+from swath.core.dataroot import writable_data_root
 from swath.core.errors import SwathError
 from swath.requester import Requester
 from swath.store import Store
@@ -45,7 +46,10 @@ def config_of(ctx: click.Context) -> Config:
 
 
 def open_store(ctx: click.Context) -> Store:
-    return ctx.with_resource(_closing_store(config_of(ctx)))
+    config = config_of(ctx)
+    if config.db_url == f"sqlite:///{config.data_root / 'swath.sqlite'}":  # the default store, in the data root
+        writable_data_root(config.data_root)  # a data root that cannot be written: one line saying what to do
+    return ctx.with_resource(_closing_store(config))
 
 
 @contextmanager
