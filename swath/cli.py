@@ -303,7 +303,8 @@ def demo(ctx: click.Context, fmt: str, as_json: bool) -> None:
     lines += [f"  {p} ({p.stat().st_size} bytes)" for p in files]
     for note in final_harvest.get("errors", []) + final_export.get("errors", []):
         lines.append(f"  error {note['code']}: {note['message']}")
-    lines.append("next: `swath harvest run MESSAGE` with your own harvest.start message; see README.md")
+    lines.append("next: `swath harvest example TYPE > start.json` (TYPE from `swath harvest types`), then "
+                 "`swath harvest run start.json`; see README.md")
     click.echo("\n".join(lines))
     ctx.exit(0 if ok else 1)
 

@@ -1,5 +1,5 @@
-"""Mistakes a new user makes, as a real `swath` process meets them: each is one line saying what to do (with
-`--json`, an {"error": ...} on stdout), never a traceback, and `--help` changes nothing on disk."""
+"""What a new user meets, as a real `swath` process: each mistake is one line saying what to do (with `--json`,
+an {"error": ...} on stdout), never a traceback; `--help` changes nothing on disk; the demo's next step runs."""
 
 from __future__ import annotations
 
@@ -98,3 +98,12 @@ def test_the_status_page_lists_the_queues_broker_setup_declares() -> None:
     config = Config(platforms=("ckan",), queue_prefix="walk_", status_queue="walk_monitor",
                     dead_letter_queue="walk_dlq")
     assert known_queues(config) == ["walk_monitor", "walk_dlq", "walk_ckan_harvester", "walk_ckan_exporter"]
+
+
+def test_the_demo_ends_with_a_next_step_that_runs(data_root: Path) -> None:
+    demo = swath("demo", data_root=data_root)
+    assert demo.returncode == 0, demo.stderr
+    last = demo.stdout.strip().splitlines()[-1]
+    assert last.startswith("next: `swath harvest example TYPE > start.json`") and "`swath harvest run start.json`" in last
+    example = swath("harvest", "example", "tumblr_blog_posts", data_root=data_root)
+    assert example.returncode == 0 and json.loads(example.stdout)["type"] == "tumblr_blog_posts"
