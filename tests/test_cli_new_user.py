@@ -104,6 +104,7 @@ def test_the_demo_ends_with_a_next_step_that_runs(data_root: Path) -> None:
     demo = swath("demo", data_root=data_root)
     assert demo.returncode == 0, demo.stderr
     last = demo.stdout.strip().splitlines()[-1]
-    assert last.startswith("next: `swath harvest example TYPE > start.json`") and "`swath harvest run start.json`" in last
+    assert last.startswith("next: `swath harvest example TYPE > start.json`")
+    assert "`swath harvest run start.json`" in last
     example = swath("harvest", "example", "tumblr_blog_posts", data_root=data_root)
     assert example.returncode == 0 and json.loads(example.stdout)["type"] == "tumblr_blog_posts"
