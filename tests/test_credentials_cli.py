@@ -163,7 +163,8 @@ def test_bad_credential_options_are_refused_with_a_code(config: Config, args: li
 
 
 def test_a_placeholder_left_from_harvest_example_is_refused_when_the_source_is_made(config: Config) -> None:
-    for args, stdin in ((["--credential", "api_key=YOUR_API_KEY"], ""), (["--credential", "api_key"], "YOUR_API_KEY\n")):
+    given = ((["--credential", "api_key=YOUR_API_KEY"], ""), (["--credential", "api_key"], "YOUR_API_KEY\n"))
+    for args, stdin in given:
         done = subprocess.run(command(*args), input=stdin, capture_output=True, text=True, env=env_of(config),
                               timeout=DEADLINE)
         assert done.returncode == 1, done.stderr
