@@ -108,3 +108,10 @@ def test_the_demo_ends_with_a_next_step_that_runs(data_root: Path) -> None:
     assert "`swath harvest run start.json`" in last
     example = swath("harvest", "example", "tumblr_blog_posts", data_root=data_root)
     assert example.returncode == 0 and json.loads(example.stdout)["type"] == "tumblr_blog_posts"
+
+
+def test_sfm_import_of_something_that_is_no_database_url_says_what_to_give(data_root: Path) -> None:
+    result = swath("sfm", "import", "--db-url", "sfm-password-9x@nowhere", "--dry-run", data_root=data_root)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error [bad_request]: --db-url is not a database URL: give postgresql")
+    assert "sfm-password-9x" not in result.stderr  # what was given may hold a password: not echoed
