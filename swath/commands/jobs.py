@@ -109,7 +109,7 @@ def export_start(ctx: click.Context, export_type: str, collection: str | None, s
         with requester.store.session() as s:
             collection = repo.find_source(s, source, deleted=True).collection_id
     if bool(collection) == bool(seed_uids):
-        raise click.UsageError("give a --collection (or --source) or --seed-uid, one of them")
+        raise click.UsageError("give a --collection (or --source) or --seed-uid: one of them, not both")
     export = requester.start_export(
         export_type=export_type, fmt=fmt, collection_id=collection,
         seeds=[{"id": repo.new_id(), "uid": u} for u in seed_uids], path=path, dedupe=dedupe,
