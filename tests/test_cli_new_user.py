@@ -4,6 +4,7 @@ an {"error": ...} on stdout), never a traceback; `--help` changes nothing on dis
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -115,3 +116,17 @@ def test_sfm_import_of_something_that_is_no_database_url_says_what_to_give(data_
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith("error [bad_request]: --db-url is not a database URL: give postgresql")
     assert "sfm-password-9x" not in result.stderr  # what was given may hold a password: not echoed
+
+
+def test_a_server_on_a_port_in_use_says_so_in_one_line(data_root: Path, tmp_path: Path) -> None:
+    users = tmp_path / "users"
+    users.write_text("ann:a-password\n")
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        for args in (("dashboard", "--port", port), ("metashare", "serve", str(tmp_path / "lrs"), "--users",
+                                                     str(users), "--port", port)):
+            result = swath(*args, data_root=data_root, env={"SWATH_DB_URL": ""})
+            assert result.returncode == 1 and "Traceback" not in result.stderr, args
+            said = result.stderr.strip().splitlines()[-1]
+            assert said == (f"error [listen_failed]: cannot listen on 127.0.0.1:{port} (Address already in use): "
+                            "give another --port, or stop what listens there")

@@ -16,6 +16,7 @@ import orjson
 from swath.core.config import Config
 from swath.core.dataroot import writable_data_root
 from swath.core.errors import SwathError
+from swath.messages import codes
 from swath.requester import Requester
 from swath.store import Store
 
@@ -27,6 +28,18 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-read
 
 class Serving(Protocol):
     def serve_forever(self) -> None: ...
+
+
+_S = TypeVar("_S")
+
+
+def listening(make: Callable[[], _S], host: str, port: int) -> _S:
+    """The server `make` binds, or one line saying why it cannot listen (a port in use) instead of a traceback."""
+    try:
+        return make()
+    except OSError as exc:
+        raise SwathError(f"cannot listen on {host}:{port} ({exc.strerror or exc}): give another --port, or stop what "
+                         "listens there", code=codes.LISTEN_FAILED) from None
 
 
 def serve_until_interrupted(server: Serving, where: str) -> None:
