@@ -18,17 +18,24 @@ class DataRootUnwritable(SwathError):
     code = DATA_ROOT_UNWRITABLE
 
 
-def writable_data_root(root: Path) -> Path:
-    """Make `root` if missing and prove a file can be written in it (made and removed); DataRootUnwritable if not."""
+def cannot_write(folder: Path) -> str | None:
+    """Why a file cannot be written in `folder` (made if missing; a probe file made and removed), or None if it can."""
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".swath-write-check-", dir=root)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".swath-write-check-", dir=folder)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
         why = exc.strerror or type(exc).__name__
         name = errno.errorcode.get(exc.errno or 0, "")
-        raise DataRootUnwritable(f"the data root {root} cannot be written ({why}{', ' + name if name else ''}): "
+        return f"{why}{', ' + name if name else ''}"
+    return None
+
+
+def writable_data_root(root: Path) -> Path:
+    """Make `root` if missing and prove a file can be written in it (made and removed); DataRootUnwritable if not."""
+    if (why := cannot_write(root)) is not None:
+        raise DataRootUnwritable(f"the data root {root} cannot be written ({why}): "
                                  "give a folder you may write with --data-root or SWATH_DATA_ROOT "
-                                 "(`swath config` prints the one in use)") from None
+                                 "(`swath config` prints the one in use)")
     return root

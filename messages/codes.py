@@ -41,6 +41,7 @@ STORAGE_REFUSED = "storage_refused"  # the object store refused us (credentials,
 REPLICA_LAG = "replica_lag"  # a stored WARC was not copied to the replica; announced anyway, `swath storage replicate`
 # a write under the data root was refused (read-only, permissions), or the data root cannot be made at start
 DATA_ROOT_UNWRITABLE = "data_root_unwritable"
+LISTEN_FAILED = "listen_failed"  # a serving command (dashboard, metashare serve) cannot listen on its --host/--port
 # a newer runner of this harvest took its claim (fencing token): this runner's late upload or state commit refused
 CLAIM_FENCED = "claim_fenced"
 # SWATH_STORAGE_URL is object storage, so claims and state need PostgreSQL (SWATH_DB_URL), which is not set or failed

@@ -8,7 +8,7 @@ import os
 import pkgutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NoReturn, cast
 
 import click
 
@@ -18,6 +18,7 @@ from swath.core.dataroot import writable_data_root
 from swath.core.errors import SwathError
 from swath.core.jsontypes import JSONObject
 from swath.exporters.writers import FORMATS
+from swath.messages import codes
 from swath.messages.bodies import HarvestStatusBody, StatusBody, WarcCreatedBody
 from swath.messages.model import decode_body
 from swath.messages.validation import InvalidMessage
@@ -26,18 +27,25 @@ if TYPE_CHECKING:  # the harvest engine loads only for the commands that run one
     from swath.harvesters.embedded import Sent
 
 
-def read_message(source: str) -> JSONObject:
-    """A message from a JSON file, or '-' for stdin."""
+def read_message(source: str, *, as_json: bool = False) -> JSONObject:
+    """A message from a JSON file, or '-' for stdin. One it cannot read is a usage error (exit 2), with --json
+    also {"error": {"code", "message"}} on stdout, as every other refusal of `harvest run` and `export run`."""
+
+    def refuse(code: str, message: str) -> NoReturn:
+        if as_json:
+            click.echo(json.dumps({"error": {"code": code, "message": message}}))
+        raise click.UsageError(message)
+
     try:
         raw = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
     except OSError as exc:
-        raise click.UsageError(f"cannot read message {source!r}: {exc.strerror}") from None
+        refuse(codes.BAD_REQUEST, f"cannot read message {source!r}: {exc.strerror}")
     try:
         body = decode_body(raw)
     except InvalidMessage as exc:
-        raise click.UsageError(f"{source}: {exc}") from None
+        refuse(exc.code, f"{source}: {exc}")
     if not isinstance(body, dict):
-        raise click.UsageError(f"{source}: a message is a JSON object")
+        refuse(codes.SCHEMA_INVALID, f"{source}: a message is a JSON object")
     return body
 
 
@@ -139,7 +147,7 @@ def harvest_run(ctx: click.Context, message: str, as_json: bool, retry: bool) ->
         return
     config = config_of(ctx)
     writable_data_root(config.data_root)
-    body = read_message(message)
+    body = read_message(message, as_json=as_json)
     coordination = coordination_for(config)
     if retry and (again := retry_id(body, config, coordination)) != body.get("id"):
         click.echo(f"swath: harvest {body.get('id')} ended in failure; retrying it as {again}", err=True)
@@ -162,6 +170,10 @@ def harvest_types(as_json: bool) -> None:
 
 
 # ---------------------------------------------------------------- export
+
+# what the first Ctrl-C of `swath export run` does, said on stderr as `harvest run` says its own
+EXPORT_STOPPING = ("stopping: the export ends within a batch of records and removes its unfinished files (exit 3); "
+                   "run the same message again to export.")
 
 
 @cli.group()
@@ -194,8 +206,15 @@ def export_run(ctx: click.Context, message: str, skip_unreadable: bool, as_json:
     from swath.core.jobs import JobContext, JobInterrupted
     from swath.export_index import run_export
     from swath.exporters.registry import UnknownExportType, lookup
-    from swath.harvesters.embedded import EXIT_INTERRUPTED, EXIT_INVALID, install_signal_handlers, print_publish
+    from swath.harvesters.embedded import (
+        EXIT_INTERRUPTED,
+        EXIT_INVALID,
+        install_signal_handlers,
+        print_publish,
+        stderr_notice,
+    )
     from swath.messages.model import COMPLETED_SUCCESS
+    from swath.messages.validation import validate
 
     def refuse(exc: SwathError) -> None:
         click.echo(error_line(exc.code, exc.message), err=True)
@@ -205,19 +224,21 @@ def export_run(ctx: click.Context, message: str, skip_unreadable: bool, as_json:
 
     config = config_of(ctx)
     writable_data_root(config.data_root)
-    body = read_message(message)
+    body = read_message(message, as_json=as_json)
     options = body.setdefault("options", {}) if skip_unreadable else None
     if isinstance(options, dict):  # any other value is the schema's to refuse
         options["skip_unreadable"] = True
     try:
+        if not isinstance(body.get("type"), str):  # the schema names what is missing, not "export type 'None'"
+            validate("export_start", body)
         export_type = lookup(str(body.get("type")))
-    except UnknownExportType as exc:
+    except (UnknownExportType, InvalidMessage) as exc:
         refuse(exc)
     sent: list[Sent] = []
     progress = ProgressLine(sys.stderr)
     job_ctx = JobContext(config=config, publish=print_publish(sys.stdout, sent), service=export_type.service,
                          progress=progress)
-    install_signal_handlers(job_ctx.stop, job_ctx.shutdown)
+    install_signal_handlers(job_ctx.stop, job_ctx.shutdown, notify=lambda _: stderr_notice(EXPORT_STOPPING))
     try:
         run_export(body, routing_key=f"export.start.{export_type.platform}.{export_type.name}", ctx=job_ctx)
     except InvalidMessage as exc:
@@ -282,7 +303,8 @@ def demo(ctx: click.Context, fmt: str, as_json: bool) -> None:
     lines += [f"  {p} ({p.stat().st_size} bytes)" for p in files]
     for note in final_harvest.get("errors", []) + final_export.get("errors", []):
         lines.append(f"  error {note['code']}: {note['message']}")
-    lines.append("next: `swath harvest run MESSAGE` with your own harvest.start message; see README.md")
+    lines.append("next: `swath harvest example TYPE > start.json` (TYPE from `swath harvest types`), then "
+                 "`swath harvest run start.json`; see README.md")
     click.echo("\n".join(lines))
     ctx.exit(0 if ok else 1)
 
@@ -301,9 +323,13 @@ def worker(ctx: click.Context, name: str | None, list_: bool, as_json: bool) -> 
     It consumes its queue, acks each message after the work is done, reconnects when the broker goes
     away, and on SIGTERM/Ctrl-C finishes cleanly (unfinished work goes back to the queue).
     """
-    from swath.services import UnknownService, all_services, service
+    from swath.services import UnknownService, all_services, check_platforms, service
 
     if list_ or not name:
+        try:  # a misspelt SWATH_PLATFORMS is said, not listed as no worker at all
+            check_platforms(config_of(ctx).platforms)
+        except UnknownService as exc:
+            raise click.UsageError(str(exc)) from None
         services = all_services(config_of(ctx).platforms)
         rows = [{"name": s.name, "service": s.service, "bindings": s.bindings, "concurrency": s.concurrency}
                 for s in services.values()]

@@ -62,8 +62,12 @@ def resolve(store: Store, source: Source, *, env: Mapping[str, str], box: Callab
         from_env = ref.startswith(ENV_PREFIX)
         value = env.get(ref[len(ENV_PREFIX):]) if from_env else stored.get(name)
         if not value:
-            where = f"environment variable {ref[len(ENV_PREFIX):]}" if from_env else (
-                "the store" if ref == STORED else "its group's credential (deleted, or of another group)")
+            variable = ref[len(ENV_PREFIX):]
+            where = (f"environment variable {variable}: set it where the harvest is launched (this command, or "
+                     "`swath scheduler` for scheduled runs)") if from_env else (
+                "the store: delete the source and create it again with the value" if ref == STORED else
+                "its group's credential (deleted, or of another group): choose one with *Use this credential* on the "
+                "collection's page")
             raise RequestError(f"credential {name!r} of source {source.name!r} has no value in {where}",
                                code=codes.CREDENTIAL_MISSING)
         resolved[name] = value

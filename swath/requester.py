@@ -230,10 +230,14 @@ class Requester:
     def worker_queue(self, job: Job) -> QueueState | None:
         """The queue a launched job waits in, with its consumers (`swath.workqueue.QueueState`); None if
         no service takes it or the broker cannot be asked."""
+        return self.queue_for(job.routing_key)
+
+    def queue_for(self, routing_key: str) -> QueueState | None:
+        """The queue a start with this routing key waits in (a harvest's or an export's), as `worker_queue`."""
         from swath.workqueue import BrokerUnavailable, queue_state
 
         try:
-            return queue_state(self.config, job.routing_key)
+            return queue_state(self.config, routing_key)
         except BrokerUnavailable:
             return None
 

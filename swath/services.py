@@ -160,12 +160,17 @@ def unknown_platforms(platforms: tuple[str, ...]) -> list[str]:
     return [name for name in platforms if name not in known]
 
 
-def service(name: str, platforms: tuple[str, ...] = ()) -> ServiceSpec:
-    """The worker service `name`; a platform's own worker loads that platform only. With `platforms`
-    (SWATH_PLATFORMS) it serves only those of its types, and a worker serving none of them is refused."""
+def check_platforms(platforms: tuple[str, ...]) -> None:
+    """UnknownService naming the SWATH_PLATFORMS entries that are neither a platform nor a type."""
     if unknown := unknown_platforms(platforms):
         raise UnknownService(f"SWATH_PLATFORMS names {', '.join(unknown)}: neither a platform nor a type "
                              "(`swath harvest types`, `swath export types` list them)")
+
+
+def service(name: str, platforms: tuple[str, ...] = ()) -> ServiceSpec:
+    """The worker service `name`; a platform's own worker loads that platform only. With `platforms`
+    (SWATH_PLATFORMS) it serves only those of its types, and a worker serving none of them is refused."""
+    check_platforms(platforms)
     found = _platform_service(name, platforms)
     if found is not None:
         return found

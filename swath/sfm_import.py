@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, column, create_engine, func, make_url, select, table
-from sqlalchemy.exc import ProgrammingError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, ProgrammingError, SQLAlchemyError
 
 from swath.core.errors import SwathError
 from swath.messages import codes, retired
@@ -122,6 +122,9 @@ def _reading(url: str) -> Iterator[Connection]:
         engine = create_engine(installed_driver(make_url(url)), hide_parameters=True)
         with engine.connect().execution_options(postgresql_readonly=True) as conn, conn.begin():
             yield conn
+    except ArgumentError:  # not a URL at all; never quoted, it may hold a password
+        raise SwathError("--db-url is not a database URL: give postgresql+psycopg2://USER@HOST/DATABASE (sfm-ui's)",
+                         code=codes.BAD_REQUEST) from None
     except ProgrammingError as exc:  # e.g. relation "ui_collection" does not exist
         _, line = classify(exc)
         raise SwathError(f"this database does not have sfm-ui's tables ({line}); point --db-url at sfm-ui's "

@@ -199,6 +199,7 @@ def test_export_run_interrupted_stops_and_keeps_no_files(data_root, tmp_path):
     final = json.loads(out.strip().splitlines()[-1])["message"]
     assert final["status"] == "completed failure"
     assert "Traceback" not in err
+    assert "stopping: the export ends within a batch" in err  # the Ctrl-C says what it does, as harvest run's
     assert list((data_root / "exports" / "stopped").iterdir()) == []
 
 

@@ -162,6 +162,18 @@ def test_bad_credential_options_are_refused_with_a_code(config: Config, args: li
         assert repo.list_sources(s) == []
 
 
+def test_a_placeholder_left_from_harvest_example_is_refused_when_the_source_is_made(config: Config) -> None:
+    given = ((["--credential", "api_key=YOUR_API_KEY"], ""), (["--credential", "api_key"], "YOUR_API_KEY\n"))
+    for args, stdin in given:
+        done = subprocess.run(command(*args), input=stdin, capture_output=True, text=True, env=env_of(config),
+                              timeout=DEADLINE)
+        assert done.returncode == 1, done.stderr
+        error = json.loads(done.stdout)["error"]
+        assert error["code"] == "credential_placeholder" and "give the real value" in error["message"]
+    with Store(url=config.db_url).session() as s:
+        assert repo.list_sources(s) == []  # not stored to fail at every launch
+
+
 def test_the_help_says_where_values_come_from() -> None:
     from swath.cli import cli
 

@@ -75,3 +75,14 @@ def test_a_running_job_whose_worker_is_gone_can_be_cancelled(config: Config, bro
         swath(config, "harvest", "launch", "pages", env=KEY)
     finally:
         store.close()
+
+
+def test_export_start_without_consumer_warns_as_a_launch_does(config: Config, broker) -> None:
+    swath(config, "broker", "setup")  # the exporter's queue exists, no exporter runs
+    queue = config.queue_prefix + "ckan_exporter"
+    first = swath(config, "export", "start", "ckan", "--collection", "c1", "--json")
+    assert first["status"] == "queued" and first["queue"] == {"name": queue, "consumers": 0, "messages": 1}
+    assert "swath worker ckan_exporter" in first["warning"]
+    human = swath(config, "export", "start", "ckan", "--collection", "c1").output
+    assert f"warning: no worker consumes queue {queue}" in human
+    assert [body["id"] for _key, body in broker.drain(queue)][0] == first["id"]  # published all the same

@@ -36,9 +36,13 @@ def setup(ctx: click.Context, migrate: bool, as_json: bool) -> None:
     from swath.messages.broker_errors import BrokerError, classify
     from swath.messages.migrate import QueueSetup
     from swath.messages.topology import open_blocking, queue_plans
-    from swath.services import all_services
+    from swath.services import UnknownService, all_services, check_platforms
 
     config = config_of(ctx)
+    try:  # a misspelt SWATH_PLATFORMS would otherwise declare no work queue and succeed
+        check_platforms(config.platforms)
+    except UnknownService as exc:
+        raise click.UsageError(str(exc)) from None
     work = {config.queue_prefix + spec.name: spec.bindings for spec in all_services(config.platforms).values()}
     connection = open_blocking(config, name="swath-broker-setup")
     try:

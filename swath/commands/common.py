@@ -14,7 +14,9 @@ import click
 import orjson
 
 from swath.core.config import Config
+from swath.core.dataroot import writable_data_root
 from swath.core.errors import SwathError
+from swath.messages import codes
 from swath.requester import Requester
 from swath.store import Store
 
@@ -26,6 +28,18 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Machine-read
 
 class Serving(Protocol):
     def serve_forever(self) -> None: ...
+
+
+_S = TypeVar("_S")
+
+
+def listening(make: Callable[[], _S], host: str, port: int) -> _S:
+    """The server `make` binds, or one line saying why it cannot listen (a port in use) instead of a traceback."""
+    try:
+        return make()
+    except OSError as exc:
+        raise SwathError(f"cannot listen on {host}:{port} ({exc.strerror or exc}): give another --port, or stop what "
+                         "listens there", code=codes.LISTEN_FAILED) from None
 
 
 def serve_until_interrupted(server: Serving, where: str) -> None:
@@ -45,7 +59,10 @@ def config_of(ctx: click.Context) -> Config:
 
 
 def open_store(ctx: click.Context) -> Store:
-    return ctx.with_resource(_closing_store(config_of(ctx)))
+    config = config_of(ctx)
+    if config.db_url == f"sqlite:///{config.data_root / 'swath.sqlite'}":  # the default store, in the data root
+        writable_data_root(config.data_root)  # a data root that cannot be written: one line saying what to do
+    return ctx.with_resource(_closing_store(config))
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from typing import TextIO, TypeVar
 import click
 
 from swath.messages import codes
+from swath.messages.settings import placeholders
 from swath.requester import ENV_PREFIX, RequestError, check_credential_name
 
 MAX_VALUE_BYTES = 64 * 1024  # a credential file larger than this is a mistake (or /dev/zero), not a key
@@ -70,6 +71,9 @@ def read_credentials(pairs: Iterable[str], files: Iterable[str], *, stdin: TextI
     for number, (name, source) in enumerate(wanted, 1):
         before_reading(name)
         values[name] = _prompt(name, number, stdin) if source == "-" else _from_file(name, Path(source[1:]))
+    if unfilled := placeholders(values):  # refused now, not at every launch of the source
+        raise RequestError(f"credential {', '.join(map(repr, unfilled))} is the YOUR_<NAME> placeholder of `swath "
+                           "harvest example`: give the real value", code=codes.CREDENTIAL_PLACEHOLDER)
     return refs, values
 
 

@@ -9,6 +9,7 @@ from swath.commands.common import (
     config_of,
     emit,
     handles_errors,
+    listening,
     open_store,
     serve_until_interrupted,
 )
@@ -53,6 +54,6 @@ def command(ctx: click.Context, host: str, port: int, refresh: int, management_u
         raise SwathError(f"--host {host} would show every group's work to whoever reaches it: set "
                          "SWATH_DASHBOARD_TOKEN (or pass --open behind an authenticating proxy)",
                          code=codes.DASHBOARD_TOKEN_MISSING)
-    dashboard = Dashboard(config=config, store=store, host=host, port=port, refresh=refresh,
-                          management_url=management_url)
+    dashboard = listening(lambda: Dashboard(config=config, store=store, host=host, port=port, refresh=refresh,
+                                            management_url=management_url), host, port)
     serve_until_interrupted(dashboard, f"dashboard at {dashboard.url}")

@@ -84,10 +84,12 @@ def export_dict(export: Export) -> ExportView:
 @click.option("--path", default=None, help="Directory under the data root (default exports/<export id>).")
 @click.option("--dedupe", is_flag=True, help="Drop duplicate items.")
 @click.option("--segment-size", type=int, default=None, help="Items per file (default: one file).")
-@click.option("--item-date-start", default=None)
-@click.option("--item-date-end", default=None)
-@click.option("--harvest-date-start", default=None)
-@click.option("--harvest-date-end", default=None)
+@click.option("--item-date-start", default=None, metavar="DATE",
+              help="Only items dated from then (ISO 8601, 2024-01-31T00:00:00Z; no offset: UTC).")
+@click.option("--item-date-end", default=None, metavar="DATE", help="Only items dated until then (inclusive).")
+@click.option("--harvest-date-start", default=None, metavar="DATE",
+              help="Only what was harvested from then (the WARC record date).")
+@click.option("--harvest-date-end", default=None, metavar="DATE", help="Only what was harvested until then.")
 @click.option("--skip-unreadable", is_flag=True,
               help="Export the rest when a body or line cannot be read (a warning with counts) instead of failing.")
 @GROUP_OPTION
@@ -99,13 +101,15 @@ def export_start(ctx: click.Context, export_type: str, collection: str | None, s
                  item_date_start: str | None, item_date_end: str | None, harvest_date_start: str | None,
                  harvest_date_end: str | None, skip_unreadable: bool, group: str | None, as_json: bool) -> None:
     """Publish export.start for EXPORT_TYPE; `swath export status ID` follows it (the monitor records it)."""
+    from swath.exporters.registry import start_routing_key
+
     requester = open_requester(ctx)
     owner = export_owner(requester.store, group, source, collection) if group else None  # before anything is sent
     if source:
         with requester.store.session() as s:
             collection = repo.find_source(s, source, deleted=True).collection_id
     if bool(collection) == bool(seed_uids):
-        raise click.UsageError("give a --collection (or --source), or --seed-uid, not both")
+        raise click.UsageError("give a --collection (or --source) or --seed-uid: one of them, not both")
     export = requester.start_export(
         export_type=export_type, fmt=fmt, collection_id=collection,
         seeds=[{"id": repo.new_id(), "uid": u} for u in seed_uids], path=path, dedupe=dedupe,
@@ -115,7 +119,16 @@ def export_start(ctx: click.Context, export_type: str, collection: str | None, s
         options={"skip_unreadable": True} if skip_unreadable else None)
     if owner:
         record_export(requester.store, export, owner)
-    emit(export_dict(export), as_json, f"export {export.id} requested; files go to {export.path}")
+    data: dict[str, object] = {**export_dict(export)}
+    text = f"export {export.id} requested; files go to {export.path}"
+    state = requester.queue_for(start_routing_key(export.export_type or export_type))
+    if state is not None:  # as `harvest launch` says it: published fine, but nothing takes it until a worker runs
+        data["queue"] = {"name": state.queue, "consumers": state.consumers, "messages": state.messages}
+        if state.consumers == 0:
+            data["warning"] = (f"no worker consumes queue {state.queue}: the export waits there until "
+                               f"`swath worker {state.service}` runs")
+            text += f"\nwarning: {data['warning']}"
+    emit(data, as_json, text)
 
 
 @click.command("status")
@@ -134,7 +147,7 @@ def export_status(ctx: click.Context, export_id: str, as_json: bool) -> None:
 
 
 @click.command("list")
-@click.option("--limit", default=20, show_default=True)
+@click.option("--limit", default=20, show_default=True, help="Most recent exports shown.")
 @JSON_OPTION
 @click.pass_context
 @handles_errors

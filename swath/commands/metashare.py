@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from swath.commands.common import serve_until_interrupted
+from swath.commands.common import listening, serve_until_interrupted
 from swath.platforms.metashare.public import MetashareError, add_lrs, check_lr_files, open_node
 
 
@@ -48,8 +48,9 @@ def serve(directory: Path, users_file: Path, host: str, port: int, public_url: s
     if certfile:
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls.load_cert_chain(certfile, keyfile)
-    node = open_node(directory=directory, users=read_users(users_file), host=host, port=port, public_url=public_url,
-                     tls=tls)
+    users = read_users(users_file)
+    node = listening(lambda: open_node(directory=directory, users=users, host=host, port=port, public_url=public_url,
+                                       tls=tls), host, port)
     serve_until_interrupted(node, f"serving {directory} at {node.url} (source_url {node.public_url})")
 
 

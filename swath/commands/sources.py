@@ -135,8 +135,11 @@ def launch(ctx: click.Context, source: str, sync: bool, as_json: bool) -> None:
         job = requester.run_here(source)
     else:
         job = requester.launch(source)
-    data: dict[str, object] = {**job_dict(job, [])}
+    view = job_dict(job, [])
+    data: dict[str, object] = {**view}
     text = f"job {job.id}: {job.status}" + ("" if sync else f" (published {job.routing_key})")
+    if sync:  # a failed run says why here, not only in `swath harvest jobs`
+        text += "".join(f"\nerror [{n['code']}] {n['message']}" for n in view["errors"])
     state = None if sync else requester.worker_queue(job)
     if state is not None:
         data["queue"] = {"name": state.queue, "consumers": state.consumers, "messages": state.messages}

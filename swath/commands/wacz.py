@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors, open_store
+from swath.core.dataroot import cannot_write
+from swath.core.errors import SwathError
 from swath.core.paths import stays_inside
 from swath.exporters.wacz import collection_warcs, package
 from swath.messages import codes
@@ -33,6 +35,9 @@ def command(ctx: click.Context, collection_path: Path | None, collection_id: str
     (or, for a folder outside it, out of the folder) is skipped and named on stderr."""
     if (collection_path is None) == (collection_id is None):
         raise click.UsageError("give a COLLECTION_PATH or --collection ID (one of them)")
+    if (why := cannot_write(output.parent)) is not None:  # said before any WARC is read, not as a traceback after
+        raise SwathError(f"cannot write {output} ({why}): give -o a file in a folder you may write",
+                         code=codes.WACZ_FAILED)
     if collection_id is not None:
         _indexed(ctx, collection_id, output, harvest_ids, title, description, as_json)
         return
@@ -60,6 +65,11 @@ def _indexed(ctx: click.Context, collection_id: str, output: Path, harvest_ids: 
     warcs, refused = indexed_warcs(config, open_store(ctx), collection_id, harvest_ids=harvest_ids)
     for code, message in refused:
         click.echo(f"warning [{code}] {message}", err=True)
+    if not warcs and not refused:  # the index is the monitor's: without it, the folder is the way
+        raise SwathError(f"the WARC index holds no WARC of collection {collection_id!r} (`swath monitor` records "
+                         "them from warc_created); give the collection's folder instead: swath wacz "
+                         f"{config.harvest_base}/collections/<set>/{collection_id} -o {output}",
+                         code=codes.WACZ_FAILED)
     done = package(warcs, output, title=title or collection_id, description=description)
     emit({"path": str(done.path), "warcs": done.warcs, "pages": done.pages,
           "refused": [message for _, message in refused]}, as_json,

@@ -9,6 +9,7 @@ import click
 
 from swath.commands.common import JSON_OPTION, config_of, emit, handles_errors, open_store
 from swath.core.config import Config
+from swath.core.dataroot import writable_data_root
 from swath.core.errors import SwathError
 from swath.core.weburl import DEFAULT_WEB_URL, web_link, web_prefix
 from swath.messages import codes
@@ -34,9 +35,9 @@ def command(ctx: click.Context, host: str, port: int, secure_cookies: str, forwa
 
     Create the first account with `swath web adduser --admin --group GROUP NAME`. With no SWATH_SECRET_KEY or
     SWATH_SECRET_KEY_FILE, the key for stored credentials is <data root>/.swath/secret.key, made on first use."""
-    _say_key(config_of(ctx))
     if ctx.invoked_subcommand is not None:
-        return
+        return  # the subcommand says the key itself: `swath web adduser --help` makes no key
+    _say_key(config_of(ctx))
     import uvicorn
 
     from swath.web.app import create_app
@@ -65,6 +66,7 @@ def adduser(ctx: click.Context, name: str, admin: bool, groups: tuple[str, ...],
     """Create the account NAME; the password is prompted for (twice, hidden) or read as one line from stdin."""
     from swath.web.auth import add_user
 
+    _say_key(config_of(ctx))
     password = _password()
     user = add_user(open_store(ctx), name=name, password=password, is_admin=admin, groups=list(groups))
     emit({"id": user.id, "name": user.name, "admin": user.is_admin, "groups": list(groups)}, as_json,
@@ -76,6 +78,8 @@ def _say_key(config: Config) -> None:
     """Make the data root's key on a first run (no key configured) and say where it is."""
     from swath.store.secrets import ensure_key
 
+    if not (config.secret_key or config.secret_key_file):  # the key goes into the data root: one line if it cannot
+        writable_data_root(config.data_root)
     found = ensure_key(config)
     if found is not None:
         path, made = found

@@ -177,7 +177,7 @@ def export_rows(s: Session, exports: list[Export]) -> list[dict[str, object]]:
 def known_queues(config: Config) -> list[str]:
     from swath.services import all_services
 
-    names = [config.queue_prefix + name for name in all_services()]
+    names = [config.queue_prefix + name for name in all_services(config.platforms)]  # those `broker setup` declares
     return [q for q in [config.status_queue, config.dead_letter_queue, *names] if q]
 
 
