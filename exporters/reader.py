@@ -27,6 +27,7 @@ from pathlib import Path
 from swath.core import warc_files
 from swath.core.config import Config
 from swath.core.warc_files import stat_warc
+from swath.exporters.cpus import idle_cpus
 from swath.exporters.records import Batch, Plan, RecordReader, fact_test
 from swath.exporters.scans import Scan, scan
 from swath.exporters.warc_reader import RecordRef
@@ -59,13 +60,17 @@ def start_processes(config: Config | None = None) -> None:
 
 
 def free_cpus() -> int:
-    """The CPUs this process may run on that the last minute's load average leaves free, rounded."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    """The CPUs this process may run on that are idle now (exporters/cpus.py), rounded; where /proc/stat is
+    missing, those the last minute's load average leaves free."""
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
+    idle = idle_cpus(allowed)
+    if idle is not None:
+        return max(0, round(idle))
     try:
         load = os.getloadavg()[0]
-    except OSError:  # no load average on this system: take every CPU as free
+    except OSError:  # no load average on this system either: take every CPU as free
         load = 0.0
-    return max(0, round(cpus - load))
+    return max(0, round(len(allowed) - load))
 
 
 def default_workers(total_bytes: int, *, threshold: int = 8 << 20) -> int:

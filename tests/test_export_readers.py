@@ -107,18 +107,37 @@ def test_export_workers_setting():
 
 
 def test_readers_only_on_free_cpus(monkeypatch):
-    # issue 35: with the other core busy, 2 readers ran slower than one process; the count now follows
-    # the CPUs the load leaves free, and one process (no pool) whenever fewer than 2 are free
+    # issue 35: with the other core busy, 2 readers ran slower than one process; the count follows the CPUs
+    # idle now, and one process (no pool) whenever fewer than 2 are free
     from swath.exporters import reader
 
     big = 64 << 20
     cpus = len(os.sched_getaffinity(0))
-    monkeypatch.setattr(os, "getloadavg", lambda: (float(cpus), 0.0, 0.0))
+    monkeypatch.setattr(reader, "idle_cpus", lambda allowed, **kw: 0.1)
     assert reader.free_cpus() == 0
     assert reader.default_workers(big) == 1
-    monkeypatch.setattr(os, "getloadavg", lambda: (cpus - 1.2, 0.0, 0.0))
+    monkeypatch.setattr(reader, "idle_cpus", lambda allowed, **kw: 1.2)
     assert reader.default_workers(big) == 1  # one free CPU: the writing process needs it
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(reader, "idle_cpus", lambda allowed, **kw: float(len(allowed)))
     assert reader.free_cpus() == cpus
     assert reader.default_workers(big) == (min(cpus, 8) if cpus >= 2 else 1)
     assert reader.default_workers(1 << 20) == 1  # small inputs stay in-process whatever is free
+    # no /proc/stat: the load average decides, as before
+    monkeypatch.setattr(reader, "idle_cpus", lambda allowed, **kw: None)
+    monkeypatch.setattr(os, "getloadavg", lambda: (float(cpus), 0.0, 0.0))
+    assert reader.free_cpus() == 0
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert reader.free_cpus() == cpus
+
+
+def test_idle_cpus_are_read_from_two_proc_stat_texts():
+    from swath.exporters.cpus import idle_between, idle_cpus
+
+    before = "cpu  300 0 100 1000 0 0 0 0 0 0\ncpu0 100 0 50 500 0 0 0 0 0 0\ncpu1 200 0 50 500 0 0 0 0 0 0\nintr 1\n"
+    # cpu0 idle the whole 100 ticks; cpu1 busy 75 of 100 (iowait counts as idle)
+    after = "cpu  0\ncpu0 100 0 50 600 0 0 0 0 0 0\ncpu1 260 0 65 520 5 0 0 0 0 0\n"
+    assert idle_between(before, after, {0, 1}) == 1.0 + 0.25
+    assert idle_between(before, after, {1}) == 0.25  # only the CPUs this process may run on
+    assert idle_between(before, after, {7}) is None and idle_between(before, before, {0}) is None
+    measured = idle_cpus(os.sched_getaffinity(0), sample=0.05)  # the real file: a number of CPUs, or less
+    assert measured is not None and 0.0 <= measured <= len(os.sched_getaffinity(0)) + 0.01
