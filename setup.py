@@ -13,4 +13,7 @@ setup(ext_modules=[
     Extension("swath.exporters._csvrow", sources=["exporters/_csvrow.c"], **_C),
     Extension("swath.exporters._tablerow", sources=["exporters/_tablerow.c"], **_C),
     Extension("swath.platforms.twitter._jsontext", sources=["platforms/twitter/_jsontext.c"], **_C),
+    # harvesters/_gzmembers.c: a batch of WARC records gzipped in one call (warc_gzip.py's zlib code otherwise)
+    Extension("swath.harvesters._gzmembers", sources=["harvesters/_gzmembers.c"], libraries=["z"],
+              optional=True, extra_compile_args=["-O2"]),
 ])

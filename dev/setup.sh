@@ -46,7 +46,7 @@ fi
 STAMP=.venv/.swath-installed
 EXTRAS="${SWATH_INSTALL_EXTRAS-test}"
 WANT="$(cat pyproject.toml setup.py exporters/_outbuf.h exporters/_csvrow.c exporters/_tablerow.c \
-    platforms/twitter/_jsontext.c | sha1sum | cut -d' ' -f1)"
+    platforms/twitter/_jsontext.c harvesters/_gzmembers.c | sha1sum | cut -d' ' -f1)"
 HAVE="$(cat "$STAMP" 2>/dev/null || true)"  # "<sha1> <extras>"
 # a venv made with the test extras serves the quickstart as it is
 if [ "${HAVE%% *}" != "$WANT" ] || { [ -n "$EXTRAS" ] && [ "$HAVE" != "$WANT $EXTRAS" ]; }; then

@@ -283,3 +283,35 @@ def test_the_factorys_records_read_the_same_with_warcio_fastwarc_and_cdxj_indexe
                 for (h, _, _), (_, pos), end in zip(by_warcio, blocks, ends, strict=True)
                 if dict(h)["WARC-Type"] in ("response", "resource", "metadata")]
     assert len(expected) == 4 and [(f["url"], f["digest"], f["offset"], f["length"]) for f in indexed] == expected
+
+
+def test_batched_gzip_members_are_the_bytes_the_zlib_module_writes(swath_seed):
+    """harvesters/_gzmembers.c compresses a batch of whole records in one call; the bytes must be those of the
+    zlib module's calls (warc_gzip.GzipMembers without the batch), records past JOIN_BELOW and empty ones
+    between them, and every member a gzip member holding its record."""
+    import random
+    import zlib
+
+    pytest.importorskip("swath.harvesters._gzmembers", reason="the optional C helper is not built here")
+    from swath.harvesters.warc_gzip import GzipMembers
+
+    rng = random.Random(swath_seed)
+    words = [rng.randbytes(rng.randint(1, 12)) for _ in range(200)]
+    batches = [[b"".join(rng.choice(words) for _ in range(rng.choice([0, 1, 40, 300, 9000])))
+                for _ in range(rng.randint(1, 70))] for _ in range(12)]
+    outputs = []
+    for batched in (True, False):
+        members, out = GzipMembers(batched=batched), []
+        for batch in batches:
+            for record in batch:
+                members.member(record[:7], record[7:])  # given in parts, as a PreparedRecord's head and payload
+            out.append(members.take())
+        outputs.append(out)
+    assert outputs[0] == outputs[1]
+    data, found = b"".join(outputs[0]), []
+    while data:
+        inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        found.append(inflater.decompress(data))
+        assert inflater.eof
+        data = inflater.unused_data
+    assert found == [record for batch in batches for record in batch]
