@@ -37,8 +37,8 @@ _L_ITEM, _L_PREPARED, _L_PATTR, _L_GET = range(4)
 _C_GET, _C_LOCAL, _C_ATTR, _C_CONST, _C_CALL = range(5)
 _T_NONE, _T_CALL, _T_SKIP_NONE, _T_NEWLINES = range(4)
 # What an item of an unexpected shape raises in a row function (a list where an object was expected, a
-# timestamp past the year 9999...).
-SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError, OverflowError)
+# timestamp past the year 9999, a value nested deeper than json.dumps recurses: orjson parses 1,024 levels).
+SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError, ValueError, OverflowError, RecursionError)
 
 
 @dataclass(frozen=True)
