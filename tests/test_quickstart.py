@@ -4,6 +4,7 @@ dev/test (and CI through it) and dev/setup.sh sourced by hand still install `.[t
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,14 +13,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def hashed_by_setup_sh() -> list[str]:
+    """The files dev/setup.sh's `WANT="$(cat ... | sha1sum ...)"` reads."""
+    text = (ROOT / "dev" / "setup.sh").read_text()
+    listed = re.search(r'WANT="\$\(cat (.*?)\|\s*sha1sum', text, re.S)
+    assert listed, "dev/setup.sh no longer hashes its inputs with cat ... | sha1sum"
+    return listed.group(1).replace("\\\n", " ").split()
+
+
+def test_setup_sh_hashes_every_c_source_setup_py_builds():
+    """A C helper setup.py builds but setup.sh does not hash would not be rebuilt when it changes."""
+    built = re.findall(r'sources=\["([^"]+)"\]', (ROOT / "setup.py").read_text())
+    assert len(built) >= 4 and set(built) <= set(hashed_by_setup_sh()), (built, hashed_by_setup_sh())
+
+
 def recorded_installs(tmp_path: Path, script: str, env: dict[str, str], script_text: str | None = None) -> list[str]:
     """Run a copy of dev/<script> (or `script_text` in its place) whose .venv's python only records the pip
     commands it is given."""
     work = tmp_path / "checkout"
     (work / "dev").mkdir(parents=True)
-    # setup.sh hashes the C sources setup.py builds (the engine's CSV encoder and row programs, Twitter's values)
-    for name in ("dev/setup.sh", f"dev/{script}", "pyproject.toml", "setup.py", "exporters/_outbuf.h",
-                 "exporters/_csvrow.c", "exporters/_tablerow.c", "platforms/twitter/_jsontext.c"):
+    # and what setup.sh hashes to know whether to install again (pyproject, setup.py and the C sources it builds)
+    for name in ("dev/setup.sh", f"dev/{script}", *hashed_by_setup_sh()):
         (work / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, work / name)
     if script_text is not None:
