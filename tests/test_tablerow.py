@@ -260,3 +260,10 @@ def test_a_value_nested_past_the_recursion_limit_empties_its_cell_not_the_export
     names = [c.name for c in exporter_v2.TABLE.columns]
     assert row[names.index("edit_history_tweet_ids")] is None
     assert row[names.index("id")] == "1" and row[names.index("text")] == "t"
+
+
+def test_json_list_tells_non_finite_floats_apart():
+    """orjson writes NaN and ±Infinity as null, so json_list's cache (keyed by orjson's bytes) gave the text of
+    whichever came first to all of them (hypothesis found it: -Infinity for Infinity)."""
+    texts = [exporter_v2.json_list(v) for v in ([float("-inf")], [float("inf")], [float("nan")], [None])]
+    assert texts == ["[-Infinity]", "[Infinity]", "[NaN]", "[null]"]

@@ -76,6 +76,8 @@ def json_list(value: Any) -> str | None:
         key = orjson.dumps(value)
     except orjson.JSONEncodeError:  # an int past 64 bits
         return _dumps(value)
+    if b"null" in key:  # orjson writes NaN and ±Infinity as null too: such keys do not tell values apart
+        return _dumps(value)
     text = _spaced.get(key)
     if text is None:
         if len(_spaced) >= _CACHE_SIZE:
