@@ -1,5 +1,7 @@
-"""Gzip per record: the file-like object a WARC's records are written to, each record its own gzip member, all
-compressed by one deflate stream per file (`GzipMembers`). Used by harvesters/warc.py.
+"""Gzip per record: the file-like object a WARC's records are written to, each record its own gzip member,
+compressed by one deflate stream per file, or two with the C helper (whole records in batches; large ones as
+they stream): every member starts after a full flush, so none refers to another stream's bytes
+(`GzipMembers`). Used by harvesters/warc.py.
 """
 
 from __future__ import annotations
