@@ -29,7 +29,7 @@ from swath.core.jsontypes import JSONObject
 from swath.core.objects import ObjectInfo, ObjectStore, StorageUnavailable, store_for
 from swath.core.objects_base import FENCE_METADATA
 from swath.core.objects_copy import copy_to_replica
-from swath.harvesters.retry import RetryPolicy, storage_retry
+from swath.harvesters.retry import storage_retry
 from swath.harvesters.state import write_json_atomic
 from swath.harvesters.warc import ClosedWarc, date_created_of, name_pattern, warc_id
 
@@ -55,7 +55,6 @@ class WarcUploader:
     on_replica_lag: Callable[[str], None] | None = None
     fence: Callable[[], None] = lambda: None  # raises ClaimLost (ClaimFenced) once this runner's claim is gone
     fence_token: int | None = None  # the claim's token (None with flock), written beside each object
-    clock: Callable[[], float] = time.monotonic
     _replica_failed_at: float | None = dataclasses.field(default=None, init=False, repr=False)
 
     @classmethod
@@ -97,18 +96,18 @@ class WarcUploader:
         """The verified object copied to the replica and checked there; a failure is lag, never a lost WARC: it
         is safe in the primary, announced as usual, and `swath storage replicate` copies it later. One quick
         retry only, and after a failure the next REPLICA_PAUSE seconds of WARCs are not tried at all."""
-        if self.config is None or not self.config.storage_replica_url:
+        if self.config is None:
             return
-        since = None if self._replica_failed_at is None else self.clock() - self._replica_failed_at
+        since = None if self._replica_failed_at is None else time.monotonic() - self._replica_failed_at
         if since is not None and since < REPLICA_PAUSE:
             self._lag(f"{info.url} not copied to the replica: it failed {since:.0f} s ago and is tried again "
                       f"{REPLICA_PAUSE:.0f} s after that; `swath storage replicate` will copy it")
             return
-        quick = RetryPolicy(retries=min(1, self.config.http_retries), backoff=self.config.http_backoff)
+        quick = dataclasses.replace(storage_retry(self.config), retries=min(1, self.config.http_retries))
         try:
             copy_to_replica(self.config, info, sha1=sha1, retry=quick)
         except SwathError as exc:
-            self._replica_failed_at = self.clock()
+            self._replica_failed_at = time.monotonic()
             self._lag(f"{info.url} not copied to the replica ({exc.code}: {exc}); `swath storage replicate` will")
         else:
             self._replica_failed_at = None
